@@ -1,0 +1,56 @@
+// The SimGrid platform of a GPU cluster: N nodes of G GPUs, NVLink inside a node, one split-duplex
+// InfiniBand NIC per GPU into a non-blocking fabric. Built in C++ for simulation (fast) and written
+// as XML for users and other SimGrid tools; both come from this one description.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/config/plan.hpp"
+
+namespace simgrid::s4u {
+class Engine;
+class Host;
+}  // namespace simgrid::s4u
+
+namespace stepsim {
+
+struct PlatformSpec {
+  int64_t nodes = 0;
+  int64_t gpus_per_node = 0;
+  double gpu_flops = 0;          // host speed = achievable FP8 FLOP/s (BF16 work is scaled by the caller)
+  double comm_speed_factor = 1;  // second pstate while comm kernels hold SMs: (sms - comm_sms) / sms
+  double ib_Bps = 0;             // per NIC, per direction
+  double nvlink_Bps = 0;         // per GPU, per direction
+  // End-to-end latency of one GPU-to-GPU transfer over that network. A route crosses two link
+  // halves (the sender's _UP, the receiver's _DOWN), so each half carries half of it.
+  double ib_latency_s = 0;
+  double nvlink_latency_s = 0;
+  std::string gpu_name = "H800";
+};
+
+PlatformSpec platform_spec(const Plan& plan);
+
+// Names are stable and documented: hosts "n<node>g<local>", links "nvl-n<node>g<local>" and
+// "ib-n<node>g<local>" (each with _UP / _DOWN halves).
+std::string gpu_host_name(int64_t node, int64_t local);
+std::string nvlink_link_name(int64_t node, int64_t local);  // "nvl-n<node>g<local>"
+std::string ib_link_name(int64_t node, int64_t local);      // "ib-n<node>g<local>"
+
+// Throws std::invalid_argument when the spec cannot make a platform (no GPUs, non-positive rates,
+// negative latencies, a comm_speed_factor outside (0, 1]).
+void validate_platform_spec(const PlatformSpec& spec);
+
+// Builds the platform inside `engine` (before any actor starts) and returns the GPU hosts indexed
+// by global GPU id (node * gpus_per_node + local).
+std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec);
+
+// The same platform as a SimGrid XML document (DTD 4.1).
+std::string platform_xml(const PlatformSpec& spec);
+
+// Network model settings that give exact bandwidth-delay times (CM02, no cross-traffic penalty):
+// call after the Engine exists and before the platform is built.
+void configure_exact_network(simgrid::s4u::Engine& engine);
+
+}  // namespace stepsim

@@ -1,0 +1,22 @@
+// Reads a YAML config (and a HF config.json it may point to), applies --set overrides, checks every
+// key and value, and returns a validated Plan. Throws ConfigError on any bad input.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/config/plan.hpp"
+
+namespace stepsim {
+
+// The default config, resolved against the source tree so the binary works from any directory.
+std::string default_config_path();
+
+// overrides are "dotted.key=value" strings; values are parsed as YAML.
+Plan load_plan(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Same, from YAML text (tests); `source` names it in messages.
+Plan load_plan_from_string(const std::string& yaml_text, const std::string& source,
+                           const std::vector<std::string>& overrides = {});
+
+}  // namespace stepsim

@@ -1,0 +1,132 @@
+#include "simulator/config/validate_plan.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "simulator/config/config_error.hpp"
+
+namespace stepsim {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// Largest divisor of n that is <= limit, to suggest a value that would work.
+int64_t divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+void validate_model(const Plan& p, const auto& fail) {
+  const ModelConfig& m = p.model;
+  if (m.first_k_dense_replace > m.num_hidden_layers)
+    fail("model.first_k_dense_replace", str(m.first_k_dense_replace) + " exceeds num_hidden_layers " +
+                                            str(m.num_hidden_layers) + "; lower it");
+  if (m.is_mla()) {
+    if (m.qk_nope_head_dim + m.qk_rope_head_dim <= 0)
+      fail("model.qk_nope_head_dim", "MLA (kv_lora_rank > 0) needs qk_nope_head_dim + qk_rope_head_dim > 0");
+    if (m.v_head_dim <= 0) fail("model.v_head_dim", "MLA (kv_lora_rank > 0) needs v_head_dim > 0");
+  } else if (m.head_dim == 0 && m.hidden_size % m.num_attention_heads != 0) {
+    fail("model.num_attention_heads", str(m.num_attention_heads) + " does not divide hidden_size " +
+                                          str(m.hidden_size) + "; set model.head_dim or change the head count");
+  }
+  if (m.num_key_value_heads > 0 && m.num_attention_heads % m.num_key_value_heads != 0)
+    fail("model.num_key_value_heads", str(m.num_key_value_heads) + " does not divide num_attention_heads " +
+                                          str(m.num_attention_heads));
+  if (m.dense_layers() > 0 && m.intermediate_size <= 0)
+    fail("model.intermediate_size", "dense FFN layers need intermediate_size > 0");
+  if (!m.is_moe()) return;
+  if (m.moe_intermediate_size <= 0) fail("model.moe_intermediate_size", "an MoE model needs moe_intermediate_size > 0");
+  if (m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.n_routed_experts)
+    fail("model.num_experts_per_tok", "must be between 1 and n_routed_experts (" + str(m.n_routed_experts) + ")");
+  if (m.n_routed_experts % m.n_group != 0)
+    fail("model.n_group", str(m.n_group) + " does not divide n_routed_experts " + str(m.n_routed_experts));
+  if (m.topk_group > m.n_group)
+    fail("model.topk_group", str(m.topk_group) + " exceeds n_group " + str(m.n_group) + "; lower it");
+  if (m.num_experts_per_tok > m.topk_group * (m.n_routed_experts / m.n_group))
+    fail("model.num_experts_per_tok", "more experts per token than the topk_group groups hold; raise topk_group");
+}
+
+void validate_parallel(const Plan& p, const auto& fail) {
+  const auto& par = p.parallel;
+  const auto gpus = p.gpus();
+  if (gpus % par.pp != 0)
+    fail("parallel.pp", str(par.pp) + " does not divide the " + str(gpus) + " GPUs; use a divisor such as " +
+                            str(divisor_at_most(gpus, par.pp)));
+  if (p.stages() > p.model.num_hidden_layers)
+    fail("parallel.pp", str(p.stages()) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
+                            " layers; use fewer ranks");
+  const int64_t stage_gpus = gpus / par.pp;
+  if (!p.model.is_moe() && par.ep != 1)
+    fail("parallel.ep", "the model has no routed experts; set parallel.ep=1");
+  if (p.model.is_moe()) {
+    if (par.ep > p.model.n_routed_experts)
+      fail("parallel.ep", str(par.ep) + " ranks exceed the " + str(p.model.n_routed_experts) +
+                              " routed experts; use at most " + str(p.model.n_routed_experts));
+    if (p.model.n_routed_experts % par.ep != 0)
+      fail("parallel.ep", str(par.ep) + " does not divide the " + str(p.model.n_routed_experts) +
+                              " routed experts; use a divisor such as " +
+                              str(divisor_at_most(p.model.n_routed_experts, par.ep)));
+  }
+  if (stage_gpus % par.ep != 0)
+    fail("parallel.ep", str(par.ep) + " does not divide the " + str(stage_gpus) +
+                            " GPUs of a pipeline stage; use a divisor such as " + str(divisor_at_most(stage_gpus, par.ep)));
+  const int64_t g = p.cluster.gpus_per_node;
+  if (par.ep > g && par.ep % g != 0)
+    fail("parallel.ep", str(par.ep) + " must be a multiple of cluster.gpus_per_node (" + str(g) +
+                            ") so expert groups span whole nodes");
+  if (par.ep < g && g % par.ep != 0)
+    fail("parallel.ep", str(par.ep) + " must divide cluster.gpus_per_node (" + str(g) + ")");
+
+  const bool fsdp = par.schedule == Schedule::Fsdp;
+  if (fsdp && par.pp != 1) fail("parallel.pp", "schedule fsdp runs without pipeline parallelism; set parallel.pp=1");
+  if (fsdp && par.zero != 3) fail("parallel.zero", "schedule fsdp shards parameters (ZeRO-3); set parallel.zero=3");
+  if (!fsdp && par.zero == 3)
+    fail("parallel.zero", "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or schedule=fsdp");
+
+  // Sequences per data-parallel replica; FSDP tolerates an uneven split (some GPUs get one more).
+  const double per_replica = p.sequences_per_replica();
+  const int64_t most = int64_t(std::ceil(per_replica));
+  if (p.train.global_batch < p.dp())
+    fail("train.global_batch", str(p.train.global_batch) + " sequences leave some of the " + str(p.dp()) +
+                                   " data-parallel replicas idle; use at least " + str(p.dp()));
+  if (!fsdp && p.train.global_batch % p.dp() != 0)
+    fail("train.global_batch", str(p.train.global_batch) + " does not split evenly over " + str(p.dp()) +
+                                   " pipeline replicas; use a multiple of " + str(p.dp()));
+  if (par.microbatches > most)
+    fail("parallel.microbatches", str(par.microbatches) + " exceeds the " + str(most) +
+                                      " sequences per replica; use at most " + str(most));
+  if (!fsdp && (p.train.global_batch / p.dp()) % par.microbatches != 0)
+    fail("parallel.microbatches", str(par.microbatches) + " does not divide the " +
+                                      str(p.train.global_batch / p.dp()) + " sequences per replica; pick a divisor");
+  if (par.schedule == Schedule::DualPipeV && par.microbatches < 2 * par.pp)
+    fail("parallel.microbatches", "DualPipeV needs at least 2 x parallel.pp = " + str(2 * par.pp) +
+                                      " microbatches, got " + str(par.microbatches));
+}
+
+}  // namespace
+
+void validate_plan(const Plan& p) {
+  const auto fail = [&](const std::string& key, const std::string& what) {
+    throw ConfigError(p.source + ": " + key + ": " + what);
+  };
+  if (p.workload.kind == WorkloadKind::Synthetic) {
+    // One abstract pipeline: only the schedule's own limits apply.
+    if (p.workload.w_s > p.workload.b_s)
+      fail("workload.w_s", "the weight-gradient part cannot exceed the whole backward workload.b_s");
+    if (p.parallel.schedule == Schedule::Fsdp)
+      fail("schedule", "the synthetic workload studies pipeline schedules; use 1f1b or dualpipev");
+    if (p.parallel.schedule == Schedule::DualPipeV && p.parallel.microbatches < 2 * p.parallel.pp)
+      fail("parallel.microbatches", "DualPipeV needs at least 2 x parallel.pp = " + str(2 * p.parallel.pp) +
+                                        " microbatches, got " + str(p.parallel.microbatches));
+    return;
+  }
+  validate_model(p, fail);
+  validate_parallel(p, fail);
+  if (p.hardware.comm_sms >= p.hardware.sms)
+    fail("hardware.comm_sms", "communication cannot take all " + str(p.hardware.sms) + " SMs; use fewer");
+  if (p.scenario.routing == Routing::DeepSeek && !p.model.is_moe())
+    fail("scenario.routing", "deepseek routing needs an MoE model; use balanced");
+}
+
+}  // namespace stepsim

@@ -1,0 +1,94 @@
+// The seed article's speed-of-light model of one training step ("Working the roofline for
+// DeepSeek-V3 on Hopper"): closed forms over the Plan, no simulation. Every time is per GPU.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "simulator/config/plan.hpp"
+#include "workloads/model/model_params.hpp"
+#include "workloads/routing/routing_stats.hpp"
+
+namespace stepsim {
+
+struct ComputeTerms {
+  double matmul_flops = 0;         // 6 N D over the step (whole cluster)
+  double bf16_matmul_flops = 0;    // of which routers and LM head run in BF16
+  double attention_flops = 0;      // attention core, causal, FlashAttention-style backward
+  double recompute_flops = 0;      // MLA up-projections recomputed in backward
+  double matmul_fp8_s = 0;         // (6ND - BF16 part) at the FP8 rate
+  double matmul_bf16_s = 0;        // BF16 part at the BF16 rate
+  double bf16_correction_s = 0;    // matmul_bf16_s minus the same FLOPs at the FP8 rate
+  double attention_s = 0;          // at the BF16 rate
+  double recompute_s = 0;          // at the FP8 rate
+  double sol_s = 0;                // sum of the four terms
+  double sm_tax_factor = 1;        // sms / (sms - comm_sms): compute slowed by comm kernels' SMs
+};
+
+struct EpTerms {
+  double remote_nodes = 0;         // IB copies of each token per direction (node dedup)
+  double tokens_per_gpu = 0;       // token x MoE-layer visits one GPU makes in a step
+  double dispatch_bytes_per_copy = 0;  // FP8 payload + 1x128 FP32 scales
+  double combine_bytes_per_copy = 0;   // BF16
+  double ib_bytes_per_gpu = 0;     // sent (= received) per GPU, forward and backward
+  double ib_s = 0;
+  double nvlink_bytes_per_gpu = 0; // upper bound: every expert copy hops once inside its node
+  double nvlink_s = 0;
+};
+
+struct DpTerms {
+  double non_expert_params_per_gpu = 0;  // replicated parameters a GPU's collectives cover
+  double expert_params_per_gpu = 0;      // routed-expert parameters held by one GPU
+  int64_t non_expert_ib_nodes = 1;       // nodes in the hierarchical (IB) ring
+  int64_t non_expert_local = 1;          // ranks of the group inside a node (NVLink stage)
+  int64_t expert_ib_nodes = 1;
+  int64_t expert_local = 1;
+  double allgather_ib_bytes = 0;         // one BF16 all-gather of everything, per GPU
+  double reducescatter_ib_bytes = 0;     // one FP32 reduce-scatter, per GPU
+  double allgather_s = 0;
+  double reducescatter_s = 0;
+  double zero1_s = 0;                    // one all-gather + one reduce-scatter per step
+  double fsdp_per_microbatch_s = 0;      // two all-gathers + one reduce-scatter
+};
+
+struct FsdpPoint {
+  int64_t microbatches = 0;
+  double exposed_share = 0;  // exposed communication / step time
+};
+
+struct Roofline {
+  // Inputs restated for the report.
+  ModelParams params;
+  int64_t activated_params = 0;
+  int64_t total_params = 0;
+  double tokens_per_step = 0;
+  int64_t gpus = 0;
+  RoutingStats routing;
+
+  ComputeTerms terms;
+  EpTerms ep;
+  DpTerms dp;
+  double compute_s = 0;        // per GPU, with the SM tax
+  double ep_comm_s = 0;        // IB time of MoE dispatch + combine
+  double pp_comm_s = 0;        // residual-stream sends of the busiest rank
+  double pp_link_GBps = 0;     // the link those sends use
+  int64_t pp_sends_per_microbatch = 0;
+  double dp_comm_s = 0;        // ZeRO-1 per step, or FSDP per microbatch x microbatches
+  double comm_s = 0;           // sum of the IB terms, all assumed overlappable
+  double bubble_s = 0;
+  double bubble_share = 0;     // of compute
+  double exposed_comm_s = 0;   // comm that compute cannot cover
+  double step_time_s = 0;      // max(compute, comm) + bubble
+  double tokens_per_s_per_gpu = 0;
+  double ep_share_of_compute = 0;
+  double reported_step_s = 0;  // DeepSeek's 180K H800 GPU-hours per trillion tokens at this batch
+  double speedup_vs_reported = 0;
+  std::vector<FsdpPoint> fsdp_sweep;  // the same cluster as FSDP (PP 1, ZeRO-3) at 1, 2, 4, 8, m
+};
+
+Roofline compute_roofline(const Plan& plan);
+
+// DeepSeek-V3 report, Table 1: 180K H800 GPU-hours per trillion training tokens.
+inline constexpr double kDeepSeekGpuHoursPerTrillionTokens = 180e3;
+
+}  // namespace stepsim
