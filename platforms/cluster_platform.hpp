@@ -43,14 +43,18 @@ std::string ib_link_name(int64_t node, int64_t local);      // "ib-n<node>g<loca
 void validate_platform_spec(const PlatformSpec& spec);
 
 // Builds the platform inside `engine` (before any actor starts) and returns the GPU hosts indexed
-// by global GPU id (node * gpus_per_node + local).
+// by global GPU id (node * gpus_per_node + local). Throws std::invalid_argument for a bad spec and
+// std::logic_error when the engine already has a platform.
 std::vector<simgrid::s4u::Host*> build_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec);
 
-// The same platform as a SimGrid XML document (DTD 4.1).
+// The same platform as a SimGrid XML document (DTD 4.1): the same host names, pstates, links and
+// routes (3.32's XML has no Star routing, so it is written as one Cluster-routed zone with the IB
+// NICs as host links plus bypass routes over NVLink inside each node; see platform_xml.cpp).
 std::string platform_xml(const PlatformSpec& spec);
 
-// Network model settings that give exact bandwidth-delay times (CM02, no cross-traffic penalty):
-// call after the Engine exists and before the platform is built.
+// Network model settings that give exact bandwidth-delay times (CM02 with latency/bandwidth factors
+// 1, no cross-traffic penalty, no TCP-window cap, surf/precision 1e-9 so sub-us latencies neither
+// warn nor round, network/optim Lazy): call after the Engine exists and before the platform is built.
 void configure_exact_network(simgrid::s4u::Engine& engine);
 
 }  // namespace stepsim
