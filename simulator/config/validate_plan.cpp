@@ -1,6 +1,7 @@
 #include "simulator/config/validate_plan.hpp"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "simulator/config/config_error.hpp"
@@ -57,6 +58,8 @@ void validate_parallel(const Plan& p, const auto& fail) {
     fail("parallel.pp", str(p.stages()) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
                             " layers; use fewer ranks");
   const int64_t stage_gpus = gpus / par.pp;
+  // Before the expert checks, whose divisor search counts down from ep.
+  if (par.ep > gpus) fail("parallel.ep", str(par.ep) + " ranks exceed the " + str(gpus) + " GPUs; use at most " + str(gpus));
   if (!p.model.is_moe() && par.ep != 1)
     fail("parallel.ep", "the model has no routed experts; set parallel.ep=1");
   if (p.model.is_moe()) {
@@ -110,6 +113,13 @@ void validate_plan(const Plan& p) {
   const auto fail = [&](const std::string& key, const std::string& what) {
     throw ConfigError(p.source + ": " + key + ": " + what);
   };
+  // Products every later stage forms; an overflow would wrap to 0 and divide by it.
+  constexpr int64_t kMaxGpus = int64_t(1) << 24;
+  if (p.cluster.nodes > kMaxGpus / p.cluster.gpus_per_node)
+    fail("cluster.nodes", str(p.cluster.nodes) + " nodes x " + str(p.cluster.gpus_per_node) +
+                              " GPUs exceed the " + str(kMaxGpus) + " GPUs stepsim models; lower it");
+  if (p.train.global_batch > std::numeric_limits<int64_t>::max() / p.train.seq_len)
+    fail("train.global_batch", "global_batch x seq_len overflows the tokens per step; lower it");
   if (p.workload.kind == WorkloadKind::Synthetic) {
     // One abstract pipeline: only the schedule's own limits apply.
     if (p.workload.w_s > p.workload.b_s)

@@ -42,6 +42,7 @@ ModelParams count_params(const ModelConfig& m) {
   ModelParams p;
   const int64_t h = m.hidden_size;
   p.attention = attention_params(m);
+  p.recompute_per_layer = m.is_mla() ? p.attention.q_up + p.attention.kv_up : 0;
   // Two RMSNorms per layer, plus MLA's norms on the query and key-value latents.
   p.norms_per_layer = 2 * h + (m.is_mla() ? m.q_lora_rank + m.kv_lora_rank : 0);
   p.dense_ffn = 3 * h * m.intermediate_size;

@@ -28,6 +28,7 @@ struct ModelParams {
   int64_t embedding = 0;
   int64_t lm_head = 0;
   int64_t final_norm = 0;
+  int64_t recompute_per_layer = 0;  // MLA up-projections (DeepSeek's policy); none for other attention
   int64_t moe_layers = 0;
   int64_t dense_layers = 0;
   int64_t experts_per_layer = 0;
@@ -53,7 +54,7 @@ struct ModelParams {
   // Matmuls DeepSeek-V3 keeps in BF16: MoE routers and the LM head.
   int64_t bf16_matmul() const { return router * moe_layers + lm_head; }
   // Recomputed in backward under DeepSeek's policy: the MLA up-projections of every layer.
-  int64_t recomputed() const { return (attention.q_up + attention.kv_up) * (moe_layers + dense_layers); }
+  int64_t recomputed() const { return recompute_per_layer * (moe_layers + dense_layers); }
 };
 
 ModelParams count_params(const ModelConfig& m);

@@ -1,0 +1,434 @@
+// Bad inputs: each must throw exactly one ConfigError whose single-line message names the file (or
+// --set), the key, and what would fix it. Never a crash, never a silent default.
+#include <gtest/gtest.h>
+
+#include "simulator/config/config_error.hpp"
+#include "simulator/config/config_loader.hpp"
+#include "tests/config/config_test_util.hpp"
+
+namespace stepsim::test {
+namespace {
+
+const char* kFile = "deepseek-v3.yaml";  // how the default config shows up in messages
+
+// ---- YAML syntax and files ------------------------------------------------------------------
+
+TEST(ConfigErrors, MalformedYamlUnbalancedBracketNamesLine) {
+  const auto text = replaced(default_text(), "parallel:\n", "parallel: {pp: 8, ep: 64\n");
+  const auto msg = expect_text_rejects(text, "bracket.yaml", {"bracket.yaml", "malformed YAML", "line ", "fix"});
+  EXPECT_NE(msg.find("column"), std::string::npos) << msg;
+}
+
+TEST(ConfigErrors, MalformedYamlBadIndentationNamesLine) {
+  // seq_len dedented by one space: neither in train nor at the top level.
+  const std::string text = "train:\n  global_batch: 15360\n seq_len: 4096\n";
+  const auto msg = expect_text_rejects(text, "indent.yaml", {"indent.yaml", "malformed YAML", "line 3", "fix"});
+}
+
+TEST(ConfigErrors, MalformedYamlInAFileNamesThePath) {
+  TempFile f("broken.yaml", "model: [hidden_size: 1\n");
+  const auto msg = config_error_of([&] { load_plan(f.path()); });
+  expect_message(msg, {f.path(), "malformed YAML", "line ", "fix"});
+}
+
+TEST(ConfigErrors, UnreadableFile) {
+  const std::string path = "/nonexistent-dir/no-such-config.yaml";
+  const auto msg = config_error_of([&] { load_plan(path); });
+  expect_message(msg, {path, "cannot read", "check the path"});
+}
+
+TEST(ConfigErrors, DirectoryInsteadOfFile) {
+  const auto dir = source_path("workloads");
+  const auto msg = config_error_of([&] { load_plan(dir); });
+  expect_message(msg, {dir, "cannot read", "check the path"});
+}
+
+TEST(ConfigErrors, EmptyDocument) {
+  expect_text_rejects("", "empty.yaml", {"empty.yaml", "expected a map of sections"});
+}
+
+TEST(ConfigErrors, TopLevelList) {
+  expect_text_rejects("- 1\n- 2\n", "list.yaml", {"list.yaml", "expected a map of sections"});
+}
+
+TEST(ConfigErrors, DuplicateKeyInYaml) {
+  const auto text = replaced(default_text(), "  pp: 8 ", "  pp: 8\n  pp: 4 ");
+  expect_text_rejects(text, "dup.yaml", {"dup.yaml", "parallel.pp", "given twice", "line ", "keep one"});
+}
+
+TEST(ConfigErrors, DuplicateTopLevelSection) {
+  const auto text = default_text() + "\ncluster:\n  nodes: 8\n  gpus_per_node: 8\n";
+  expect_text_rejects(text, "dup.yaml", {"dup.yaml", "cluster", "given twice", "keep one"});
+}
+
+// ---- unknown and missing keys ---------------------------------------------------------------
+
+TEST(ConfigErrors, UnknownTopLevelKey) {
+  const auto text = default_text() + "\noptimiser:\n  lr: 0.1\n";
+  expect_text_rejects(text, "extra.yaml", {"extra.yaml", "optimiser", "unknown key", "check its spelling"});
+}
+
+TEST(ConfigErrors, UnknownNestedKeyTypo) {
+  const auto text = replaced(default_text(), "  pp: 8 ", "  ppp: 8 ");
+  expect_text_rejects(text, "typo.yaml", {"typo.yaml", "parallel.ppp", "unknown key", "check its spelling"});
+}
+
+TEST(ConfigErrors, SetUnknownKey) {
+  expect_default_rejects({"parallel.ppp=4"}, {"--set", "parallel.ppp", "unknown key", "check its spelling"});
+}
+
+TEST(ConfigErrors, SetUnknownSection) {
+  expect_default_rejects({"paralel.pp=4"}, {"--set", "paralel", "unknown key", "check its spelling"});
+}
+
+TEST(ConfigErrors, SetWithoutEquals) {
+  expect_default_rejects({"parallel.pp"}, {"--set", "parallel.pp", "expected key=value", "--set parallel.pp=8"});
+}
+
+TEST(ConfigErrors, SetWithEmptyKey) {
+  expect_default_rejects({"=4"}, {"--set", "=4", "expected key=value"});
+}
+
+TEST(ConfigErrors, SetWithEmptyKeyPart) {
+  expect_default_rejects({"parallel..pp=4"}, {"--set", "parallel..pp", "use a key like"});
+  expect_default_rejects({"parallel.pp.=4"}, {"--set", "parallel.pp.", "use a key like"});
+}
+
+TEST(ConfigErrors, SetInvalidYamlValue) {
+  expect_default_rejects({"parallel={pp: 4"}, {"--set", "parallel", "not valid YAML", "quote it or fix it"});
+}
+
+TEST(ConfigErrors, SetThroughALeaf) {
+  expect_default_rejects({"parallel.pp.x=1"}, {"--set", "parallel.pp.x", "not a section", "check the key"});
+}
+
+TEST(ConfigErrors, MissingRequiredKey) {
+  const auto text = replaced(default_text(), "  seq_len: 4096\n", "");
+  expect_text_rejects(text, "short.yaml", {"short.yaml", "train.seq_len", "missing", "add it"});
+}
+
+TEST(ConfigErrors, MissingRequiredSection) {
+  const auto text = replaced(default_text(), "cluster:\n  nodes: 256\n  gpus_per_node: 8\n", "");
+  expect_text_rejects(text, "short.yaml", {"short.yaml", "cluster.", "missing", "add it"});
+}
+
+// ---- wrong types ----------------------------------------------------------------------------
+
+TEST(ConfigErrors, StringForIntInFile) {
+  const auto text = replaced(default_text(), "  pp: 8 ", "  pp: eight ");
+  expect_text_rejects(text, "type.yaml", {"type.yaml", "parallel.pp", "expected an integer", "\"eight\""});
+}
+
+TEST(ConfigErrors, StringForIntViaSet) {
+  expect_default_rejects({"parallel.pp=eight"}, {"--set", "parallel.pp", "expected an integer", "\"eight\""});
+}
+
+TEST(ConfigErrors, QuotedNumberForInt) {
+  // Quoted scalars stay strings: "8" is not 8.
+  const auto text = replaced(default_text(), "  pp: 8 ", "  pp: \"8\" ");
+  expect_text_rejects(text, "type.yaml", {"type.yaml", "parallel.pp", "expected an integer"});
+}
+
+TEST(ConfigErrors, FloatForInt) {
+  expect_default_rejects({"train.global_batch=15360.5"},
+                         {"--set", "train.global_batch", "expected an integer", "15360.5"});
+  expect_default_rejects({"parallel.pp=8.0"}, {"--set", "parallel.pp", "expected an integer"});
+}
+
+TEST(ConfigErrors, MapWhereANumberGoes) {
+  expect_default_rejects({"hardware.sms={count: 132}"}, {"--set", "hardware.sms", "expected an integer"});
+  const auto text = replaced(default_text(), "  ib_GBps: 50 ", "  ib_GBps: {value: 50} ");
+  expect_text_rejects(text, "type.yaml", {"type.yaml", "hardware.ib_GBps", "expected a number"});
+}
+
+TEST(ConfigErrors, ListForASection) {
+  expect_default_rejects({"parallel=[8, 64]"}, {"--set", "parallel", "expected a section"});
+  const auto text = replaced(default_text(), "cluster:\n  nodes: 256\n  gpus_per_node: 8\n", "cluster: [256, 8]\n");
+  expect_text_rejects(text, "type.yaml", {"type.yaml", "cluster", "expected a section"});
+}
+
+TEST(ConfigErrors, ScalarForASection) {
+  const auto text = replaced(default_text(), "sim:\n  mode: auto", "sim: auto");
+  expect_text_rejects(text, "type.yaml", {"type.yaml", "sim", "expected a section"});
+}
+
+TEST(ConfigErrors, EmptySection) {
+  const auto text = replaced(default_text(), "sim:\n  mode: auto", "sim:");
+  expect_text_rejects(text, "type.yaml", {"type.yaml", "sim", "expected a section", "null"});
+}
+
+TEST(ConfigErrors, EmptySetValue) {
+  expect_default_rejects({"parallel.pp="}, {"--set", "parallel.pp", "expected an integer", "null"});
+}
+
+TEST(ConfigErrors, NumberForBool) {
+  expect_default_rejects({"model.tie_word_embeddings=1"},
+                         {"--set", "model.tie_word_embeddings", "expected true or false"});
+}
+
+TEST(ConfigErrors, NumberForText) {
+  expect_default_rejects({"hardware.name=[H800]"}, {"--set", "hardware.name", "expected a string"});
+}
+
+// ---- ranges ---------------------------------------------------------------------------------
+
+TEST(ConfigErrors, ZeroHiddenSize) {
+  expect_default_rejects({"model.hidden_size=0"}, {"--set", "model.hidden_size", "must be a positive integer", "0"});
+  const auto text = replaced(default_text(), "  hidden_size: 7168\n", "  hidden_size: 0\n");
+  expect_text_rejects(text, "zero.yaml", {"zero.yaml", "model.hidden_size", "must be a positive integer"});
+}
+
+TEST(ConfigErrors, NegativeGlobalBatch) {
+  expect_default_rejects({"train.global_batch=-1"}, {"--set", "train.global_batch", "must be a positive integer", "-1"});
+}
+
+TEST(ConfigErrors, NegativeCount) {
+  expect_default_rejects({"model.n_shared_experts=-1"}, {"--set", "model.n_shared_experts", "must not be negative"});
+}
+
+TEST(ConfigErrors, NegativeBandwidth) {
+  expect_default_rejects({"hardware.ib_GBps=-50"}, {"--set", "hardware.ib_GBps", "must be greater than zero", "-50"});
+}
+
+TEST(ConfigErrors, ZeroBandwidth) {
+  expect_default_rejects({"hardware.nvlink_GBps=0"}, {"--set", "hardware.nvlink_GBps", "must be greater than zero"});
+  const auto text = replaced(default_text(), "  nvlink_GBps: 160 ", "  nvlink_GBps: 0 ");
+  expect_text_rejects(text, "zero.yaml", {"zero.yaml", "hardware.nvlink_GBps", "must be greater than zero"});
+}
+
+TEST(ConfigErrors, NegativeLatency) {
+  expect_default_rejects({"hardware.ib_latency_s=-1e-6"}, {"--set", "hardware.ib_latency_s", "must not be negative"});
+}
+
+TEST(ConfigErrors, NanFromYaml) {
+  const auto text = replaced(default_text(), "  ib_GBps: 50 ", "  ib_GBps: .nan ");
+  expect_text_rejects(text, "nan.yaml", {"nan.yaml", "hardware.ib_GBps", "must be finite", "nan"});
+  expect_default_rejects({"hardware.ib_GBps=.nan"}, {"--set", "hardware.ib_GBps", "must be finite", "got nan"});
+  expect_default_rejects({"hardware.fp8_tflops=nan"}, {"--set", "hardware.fp8_tflops", "must be finite", "got nan"});
+}
+
+TEST(ConfigErrors, InfinityFromYaml) {
+  expect_default_rejects({"hardware.nvlink_GBps=.inf"}, {"--set", "hardware.nvlink_GBps", "must be finite", "got inf"});
+  expect_default_rejects({"hardware.ib_latency_s=-.inf"}, {"--set", "hardware.ib_latency_s", "must be finite", "-inf"});
+  expect_default_rejects({"model.hidden_size=.inf"}, {"--set", "model.hidden_size", "expected an integer", "inf"});
+}
+
+// ---- choices --------------------------------------------------------------------------------
+
+TEST(ConfigErrors, UnknownScheduleName) {
+  expect_default_rejects({"schedule=zb-v"}, {"--set", "schedule", "unknown value", "\"zb-v\"", "use one of", "1f1b"});
+  const auto text = replaced(default_text(), "schedule: dualpipev", "schedule: DualPipe");
+  expect_text_rejects(text, "sched.yaml", {"sched.yaml", "schedule", "use one of", "dualpipev"});
+}
+
+TEST(ConfigErrors, ZeroStageTwo) {
+  expect_default_rejects({"parallel.zero=2"}, {"--set", "parallel.zero", "unknown value 2", "use one of: 1, 3"});
+}
+
+TEST(ConfigErrors, UnknownRoutingAndSimMode) {
+  expect_default_rejects({"scenario.routing=random"}, {"--set", "scenario.routing", "use one of", "balanced"});
+  expect_default_rejects({"sim.mode=fast"}, {"--set", "sim.mode", "use one of", "reduced"});
+}
+
+// ---- parallel layout (cross-key; named by the file the plan came from) ----------------------
+
+TEST(ConfigErrors, GpusNotDivisibleByPp) {
+  expect_default_rejects({"parallel.pp=7"}, {kFile, "parallel.pp", "does not divide the 2048 GPUs", "use a divisor"});
+}
+
+TEST(ConfigErrors, MoreStagesThanLayers) {
+  // DualPipeV: 64 ranks hold 128 stages, more than 61 layers.
+  expect_default_rejects({"parallel.pp=64"}, {kFile, "parallel.pp", "128 pipeline stages exceed the 61 layers", "use fewer"});
+  expect_default_rejects({"schedule=1f1b", "parallel.pp=64"}, {kFile, "parallel.pp", "64 pipeline stages", "use fewer"});
+}
+
+TEST(ConfigErrors, EpNotDividingExperts) {
+  expect_default_rejects({"parallel.ep=48"}, {kFile, "parallel.ep", "does not divide the 256 routed experts", "use a divisor"});
+}
+
+TEST(ConfigErrors, EpLargerThanExperts) {
+  // pp 4 leaves 512 GPUs per stage, so only the expert count stops ep 512.
+  expect_default_rejects({"parallel.pp=4", "parallel.ep=512"},
+                         {kFile, "parallel.ep", "exceed the 256 routed experts", "use at most 256"});
+}
+
+TEST(ConfigErrors, EpNotDividingStageGpus) {
+  // pp 16 leaves 128 GPUs per stage; ep 256 divides the 256 experts but not the stage.
+  expect_default_rejects({"parallel.pp=16", "parallel.ep=256"},
+                         {kFile, "parallel.ep", "GPUs of a pipeline stage", "use a divisor"});
+}
+
+TEST(ConfigErrors, EpNotAlignedToNodes) {
+  // 96 experts and 24 nodes (24 GPUs per stage): ep 12 divides both, but spans 1.5 nodes.
+  const std::vector<std::string> base = {"model.n_routed_experts=96", "cluster.nodes=24"};
+  auto sets = base;
+  sets.push_back("parallel.ep=12");
+  expect_default_rejects(sets, {kFile, "parallel.ep", "multiple of cluster.gpus_per_node (8)"});
+  sets = base;
+  sets.push_back("parallel.ep=3");
+  expect_default_rejects(sets, {kFile, "parallel.ep", "must divide cluster.gpus_per_node (8)"});
+}
+
+TEST(ConfigErrors, EpOnDenseModel) {
+  expect_default_rejects({"model.n_routed_experts=0"}, {kFile, "parallel.ep", "no routed experts", "set parallel.ep=1"});
+}
+
+TEST(ConfigErrors, GlobalBatchNotSplittingOverReplicas) {
+  expect_default_rejects({"train.global_batch=15000"}, {kFile, "train.global_batch", "use a multiple of 256"});
+  expect_default_rejects({"train.global_batch=128"}, {kFile, "train.global_batch", "idle", "use at least 256"});
+}
+
+TEST(ConfigErrors, MoreMicrobatchesThanSequences) {
+  expect_default_rejects({"parallel.microbatches=120"},
+                         {kFile, "parallel.microbatches", "exceeds the 60 sequences per replica", "use at most 60"});
+}
+
+TEST(ConfigErrors, MicrobatchesNotDividingSequences) {
+  expect_default_rejects({"parallel.microbatches=50"},
+                         {kFile, "parallel.microbatches", "does not divide the 60 sequences", "pick a divisor"});
+}
+
+TEST(ConfigErrors, DualPipeVTooFewMicrobatches) {
+  expect_default_rejects({"parallel.microbatches=12"}, {kFile, "parallel.microbatches", "DualPipeV", "16"});
+}
+
+TEST(ConfigErrors, FsdpWithPipeline) {
+  expect_default_rejects({"schedule=fsdp", "parallel.zero=3"}, {kFile, "parallel.pp", "fsdp", "set parallel.pp=1"});
+}
+
+TEST(ConfigErrors, FsdpWithZeroOne) {
+  expect_default_rejects({"schedule=fsdp", "parallel.pp=1", "parallel.microbatches=8"},
+                         {kFile, "parallel.zero", "fsdp", "set parallel.zero=3"});
+}
+
+TEST(ConfigErrors, ZeroThreeWithOneFOneB) {
+  expect_default_rejects({"schedule=1f1b", "parallel.zero=3"},
+                         {kFile, "parallel.zero", "ZeRO-3", "set parallel.zero=1 or schedule=fsdp"});
+}
+
+TEST(ConfigErrors, CommSmsTakeEverySm) {
+  expect_default_rejects({"hardware.comm_sms=132"}, {kFile, "hardware.comm_sms", "132 SMs", "use fewer"});
+  expect_default_rejects({"hardware.comm_sms=200"}, {kFile, "hardware.comm_sms", "use fewer"});
+}
+
+TEST(ConfigErrors, GpuCountOverflow) {
+  // 2^61 nodes x 8 GPUs wraps to 0 GPUs in int64; it used to divide by zero (SIGFPE).
+  expect_default_rejects({"cluster.nodes=2305843009213693952"}, {kFile, "cluster.nodes", "exceed", "lower it"});
+  expect_default_rejects({"cluster.gpus_per_node=4611686018427387904"}, {kFile, "cluster.nodes", "lower it"});
+  expect_default_rejects({"cluster.nodes=16777216"}, {kFile, "cluster.nodes", "16777216 GPUs stepsim models"});
+}
+
+TEST(ConfigErrors, TokensPerStepOverflow) {
+  expect_default_rejects({"train.seq_len=4611686018427387904"}, {kFile, "train.global_batch", "overflows", "lower it"});
+}
+
+TEST(ConfigErrors, EpLargerThanGpus) {
+  // Huge ep used to count down from ep looking for a divisor of the expert count.
+  expect_default_rejects({"model.n_routed_experts=4611686018427387904", "parallel.ep=4611686018427387903"},
+                         {kFile, "parallel.ep", "exceed the 2048 GPUs", "use at most 2048"});
+}
+
+// ---- model consistency ----------------------------------------------------------------------
+
+TEST(ConfigErrors, FirstKDenseBeyondLayers) {
+  expect_default_rejects({"model.first_k_dense_replace=62"},
+                         {kFile, "model.first_k_dense_replace", "exceeds num_hidden_layers 61", "lower it"});
+}
+
+TEST(ConfigErrors, ExpertsPerTokenBeyondExperts) {
+  expect_default_rejects({"model.num_experts_per_tok=300"},
+                         {kFile, "model.num_experts_per_tok", "between 1 and n_routed_experts (256)"});
+}
+
+TEST(ConfigErrors, TopkGroupBeyondGroups) {
+  expect_default_rejects({"model.topk_group=9"}, {kFile, "model.topk_group", "exceeds n_group 8", "lower it"});
+}
+
+TEST(ConfigErrors, GroupsNotDividingExperts) {
+  expect_default_rejects({"model.n_group=7"}, {kFile, "model.n_group", "does not divide n_routed_experts 256"});
+}
+
+TEST(ConfigErrors, TooFewGroupsForExpertsPerToken) {
+  // 8 groups of 32 experts; with topk_group 1 a token sees 32 experts, fewer than 40.
+  expect_default_rejects({"model.topk_group=1", "model.num_experts_per_tok=40"},
+                         {kFile, "model.num_experts_per_tok", "raise topk_group"});
+}
+
+TEST(ConfigErrors, HeadsNotDividingHidden) {
+  // Standard attention (no MLA) with 7168 / 96 not whole.
+  expect_default_rejects({"model.kv_lora_rank=0", "model.num_attention_heads=96"},
+                         {kFile, "model.num_attention_heads", "does not divide hidden_size", "set model.head_dim"});
+}
+
+TEST(ConfigErrors, MoeWithoutExpertWidth) {
+  expect_default_rejects({"model.moe_intermediate_size=0"}, {kFile, "model.moe_intermediate_size", "> 0"});
+}
+
+TEST(ConfigErrors, DeepSeekRoutingOnDenseModel) {
+  expect_default_rejects({"model.n_routed_experts=0", "parallel.ep=1", "scenario.routing=deepseek"},
+                         {kFile, "scenario.routing", "needs an MoE model", "use balanced"});
+}
+
+// ---- Hugging Face config.json ---------------------------------------------------------------
+
+// The default config with its model section replaced by `config_json: json_path`.
+std::string with_config_json(const std::string& json_path) {
+  const auto text = default_text();
+  return "model:\n  config_json: " + json_path + "\n" + text.substr(text.find("\ntrain:"));
+}
+
+TEST(ConfigErrors, ConfigJsonMissingFile) {
+  const std::string path = "/nonexistent-dir/config.json";
+  const auto msg = config_error_of([&] { load_plan_from_string(with_config_json(path), "hf.yaml"); });
+  expect_message(msg, {path, "model.config_json", "cannot read", "check the path"});
+}
+
+TEST(ConfigErrors, ConfigJsonRelativeMissingFileResolvesAgainstTheYaml) {
+  TempFile yaml("plan.yaml", with_config_json("models/absent.config.json"));
+  const auto msg = config_error_of([&] { load_plan(yaml.path()); });
+  const auto dir = std::filesystem::path(yaml.path()).parent_path().string();
+  expect_message(msg, {dir + "/models/absent.config.json", "model.config_json", "check the path"});
+}
+
+TEST(ConfigErrors, ConfigJsonIsADirectory) {
+  const auto dir = source_path("workloads/models");
+  const auto msg = config_error_of([&] { load_plan_from_string(with_config_json(dir), "hf.yaml"); });
+  expect_message(msg, {dir, "model.config_json", "cannot read", "check the path"});
+}
+
+TEST(ConfigErrors, ConfigJsonInvalidJson) {
+  TempFile json("config.json", "{\"hidden_size\": 7168,\n \"num_hidden_layers\": }\n");
+  const auto msg = config_error_of([&] { load_plan_from_string(with_config_json(json.path()), "hf.yaml"); });
+  expect_message(msg, {json.path(), "not valid JSON", "fix the file"});
+}
+
+TEST(ConfigErrors, ConfigJsonNotAnObject) {
+  TempFile json("config.json", "[1, 2, 3]\n");
+  const auto msg = config_error_of([&] { load_plan_from_string(with_config_json(json.path()), "hf.yaml"); });
+  expect_message(msg, {json.path(), "expected a JSON object"});
+}
+
+TEST(ConfigErrors, ConfigJsonNotAPath) {
+  const auto text = replaced(with_config_json("x"), "config_json: x", "config_json: [a.json]");
+  expect_text_rejects(text, "hf.yaml", {"hf.yaml", "model.config_json", "expected a path"});
+}
+
+TEST(ConfigErrors, ConfigJsonBadValueNamesTheJsonFile) {
+  TempFile json("config.json",
+                read_text(source_path("workloads/models/deepseek-v3.config.json")).replace(
+                    read_text(source_path("workloads/models/deepseek-v3.config.json")).find("\"hidden_size\": 7168"),
+                    std::string("\"hidden_size\": 7168").size(), "\"hidden_size\": \"7168\""));
+  const auto msg = config_error_of([&] { load_plan_from_string(with_config_json(json.path()), "hf.yaml"); });
+  expect_message(msg, {json.path(), "hidden_size", "expected an integer"});
+}
+
+TEST(ConfigErrors, ConfigJsonMissingRequiredModelKey) {
+  TempFile json("config.json", "{\"hidden_size\": 4096, \"num_hidden_layers\": 32, \"num_attention_heads\": 32,"
+                               " \"intermediate_size\": 14336}\n");
+  auto text = with_config_json(json.path());
+  text = replaced(text, "  ep: 64 ", "  ep: 1 ");
+  expect_text_rejects(text, "hf.yaml", {"hf.yaml", "model.vocab_size", "missing", "add it"});
+}
+
+}  // namespace
+}  // namespace stepsim::test
