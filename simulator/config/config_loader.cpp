@@ -152,6 +152,7 @@ const std::map<std::string, Field>& schema() {
     f["workload.f_s"] = {Kind::PositiveNumber, into(&Plan::workload, &WorkloadConfig::f_s)};
     f["workload.b_s"] = {Kind::PositiveNumber, into(&Plan::workload, &WorkloadConfig::b_s)};
     f["workload.w_s"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::w_s)};
+    f["workload.fb_s"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::fb_s)};
     f["workload.send_bytes"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::send_bytes)};
     return f;
   }();

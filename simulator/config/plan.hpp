@@ -97,6 +97,7 @@ struct WorkloadConfig {
   double f_s = 1;           // forward of one chunk, one microbatch
   double b_s = 2;           // whole backward of one chunk (input + weight gradient)
   double w_s = 1;           // the weight-gradient part of b_s
+  double fb_s = 0;          // an overlapped F&B pair; 0 = f_s + b_s (no overlap gain)
   double send_bytes = 0;    // per pipeline send; 0 = no communication
 };
 

@@ -1,0 +1,13 @@
+// Replays a workload in SimGrid: per GPU one actor per stream (stream 0 computes, the others
+// communicate), ops in stream order, dependencies as completion counters, transfers as mailbox
+// put/get pairs. SimGrid allows one Engine per process: call this once per process.
+#pragma once
+
+#include "simulator/engine/sim_result.hpp"
+#include "simulator/engine/workload.hpp"
+
+namespace stepsim::engine {
+
+SimResult run(const Workload& workload, const SimOptions& options);
+
+}  // namespace stepsim::engine

@@ -1,0 +1,189 @@
+#include "simulator/engine/engine_state.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+namespace stepsim::engine {
+
+namespace sg4 = simgrid::s4u;
+
+EngineState::EngineState(const Workload& w, const SimOptions& opt) : workload(w), options(opt) {}
+
+namespace {
+
+size_t buffered_ops(const GpuState& g) {
+  size_t n = 0;
+  for (const StreamQueue& q : g.queues) n += q.ops.size() - q.op_head;
+  return n;
+}
+
+}  // namespace
+
+void EngineState::generate_piece(GpuState& g) {
+  OpSink sink(g.id, g.queues, fp8_flops, bf16_flops);
+  if (!g.program->emit_next(sink)) g.exhausted = true;
+  // Wake the dry streams this piece fed (or that may pull further themselves, or that learn the
+  // program is over). Detach them before releasing: every SimGrid call may let other actors run.
+  const bool may_pull = buffered_ops(g) < kLookaheadOps;
+  size_t n = 0;
+  simgrid::s4u::Semaphore* wake[256];
+  for (size_t s = 0; s < g.streams.size(); ++s) {
+    StreamState& st = g.streams[s];
+    if (st.starving != nullptr && (g.exhausted || may_pull || !g.queues[s].empty())) {
+      wake[n++] = st.starving;
+      st.starving = nullptr;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) wake[i]->release();
+}
+
+bool EngineState::fetch(GpuState& g, int stream, FetchedOp& out, sg4::Semaphore* me) {
+  StreamQueue& q = g.queues[size_t(stream)];
+  // The compute stream pulls the program forward whenever it runs dry; a comm stream only within
+  // the look-ahead, so a stream idle for most of the step (e.g. the final gradient reduction)
+  // does not make the whole program materialise at once.
+  while (q.empty()) {
+    if (g.exhausted) return false;
+    if (stream == kComputeStream || buffered_ops(g) < kLookaheadOps) {
+      generate_piece(g);
+    } else {
+      g.streams[size_t(stream)].starving = me;
+      me->acquire();
+    }
+  }
+  out.op = q.ops[q.op_head++];
+  out.deps.assign(q.deps.begin() + std::ptrdiff_t(q.dep_head),
+                  q.deps.begin() + std::ptrdiff_t(q.dep_head + out.op.n_deps));
+  q.dep_head += out.op.n_deps;
+  const size_t nflows = size_t(out.op.n_out) + out.op.n_in;
+  out.flows.assign(q.flows.begin() + std::ptrdiff_t(q.flow_head),
+                   q.flows.begin() + std::ptrdiff_t(q.flow_head + nflows));
+  q.flow_head += nflows;
+  q.compact();
+
+  StreamState& st = g.streams[size_t(stream)];
+  out.seq = st.fetched++;
+  st.current = out.op.tag;
+  for (const OpRef& r : out.deps) check_ref(r);
+  for (size_t i = 0; i < nflows; ++i)
+    if (out.flows[i].peer >= gpus.size())
+      throw std::invalid_argument("flow to GPU " + std::to_string(out.flows[i].peer) + ", but the platform has " +
+                                  std::to_string(gpus.size()));
+  return true;
+}
+
+void EngineState::check_ref(const OpRef& r) const {
+  if (r.gpu() >= gpus.size() || r.stream() >= gpus[r.gpu()].streams.size())
+    throw std::invalid_argument("dependency on GPU " + std::to_string(r.gpu()) + " stream " +
+                                std::to_string(r.stream()) + ", which does not exist");
+}
+
+bool EngineState::is_done(const OpRef& r) const { return r.seq < gpus[r.gpu()].streams[r.stream()].done; }
+
+void EngineState::wait(const OpRef& r, sg4::Semaphore* me) {
+  StreamState& st = gpus[r.gpu()].streams[r.stream()];
+  while (st.done <= r.seq) {
+    st.waiters.push_back({r.seq, me});
+    me->acquire();
+  }
+}
+
+void EngineState::complete(GpuState& g, int stream, const FetchedOp& op, double start, double end) {
+  StreamState& st = g.streams[size_t(stream)];
+  st.done = op.seq + 1;
+  g.last_end = std::max(g.last_end, end);
+  ++ops_done;
+  if (options.record_spans)
+    spans.push_back({int32_t(g.id), uint8_t(stream), start - t_start, end - t_start, op.op.tag});
+  if (st.waiters.empty()) return;
+  // Detach the waiters to wake before releasing any: release() may let other actors run, and they
+  // may register new waiters on this stream.
+  size_t n = 0;
+  sg4::Semaphore* inline_wake[32];
+  std::vector<sg4::Semaphore*> more;  // only past 32 waiters woken at once
+  for (size_t i = 0; i < st.waiters.size();) {
+    if (st.waiters[i].seq < st.done) {
+      if (n < 32)
+        inline_wake[n++] = st.waiters[i].wake;
+      else
+        more.push_back(st.waiters[i].wake);
+      st.waiters[i] = st.waiters.back();
+      st.waiters.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) inline_wake[i]->release();
+  for (sg4::Semaphore* s : more) s->release();
+}
+
+// The SM tax: while any comm kernel of a GPU runs, its compute runs on the remaining SMs (pstate 1);
+// SimGrid re-rates the running Exec when the pstate changes.
+void EngineState::comm_started(GpuState& g, int stream) {
+  if (g.comm_in_flight++ == 0 && sm_tax) g.host->set_pstate(1);
+  StreamState& st = g.streams[size_t(stream)];
+  st.comm_active = true;
+  st.comm_start = sg4::Engine::get_clock();
+}
+
+void EngineState::comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving) {
+  if (--g.comm_in_flight == 0 && sm_tax) g.host->set_pstate(0);
+  g.streams[size_t(stream)].comm_active = false;
+  // Flows start no earlier than their op: nothing still to come starts before the oldest op in flight.
+  double horizon = sg4::Engine::get_clock();
+  for (const StreamState& st : g.streams)
+    if (st.comm_active) horizon = std::min(horizon, st.comm_start);
+  IntervalUnion& busy = g.comm_busy[size_t(comm_class(kind))];
+  busy.add(moving);
+  busy.settle(horizon);
+}
+
+sg4::Mailbox* EngineState::mailbox(GpuState& g, uint32_t src, uint32_t dst, uint8_t channel) {
+  const uint64_t key = uint64_t(src) << 40 | uint64_t(dst) << 16 | channel;
+  auto it = g.mailboxes.find(key);
+  if (it != g.mailboxes.end()) return it->second;
+  std::string name = "m";
+  name += std::to_string(src);
+  name += '>';
+  name += std::to_string(dst);
+  name += ':';
+  name += std::to_string(channel);
+  sg4::Mailbox* mb = sg4::Mailbox::by_name(name);
+  g.mailboxes.emplace(key, mb);
+  return mb;
+}
+
+void EngineState::fail(const std::string& what) {
+  if (error.empty()) error = what;
+  sg4::Actor::kill_all();
+}
+
+std::string EngineState::check_finished() const {
+  std::string report;
+  int listed = 0;
+  uint64_t stuck = 0;
+  for (const GpuState& g : gpus) {
+    for (size_t s = 0; s < g.streams.size(); ++s) {
+      const StreamState& st = g.streams[s];
+      const bool finished = g.exhausted && g.queues[s].empty() && st.done == st.fetched;
+      if (finished) continue;
+      ++stuck;
+      if (listed++ < 6) {
+        report += "\n  GPU " + std::to_string(g.id) + " stream " + std::to_string(s) + ": ";
+        if (st.done < st.fetched)
+          report += std::string("blocked in op #") + std::to_string(st.done) + " (" + to_string(st.current.kind) +
+                    " mb " + std::to_string(st.current.microbatch) + " chunk " + std::to_string(st.current.chunk) +
+                    ")";
+        else
+          report += "stopped after op #" + std::to_string(st.done);
+      }
+    }
+  }
+  if (stuck == 0) return {};
+  return "the programs deadlocked: " + std::to_string(stuck) + " streams did not finish" + report;
+}
+
+}  // namespace stepsim::engine

@@ -1,0 +1,115 @@
+// The engine's run-time state (internal to simulator/engine): per GPU its op queues, completion
+// counters with their waiters, the SM-tax counter and the accounting of the compute stream's idle
+// time. SimGrid runs actors one at a time, so plain data needs no locking; but an actor may yield
+// inside any SimGrid call (a semaphore release, a pstate change), so no iteration over shared
+// state may span one.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include "simulator/engine/intervals.hpp"
+#include "simulator/engine/sim_result.hpp"
+#include "simulator/engine/workload.hpp"
+
+namespace stepsim::engine {
+
+inline constexpr uint32_t kNoWatch = std::numeric_limits<uint32_t>::max();
+
+// How far a communication stream that ran dry may pull the program ahead (ops buffered on the GPU)
+// before it waits for the compute stream to catch up. The compute stream always pulls when dry.
+inline constexpr size_t kLookaheadOps = 4096;
+
+// An op taken off its queue, with its own copies of deps and flows: generation may reallocate the
+// queue while the op waits.
+struct FetchedOp {
+  Op op;
+  uint32_t seq = 0;
+  std::vector<OpRef> deps;
+  std::vector<FlowSpec> flows;  // n_out outgoing, then n_in incoming
+};
+
+struct Waiter {
+  uint32_t seq;                    // wake when the stream has completed op `seq`
+  simgrid::s4u::Semaphore* wake;   // the waiting actor's own semaphore
+};
+
+struct StreamState {
+  uint32_t fetched = 0;  // ops taken off the queue
+  uint32_t done = 0;     // ops completed (in order): op k is done iff k < done
+  std::vector<Waiter> waiters;
+  // While the compute stream idles on this comm stream's op watch_upto (or an earlier one), the
+  // data-moving intervals of the ops completing here count as exposed communication.
+  uint32_t watch_upto = kNoWatch;
+  Tag current;  // the op in progress (for deadlock reports)
+  bool comm_active = false;  // a comm op of this stream has posted its flows
+  double comm_start = 0;     // ... at this time
+  simgrid::s4u::Semaphore* starving = nullptr;  // set while the stream is dry and waits for ops
+};
+
+struct GpuState {
+  uint32_t id = 0;
+  simgrid::s4u::Host* host = nullptr;
+  std::vector<StreamQueue> queues;  // ops emitted, not yet fetched (what the program's sink writes)
+  std::vector<StreamState> streams;
+  std::unique_ptr<GpuProgram> program;
+  bool exhausted = false;  // the program has emitted everything
+  int comm_in_flight = 0;  // comm ops running: > 0 means the SM tax applies
+
+  double last_end = 0;
+  double compute_s = 0;
+  double exposed_s = 0;
+  IntervalUnion comm_busy[5];  // data-moving time by CommClass
+  bool watching = false;       // the compute stream is idle, waiting on its deps
+  std::vector<Interval> watched;
+
+
+  std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes;  // (src, dst, channel) -> mailbox
+};
+
+class EngineState {
+ public:
+  EngineState(const Workload& workload, const SimOptions& options);
+
+  // Takes the next op of (gpu, stream) into `out`, generating more of the program if needed (and
+  // blocking `me` while a comm stream has to wait for it); false when the stream has nothing left.
+  bool fetch(GpuState& g, int stream, FetchedOp& out, simgrid::s4u::Semaphore* me);
+  bool is_done(const OpRef& r) const;
+  // Blocks the calling actor until `r` has completed.
+  void wait(const OpRef& r, simgrid::s4u::Semaphore* me);
+  void complete(GpuState& g, int stream, const FetchedOp& op, double start, double end);
+
+  void comm_started(GpuState& g, int stream);
+  // `moving`: the op's flow intervals, merged.
+  void comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving);
+  simgrid::s4u::Mailbox* mailbox(GpuState& g, uint32_t src, uint32_t dst, uint8_t channel);
+
+  // Records the first error and stops the simulation.
+  void fail(const std::string& what);
+  // Empty if every stream ran to its end; else a description of where it got stuck.
+  std::string check_finished() const;
+
+  const Workload& workload;
+  SimOptions options;
+  double fp8_flops = 0, bf16_flops = 0;
+  bool sm_tax = false;
+  double t_start = 0;
+  std::vector<GpuState> gpus;
+  uint64_t activities = 0;
+  uint64_t ops_done = 0;
+  std::vector<Span> spans;
+  std::string error;
+
+ private:
+  void check_ref(const OpRef& r) const;
+  void generate_piece(GpuState& g);
+};
+
+}  // namespace stepsim::engine

@@ -1,0 +1,109 @@
+// The unit the engine replays: one op on one stream of one GPU. Kept small (tens of millions of
+// them for a DeepSeek step): no strings, no per-op heap memory; dependencies and flows live in
+// per-stream side arrays that are consumed in order.
+#pragma once
+
+#include <cstdint>
+
+namespace stepsim::engine {
+
+// What an op does, for reports and traces. The comm kinds map to classes (ep / pp / dp).
+enum class OpKind : uint8_t {
+  // compute: whole pipeline chunks (synthetic workload)
+  Forward,
+  Backward,         // input and weight gradient together
+  BackwardInput,    // input gradient only (zero-bubble split)
+  WeightGrad,       // deferred weight gradient
+  ForwardBackward,  // an overlapped F&B pair as one block
+  // compute: model layers
+  Attention,
+  DenseMlp,
+  MoeGemm,
+  SharedExpert,
+  Router,
+  Embedding,
+  Head,
+  NonMatmul,
+  Optimizer,
+  OtherCompute,
+  // communication
+  PpSend,
+  PpRecv,
+  PpSendRecv,
+  EpDispatch,
+  EpCombine,
+  DpAllGather,
+  DpReduceScatter,
+  DpAllReduce,
+  FsdpAllGather,
+  FsdpReduceScatter,
+  OtherComm,
+  Count_
+};
+
+enum class CommClass : uint8_t { None, Ep, Pp, Dp, Other };
+
+enum class Phase : uint8_t { None, Forward, Backward, Weight };
+
+const char* to_string(OpKind k);
+const char* to_string(Phase p);
+CommClass comm_class(OpKind k);
+bool is_comm_kind(OpKind k);
+
+inline constexpr uint16_t kNoIndex = 0xFFFF;
+
+// Reporting label. For an F&B pair the forward half is (microbatch, chunk) and the backward half
+// (microbatch2, chunk2); elsewhere the *2 fields are unused.
+struct Tag {
+  OpKind kind = OpKind::OtherCompute;
+  Phase phase = Phase::None;
+  uint8_t chunk = 0;
+  uint8_t chunk2 = 0;
+  uint16_t microbatch = kNoIndex;
+  uint16_t microbatch2 = kNoIndex;
+  uint16_t layer = kNoIndex;
+};
+
+// "Op `seq` (0-based, in stream order) of stream `stream` on GPU `gpu` has completed."
+// Local dependencies point at another stream of the same GPU, remote ones at another GPU
+// (a pure synchronisation: no data, no time).
+struct OpRef {
+  uint32_t gpu_stream = 0;  // gpu << 8 | stream
+  uint32_t seq = 0;
+
+  OpRef() = default;
+  OpRef(uint32_t gpu, uint32_t stream, uint32_t seq_) : gpu_stream(gpu << 8 | stream), seq(seq_) {}
+  uint32_t gpu() const { return gpu_stream >> 8; }
+  uint32_t stream() const { return gpu_stream & 0xFF; }
+};
+
+// One transfer end. Outgoing: `peer` is the destination; incoming: the source (bytes unused).
+// Transfers between two GPUs are matched first-in first-out per channel, and move once both
+// ends' ops are running (both sides sit inside the communication kernel).
+struct FlowSpec {
+  double bytes = 0;
+  uint32_t peer = 0;
+  uint8_t channel = 0;
+};
+
+// How much compute an op holds; the sink turns it into FLOPs at the host's full (FP8) speed.
+// Seconds means "this long at full speed": the SM tax of concurrent communication stretches it.
+struct Work {
+  enum class Unit : uint8_t { Fp8Flops, Bf16Flops, Seconds };
+  Unit unit = Unit::Seconds;
+  double amount = 0;
+  static Work fp8(double flops) { return {Unit::Fp8Flops, flops}; }
+  static Work bf16(double flops) { return {Unit::Bf16Flops, flops}; }
+  static Work seconds(double s) { return {Unit::Seconds, s}; }
+};
+
+struct Op {
+  double flops = 0;  // compute: work at the host's pstate-0 speed; comm: unused
+  Tag tag;
+  uint16_t n_deps = 0;
+  uint16_t n_out = 0;  // outgoing flows
+  uint16_t n_in = 0;   // incoming flows
+  bool comm = false;
+};
+
+}  // namespace stepsim::engine

@@ -1,0 +1,97 @@
+#include "simulator/engine/stream_actors.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+namespace stepsim::engine {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+double now() { return sg4::Engine::get_clock(); }
+
+int payload_token;  // mailboxes carry a pointer; the data itself is only simulated
+
+}  // namespace
+
+// The idle split: while the compute stream waits for its next op's deps (from t0 to t1), every
+// local comm-stream op it waits on -- and the ops before it on that stream, which it waits on
+// implicitly -- reports its data-moving intervals (each flow from the moment both ends joined to
+// its end). Their union within [t0, t1] is exposed communication; the rest of the wait is bubble:
+// waiting for another GPU's compute (remote deps), for a peer to join a transfer, or for nothing.
+void run_compute_stream(EngineState& e, GpuState& g, sg4::Semaphore* wake) {
+  FetchedOp cur;
+  while (e.fetch(g, kComputeStream, cur, wake)) {
+    bool must_wait = false;
+    for (const OpRef& d : cur.deps) must_wait = must_wait || !e.is_done(d);
+    if (must_wait) {
+      const double t0 = now();
+      g.watching = true;
+      g.watched.clear();
+      for (const OpRef& d : cur.deps) {
+        if (d.gpu() != g.id || d.stream() == kComputeStream || e.is_done(d)) continue;
+        uint32_t& upto = g.streams[d.stream()].watch_upto;
+        upto = upto == kNoWatch ? d.seq : std::max(upto, d.seq);
+      }
+      for (const OpRef& d : cur.deps) e.wait(d, wake);
+      for (StreamState& st : g.streams) st.watch_upto = kNoWatch;
+      g.watching = false;
+      g.exposed_s += covered_within(g.watched, t0, now());
+    }
+    const double start = now();
+    if (cur.op.flops > 0) {
+      sg4::this_actor::execute(cur.op.flops);
+      ++e.activities;
+    }
+    const double end = now();
+    g.compute_s += end - start;
+    e.complete(g, kComputeStream, cur, start, end);
+  }
+}
+
+// A comm op is a kernel: it starts once its deps are done and the stream's previous op has ended,
+// posts all its sends and receives at once, and ends when every flow has.
+void run_comm_stream(EngineState& e, GpuState& g, int stream, sg4::Semaphore* wake) {
+  FetchedOp cur;
+  std::vector<sg4::CommPtr> comms;
+  std::vector<void*> received;
+  std::vector<Interval> moving;
+  StreamState& st = g.streams[size_t(stream)];
+  while (e.fetch(g, stream, cur, wake)) {
+    for (const OpRef& d : cur.deps) e.wait(d, wake);
+    const double start = now();
+    const size_t n_out = cur.op.n_out, n_in = cur.op.n_in;
+    if (n_out + n_in > 0) {
+      e.comm_started(g, stream);
+      comms.clear();
+      received.assign(n_in, nullptr);  // sized before posting: the gets write into it
+      for (size_t i = 0; i < n_out; ++i) {
+        const FlowSpec& f = cur.flows[i];
+        comms.push_back(e.mailbox(g, g.id, f.peer, f.channel)
+                            ->put_async(&payload_token, uint64_t(std::llround(f.bytes))));
+      }
+      for (size_t i = 0; i < n_in; ++i) {
+        const FlowSpec& f = cur.flows[n_out + i];
+        comms.push_back(e.mailbox(g, f.peer, g.id, f.channel)->get_async(&received[i]));
+      }
+      e.activities += n_out;  // a transfer is one activity, counted at its sender
+      sg4::Comm::wait_all(comms);
+
+      moving.clear();
+      for (const sg4::CommPtr& c : comms) moving.push_back({c->get_start_time(), c->get_finish_time()});
+      merge_intervals(moving);
+      e.comm_finished(g, stream, cur.op.tag.kind, moving);
+      if (g.watching && st.watch_upto != kNoWatch && cur.seq <= st.watch_upto)
+        g.watched.insert(g.watched.end(), moving.begin(), moving.end());
+      comms.clear();  // drop the activity references now, not at the next op
+    }
+    e.complete(g, stream, cur, start, now());
+  }
+}
+
+}  // namespace stepsim::engine

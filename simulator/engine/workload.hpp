@@ -1,0 +1,37 @@
+// What the engine replays: a workload says which platform it runs on and hands out one lazily
+// generated program per GPU. The engine knows SimGrid, not models; workloads know models, not
+// SimGrid.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "platforms/cluster_platform.hpp"
+#include "simulator/engine/op_sink.hpp"
+
+namespace stepsim::engine {
+
+// One GPU's ops, produced piece by piece (e.g. one schedule item at a time) as the engine needs
+// them, so a step with tens of millions of ops never sits in memory at once.
+class GpuProgram {
+ public:
+  virtual ~GpuProgram() = default;
+  // Appends the next piece of ops (on any of the GPU's streams; a piece may be empty) and returns
+  // true, or returns false when the program is over.
+  virtual bool emit_next(OpSink& sink) = 0;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::string name() const = 0;
+  virtual PlatformSpec platform() const = 0;  // GPU ids are the platform's (node * G + local)
+  virtual double bf16_flops() const = 0;      // BF16 FLOP/s of one GPU; FP8 is platform().gpu_flops
+  virtual int num_streams() const = 0;        // per GPU: 0 computes, 1.. communicate
+  virtual std::unique_ptr<GpuProgram> program(int64_t gpu) const = 0;
+  virtual double expected_ops() const { return 0; }     // for the progress line; 0 = unknown
+  virtual std::string mode() const { return "full"; }   // "full", or what was aggregated
+};
+
+}  // namespace stepsim::engine

@@ -1,0 +1,158 @@
+#include "simulator/report/sim_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "simulator/roofline/roofline_report.hpp"
+
+namespace stepsim {
+namespace {
+
+Spread spread(const SimResult& r, double RankResult::*field) {
+  Spread s{std::numeric_limits<double>::infinity(), 0, -std::numeric_limits<double>::infinity()};
+  for (const auto& rank : r.ranks) {
+    const double v = rank.*field;
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    s.mean += v;
+  }
+  if (r.ranks.empty()) return {};
+  s.mean /= double(r.ranks.size());
+  return s;
+}
+
+nlohmann::json spread_json(const Spread& s) { return {{"min", s.min}, {"mean", s.mean}, {"max", s.max}}; }
+
+std::string pct(double x) { return fmt::format("{:.1f} %", 100.0 * x); }
+
+}  // namespace
+
+StepSummary summarize(const SimResult& r) {
+  StepSummary s;
+  s.step = spread(r, &RankResult::step_time_s);
+  s.compute = spread(r, &RankResult::compute_s);
+  s.exposed = spread(r, &RankResult::exposed_comm_s);
+  s.bubble = spread(r, &RankResult::bubble_s);
+  s.critical_rank = r.critical_rank;
+  return s;
+}
+
+nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& roof) {
+  const StepSummary s = summarize(r);
+  nlohmann::json j;
+  j["step_time_s"] = r.step_time_s;
+  // Step-level compute / exposed / bubble are means over ranks (the roofline's "average GPU").
+  j["compute_s"] = s.compute.mean;
+  j["exposed_comm_s"] = s.exposed.mean;
+  j["bubble_s"] = s.bubble.mean;
+  j["exposed_comm_share"] = r.step_time_s > 0 ? s.exposed.mean / r.step_time_s : 0.0;
+  j["bubble_share_of_compute"] = s.compute.mean > 0 ? s.bubble.mean / s.compute.mean : 0.0;
+  j["ep_comm_s"] = r.ep_comm_s;
+  j["pp_comm_s"] = r.pp_comm_s;
+  j["dp_comm_s"] = r.dp_comm_s;
+  j["critical_rank"] = r.critical_rank;
+  j["tokens_per_s_per_gpu"] = r.step_time_s > 0 ? roof.tokens_per_step / r.step_time_s / double(plan.gpus()) : 0.0;
+  j["vs_roofline"] = roof.step_time_s > 0 ? r.step_time_s / roof.step_time_s - 1.0 : 0.0;
+  j["stats"] = {{"step_time_s", spread_json(s.step)},
+                {"compute_s", spread_json(s.compute)},
+                {"exposed_comm_s", spread_json(s.exposed)},
+                {"bubble_s", spread_json(s.bubble)}};
+  j["ranks"] = nlohmann::json::array();
+  for (const auto& rank : r.ranks)
+    j["ranks"].push_back({{"rank", rank.rank},
+                          {"step_time_s", rank.step_time_s},
+                          {"compute_s", rank.compute_s},
+                          {"exposed_comm_s", rank.exposed_comm_s},
+                          {"bubble_s", rank.bubble_s},
+                          {"ep_comm_s", rank.ep_comm_s},
+                          {"pp_comm_s", rank.pp_comm_s},
+                          {"dp_comm_s", rank.dp_comm_s}});
+  j["explanation"] = explain_difference(plan, r, roof);
+  j["roofline"] = roofline_json(plan, roof);
+  j["sim"] = {{"activities", r.activities}, {"ops", r.ops},      {"wall_s", r.wall_s},
+              {"mode", r.mode},             {"workload", r.workload}, {"schedule", r.schedule},
+              {"ranks_simulated", r.ranks.size()}};
+  return j;
+}
+
+std::string explain_difference(const Plan& plan, const SimResult& r, const Roofline& roof) {
+  const StepSummary s = summarize(r);
+  const double diff = r.step_time_s - roof.step_time_s;
+  if (roof.step_time_s <= 0 || std::abs(diff) <= 0.02 * roof.step_time_s) return "";
+  // Split the gap along the rank that sets the step: its compute, exposed comm and bubble against
+  // the roofline's perfect-overlap assumptions.
+  const RankResult* crit = nullptr;
+  for (const auto& rank : r.ranks)
+    if (rank.rank == r.critical_rank) crit = &rank;
+  if (!crit) return "";
+  std::string out = fmt::format("The simulated step is {:+.3f} s ({:+.1f} %) against the roofline. On the critical rank {}: ",
+                                diff, 100.0 * diff / roof.step_time_s, crit->rank);
+  const double d_compute = crit->compute_s - roof.compute_s;
+  const double d_exposed = crit->exposed_comm_s - roof.exposed_comm_s;
+  const double d_bubble = crit->bubble_s - roof.bubble_s;
+  std::vector<std::string> parts;
+  if (std::abs(d_compute) > 0.005 * roof.step_time_s)
+    parts.push_back(fmt::format(
+        "compute {:+.3f} s ({}; the roofline spreads FLOPs evenly, the pipeline gives this rank {:.3f} s against a mean of {:.3f} s{})",
+        d_compute, d_compute > 0 ? "more" : "less", crit->compute_s, s.compute.mean,
+        plan.hardware.comm_sms > 0 ? ", and communication kernels take SMs from compute while in flight" : ""));
+  if (std::abs(d_exposed) > 0.005 * roof.step_time_s)
+    parts.push_back(fmt::format(
+        "exposed communication {:+.3f} s (the roofline assumes every transfer hides behind compute; here the "
+        "compute stream waited {:.3f} s on data in flight, e.g. all-to-alls of layers with no other chunk to "
+        "overlap in warm-up and cool-down, and collectives at the step's end)",
+        d_exposed, crit->exposed_comm_s));
+  if (std::abs(d_bubble) > 0.005 * roof.step_time_s)
+    parts.push_back(fmt::format("bubble {:+.3f} s (the roofline's closed form assumes B = 2F and W = F per chunk; "
+                                "here the rank idled {:.3f} s waiting for other stages)",
+                                d_bubble, crit->bubble_s));
+  if (parts.empty()) parts.push_back("no single term dominates");
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  return out + ".";
+}
+
+std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof) {
+  const StepSummary s = summarize(r);
+  std::string out;
+  out += fmt::format("stepsim simulate: {} on {} x {} {} ({} GPUs), {} PP {} ({} stages), EP {}, DP {}, ZeRO-{}, {} "
+                     "microbatches; config {}\n",
+                     plan.model.name, plan.cluster.nodes, plan.cluster.gpus_per_node, plan.hardware.name, plan.gpus(),
+                     to_string(plan.parallel.schedule), plan.parallel.pp, plan.stages(), plan.parallel.ep, plan.dp(),
+                     plan.parallel.zero, plan.parallel.microbatches, plan.source);
+  out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s, NVLink {} GB/s per GPU "
+                     "per direction; {} of {} SMs for communication; non-matmul {} s per token-layer\n",
+                     plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
+                     plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms,
+                     plan.hardware.nonmatmul_s_per_token_layer);
+  out += fmt::format("replay: {} mode, {} ranks simulated, {} activities, {:.2f} s wall\n\n", r.mode, r.ranks.size(),
+                     r.activities, r.wall_s);
+  out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}{:>12}\n", "per rank (s)", "min", "mean", "max",
+                     fmt::format("rank {}", r.critical_rank), "roofline");
+  const RankResult* crit = nullptr;
+  for (const auto& rank : r.ranks)
+    if (rank.rank == r.critical_rank) crit = &rank;
+  const auto line = [&](const char* name, const Spread& sp, double crit_v, double roof_v) {
+    out += fmt::format("  {:<26}{:>10.3f}{:>10.3f}{:>10.3f}{:>10.3f}{:>12.3f}\n", name, sp.min, sp.mean, sp.max, crit_v,
+                       roof_v);
+  };
+  line("step time", s.step, crit ? crit->step_time_s : 0, roof.step_time_s);
+  line("compute", s.compute, crit ? crit->compute_s : 0, roof.compute_s);
+  line("exposed communication", s.exposed, crit ? crit->exposed_comm_s : 0, roof.exposed_comm_s);
+  line("bubble", s.bubble, crit ? crit->bubble_s : 0, roof.bubble_s);
+  out += fmt::format("\n  transfers busy on rank {} (s):  EP {:.3f} (roofline {:.3f})  PP {:.3f} (roofline {:.3f})  DP {:.3f} "
+                     "(roofline {:.3f})\n",
+                     r.critical_rank, r.ep_comm_s, roof.ep_comm_s, r.pp_comm_s, roof.pp_comm_s, r.dp_comm_s,
+                     roof.dp_comm_s);
+  out += fmt::format("\nstep: {:.3f} s simulated vs {:.3f} s roofline ({:+.1f} %); exposed communication {} of the step; "
+                     "bubble {} of compute; {:.0f} tokens/s/GPU\n",
+                     r.step_time_s, roof.step_time_s, 100.0 * (r.step_time_s / roof.step_time_s - 1.0),
+                     pct(s.exposed.mean / r.step_time_s), pct(s.bubble.mean / s.compute.mean),
+                     roof.tokens_per_step / r.step_time_s / double(plan.gpus()));
+  const std::string why = explain_difference(plan, r, roof);
+  if (!why.empty()) out += why + "\n";
+  return out;
+}
+
+}  // namespace stepsim

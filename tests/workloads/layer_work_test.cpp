@@ -1,0 +1,79 @@
+// The per-layer kernels must add up to the seed's step FLOPs, and the stage split must cover every
+// layer once with balanced pipeline ranks.
+#include <gtest/gtest.h>
+
+#include "simulator/config/config_loader.hpp"
+#include "workloads/deepseek/layer_partition.hpp"
+#include "workloads/deepseek/layer_work.hpp"
+
+namespace stepsim {
+namespace {
+
+Plan plan(std::vector<std::string> sets = {}) { return load_plan(default_config_path(), sets); }
+
+TEST(LayerWork, KernelsOfAllLayersAddUpToTheStepFlops) {
+  const Plan p = plan();
+  // Whole model for one 4096-token sequence, balanced routing (4096 x 8 rows per GPU).
+  double fp8 = 0, bf16 = 0;
+  for (int64_t l = 0; l < 61; ++l) {
+    const auto w = layer_work(p, l, 1.0, 4096.0 * 8);
+    for (const auto& part : w.parts) {
+      fp8 += part.flops(Precision::FP8);
+      bf16 += part.flops(Precision::BF16);
+    }
+  }
+  bf16 += 3 * lm_head_work(p, 1.0).flops(Precision::BF16);
+  // By hand: 6 N T with N = 36,625,618,432 minus norms (not matmuls: 61 x 16,384 + 7,168 final),
+  // plus the attention core (QK^T x4, PV x3, causal) and the MLA up-projection recompute.
+  const double t = 4096, n_matmul = 36'625'618'432.0 - 61 * 16384.0 - 7168;
+  const double qk = t * t * 128 * 192, pv = t * t * 128 * 128;  // 2 S^2/2 h d
+  const double attention = 61 * (4 * qk + 3 * pv);
+  const double recompute = 2 * 61 * (1536.0 * 128 * 192 + 512.0 * 128 * 256) * t;
+  EXPECT_NEAR(fp8 + bf16, 6 * n_matmul * t + attention + recompute, 1e-9 * (fp8 + bf16));
+  // BF16: routers (58 x (256 x 7168 + 256)) and LM head, forward and both backward GEMMs, plus attention.
+  const double bf16_params = 58 * (256.0 * 7168 + 256) + 129280.0 * 7168;
+  EXPECT_NEAR(bf16, 6 * bf16_params * t + attention, 1e-9 * bf16);
+}
+
+TEST(LayerWork, RoutedExpertRowsFollowTheTokenCount) {
+  const Plan p = plan();
+  const auto w = layer_work(p, 10, 1.0, 32768);
+  // DeepSeek's trace: fc1 over 32768 rows is 2 x 32768 x 7168 x 4096 = 1.92e12 FLOP; fc2 half of it.
+  double routed = 0;
+  for (const auto& k : w.part(LayerPart::MlpF).kernels)
+    if (k.name == "routed_experts") routed = k.flops;
+  EXPECT_NEAR(routed, 1.92e12 * 1.5, 0.01e12);
+  EXPECT_TRUE(w.moe);
+  EXPECT_FALSE(layer_work(p, 2, 1.0, 0).moe);  // first_k_dense_replace = 3
+}
+
+TEST(LayerPartition, CoversEveryLayerOnceAndBalancesRanks) {
+  const Plan p = plan();
+  const auto stages = partition_layers(p);
+  ASSERT_EQ(stages.size(), 16u);
+  int64_t next = 0;
+  for (const auto& s : stages) {
+    EXPECT_EQ(s.first, next);
+    EXPECT_GE(s.count, 1);
+    next += s.count;
+  }
+  EXPECT_EQ(next, 61);
+  EXPECT_TRUE(stages.back().has_lm_head);
+  // DualPipeV rank r holds stages r and 15 - r; every rank within 15 % of the mean cost.
+  std::vector<double> rank_cost(8, 0.0);
+  double total = 0;
+  for (int64_t s = 0; s < 16; ++s) {
+    double c = 0;
+    for (int64_t l = stages[size_t(s)].first; l < stages[size_t(s)].first + stages[size_t(s)].count; ++l)
+      c += layer_cost_s_per_token(p, l);
+    if (stages[size_t(s)].has_lm_head) c += lm_head_cost_s_per_token(p);
+    rank_cost[size_t(s < 8 ? s : 15 - s)] += c;
+    total += c;
+  }
+  for (double c : rank_cost) EXPECT_NEAR(c, total / 8, 0.15 * total / 8);
+  // The head costs about three layers at BF16, so the last stage keeps only a layer or two.
+  EXPECT_LE(stages.back().count, 2);
+}
+
+}  // namespace
+}  // namespace stepsim

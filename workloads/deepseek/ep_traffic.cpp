@@ -1,0 +1,110 @@
+#include "workloads/deepseek/ep_traffic.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace stepsim {
+
+double AllToAll::out_bytes() const {
+  double s = 0;
+  for (const auto& f : out) s += f.bytes;
+  return s;
+}
+
+double dispatch_bytes_per_token(const ModelConfig& m) {
+  return double(m.hidden_size) * 1.0 + double(m.hidden_size) / 128.0 * 4.0;
+}
+
+double combine_bytes_per_token(const ModelConfig& m) { return double(m.hidden_size) * 2.0; }
+
+EpLayout ep_layout(const Plan& plan, const RoutingStats& routing) {
+  EpLayout l;
+  const ModelConfig& m = plan.model;
+  const int64_t g = plan.cluster.gpus_per_node, ep = plan.parallel.ep;
+  l.ep_nodes = std::max<int64_t>(1, ep / g);
+  l.gpus_per_node_in_group = std::min(ep, g);
+  if (!m.is_moe()) return l;
+  // A GPU holding x of a token's experts: distinct GPUs among G when x experts land uniformly.
+  const auto distinct = [](double gpus, double experts) { return gpus * (1.0 - std::pow(1.0 - 1.0 / gpus, experts)); };
+  if (l.ep_nodes > 1) {
+    l.node_touch_prob = routing.mean_nodes / double(l.ep_nodes);
+    const double experts_per_touched_node = double(m.num_experts_per_tok) / routing.mean_nodes;
+    l.gpus_per_touched_node = distinct(double(g), experts_per_touched_node);
+  } else {
+    l.node_touch_prob = 1.0;
+    l.gpu_touch_prob = distinct(double(ep), double(m.num_experts_per_tok)) / double(ep);
+  }
+  return l;
+}
+
+AllToAll ep_all_to_all(const Plan& plan, const EpLayout& l, int64_t gpu, const TokensOf& tokens_of,
+                       double bytes_per_copy) {
+  AllToAll a;
+  if (!plan.model.is_moe() || plan.parallel.ep == 1) return a;
+  const int64_t g = plan.cluster.gpus_per_node;
+  const int64_t node = gpu / g, local = gpu % g;
+  if (l.ep_nodes == 1) {
+    // The whole group is inside the node: every copy goes straight over NVLink.
+    const int64_t first = gpu / plan.parallel.ep * plan.parallel.ep;
+    for (int64_t peer = first; peer < first + plan.parallel.ep; ++peer) {
+      if (peer == gpu) continue;
+      a.out.push_back({peer, tokens_of(gpu) * l.gpu_touch_prob * bytes_per_copy});
+      a.in.push_back({peer, tokens_of(peer) * l.gpu_touch_prob * bytes_per_copy});
+    }
+    return a;
+  }
+  const int64_t first_node = node / l.ep_nodes * l.ep_nodes;
+  // Copies that reach rail `rail` of this node: one per token of each group node's GPU on that
+  // rail that needs this node. They go on to the local GPUs hosting one of their experts.
+  const auto arriving = [&](int64_t rail) {
+    double sum = 0;
+    for (int64_t n = first_node; n < first_node + l.ep_nodes; ++n) sum += tokens_of(n * g + rail);
+    return sum * l.node_touch_prob;
+  };
+  const double nvlink_share = l.gpus_per_touched_node / double(g);
+  for (int64_t n = first_node; n < first_node + l.ep_nodes; ++n) {
+    if (n == node) continue;
+    const int64_t peer = n * g + local;
+    a.out.push_back({peer, tokens_of(gpu) * l.node_touch_prob * bytes_per_copy});
+    a.in.push_back({peer, tokens_of(peer) * l.node_touch_prob * bytes_per_copy});
+  }
+  const double forwarded_out = arriving(local) * nvlink_share * bytes_per_copy;
+  for (int64_t peer = node * g; peer < (node + 1) * g; ++peer) {
+    if (peer == gpu) continue;
+    a.out.push_back({peer, forwarded_out});
+    a.in.push_back({peer, arriving(peer % g) * nvlink_share * bytes_per_copy});
+  }
+  return a;
+}
+
+AllToAll ring_equivalent(const Plan& plan, const AllToAll& a, int64_t gpu) {
+  AllToAll r;
+  if (a.out.empty() && a.in.empty()) return r;
+  const int64_t g = plan.cluster.gpus_per_node, node = gpu / g;
+  const auto sum = [&](const std::vector<PeerFlow>& flows, bool remote) {
+    double s = 0;
+    for (const auto& f : flows)
+      if ((f.peer / g != node) == remote) s += f.bytes;
+    return s;
+  };
+  // Ring neighbours among the peers of each kind, in peer order (the group's own ordering).
+  const auto neighbours = [&](bool remote) {
+    std::vector<int64_t> ids = {gpu};
+    for (const auto& f : a.out)
+      if ((f.peer / g != node) == remote) ids.push_back(f.peer);
+    std::sort(ids.begin(), ids.end());
+    const auto it = std::find(ids.begin(), ids.end(), gpu);
+    const size_t i = size_t(it - ids.begin()), n = ids.size();
+    return std::pair{ids[(i + 1) % n], ids[(i + n - 1) % n]};
+  };
+  for (const bool remote : {true, false}) {
+    const double out = sum(a.out, remote), in = sum(a.in, remote);
+    if (out <= 0 && in <= 0) continue;
+    const auto [next, prev] = neighbours(remote);
+    r.out.push_back({next, out});
+    r.in.push_back({prev, in});
+  }
+  return r;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,97 @@
+#include "workloads/deepseek/layer_work.hpp"
+
+#include "workloads/model/model_params.hpp"
+
+namespace stepsim {
+
+std::string_view to_string(LayerPart p) {
+  static constexpr std::string_view names[] = {"attn_F", "mlp_F", "mlp_B", "attn_B", "mlp_W", "attn_W"};
+  return names[int(p)];
+}
+
+double PartWork::flops(Precision p) const {
+  double sum = 0;
+  for (const auto& k : kernels)
+    if (k.precision == p) sum += k.flops;
+  return sum;
+}
+
+double PartWork::seconds(const HardwareConfig& hw) const {
+  return flops(Precision::FP8) / (hw.fp8_tflops * 1e12) + flops(Precision::BF16) / (hw.bf16_tflops * 1e12) +
+         nonmatmul_s;
+}
+
+namespace {
+
+// Forward GEMM FLOPs of `params` weights over `rows` rows: one multiply-add per weight per row.
+double gemm(double params, double rows) { return 2.0 * params * rows; }
+
+}  // namespace
+
+LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double routed_rows) {
+  const ModelConfig& m = plan.model;
+  const ModelParams p = count_params(m);
+  const AttentionParams& a = p.attention;
+  const double t = sequences * double(plan.train.seq_len);
+  const auto core = attention_core_flops(m, plan.train.seq_len);
+  LayerWork w;
+  w.moe = m.is_moe() && layer >= m.first_k_dense_replace;
+  w.tokens = t;
+  w.routed_rows = w.moe ? routed_rows : 0;
+  const double nonmatmul = plan.hardware.nonmatmul_s_per_token_layer * t;
+
+  // Attention block: F runs each projection once; B computes input gradients (same FLOPs as F),
+  // recomputes the MLA up-projections, and runs the FlashAttention backward (QK^T-shaped 3 more
+  // times, PV-shaped 2 more); W computes weight gradients (same FLOPs as F).
+  auto& af = w.parts[int(LayerPart::AttnF)];
+  auto& ab = w.parts[int(LayerPart::AttnB)];
+  auto& aw = w.parts[int(LayerPart::AttnW)];
+  const std::pair<std::string_view, double> projections[] = {
+      {"q_down", double(a.q_down)}, {"kv_down", double(a.kv_down)}, {"q_up", double(a.q_up)},
+      {"kv_up", double(a.kv_up)},   {"attn_out", double(a.out)}};
+  for (const auto& [name, params] : projections) {
+    if (params == 0) continue;
+    af.kernels.push_back({name, gemm(params, t), Precision::FP8});
+    ab.kernels.push_back({name, gemm(params, t), Precision::FP8});
+    aw.kernels.push_back({name, gemm(params, t), Precision::FP8});
+  }
+  af.kernels.push_back({"attention_core", sequences * core.forward(), Precision::BF16});
+  ab.kernels.push_back({"attention_core_bwd", sequences * (3 * core.qk + 2 * core.pv), Precision::BF16});
+  if (p.recompute_per_layer > 0)
+    ab.kernels.push_back({"recompute_up_proj", gemm(double(p.recompute_per_layer), t), Precision::FP8});
+  if (w.moe) {
+    af.kernels.push_back({"router", gemm(double(p.router), t), Precision::BF16});
+    ab.kernels.push_back({"router", gemm(double(p.router), t), Precision::BF16});
+    aw.kernels.push_back({"router", gemm(double(p.router), t), Precision::BF16});
+  }
+  // Non-matmul kernels: about a third in forward, two thirds in backward (DeepSeek's trace:
+  // 2.7 ms of F, 5.3 ms of B per layer), split evenly between attention and MLP.
+  af.nonmatmul_s = nonmatmul / 6.0;
+  ab.nonmatmul_s = nonmatmul / 3.0;
+
+  // MLP block: dense FFN, or shared experts over all tokens plus routed experts over the rows
+  // this GPU's experts received.
+  auto& mf = w.parts[int(LayerPart::MlpF)];
+  auto& mb = w.parts[int(LayerPart::MlpB)];
+  auto& mw = w.parts[int(LayerPart::MlpW)];
+  std::vector<Kernel> mlp;
+  if (w.moe) {
+    if (p.shared_experts > 0) mlp.push_back({"shared_experts", gemm(double(p.shared_experts), t), Precision::FP8});
+    mlp.push_back({"routed_experts", gemm(double(p.expert), w.routed_rows), Precision::FP8});
+  } else {
+    mlp.push_back({"dense_ffn", gemm(double(p.dense_ffn), t), Precision::FP8});
+  }
+  mf.kernels = mb.kernels = mw.kernels = mlp;
+  mf.nonmatmul_s = nonmatmul / 6.0;
+  mb.nonmatmul_s = nonmatmul / 3.0;
+  return w;
+}
+
+PartWork lm_head_work(const Plan& plan, double sequences) {
+  const double t = sequences * double(plan.train.seq_len);
+  PartWork w;
+  w.kernels.push_back({"lm_head", gemm(double(plan.model.vocab_size * plan.model.hidden_size), t), Precision::BF16});
+  return w;
+}
+
+}  // namespace stepsim

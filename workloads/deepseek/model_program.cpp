@@ -1,0 +1,343 @@
+#include "workloads/deepseek/model_program.hpp"
+
+#include <algorithm>
+
+#include "schedules/pipeline_flow.hpp"
+#include "workloads/model/model_params.hpp"
+
+namespace stepsim {
+
+using engine::OpKind;
+using engine::OpRef;
+using engine::Phase;
+
+namespace {
+
+constexpr double kBf16Bytes = 2, kFp32Bytes = 4;
+
+Phase phase_of(LayerPart p) {
+  switch (p) {
+    case LayerPart::AttnF:
+    case LayerPart::MlpF: return Phase::Forward;
+    case LayerPart::AttnB:
+    case LayerPart::MlpB: return Phase::Backward;
+    case LayerPart::AttnW:
+    case LayerPart::MlpW: return Phase::Weight;
+  }
+  return Phase::None;
+}
+
+engine::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t layer) {
+  engine::Tag t;
+  t.kind = kind;
+  t.phase = phase;
+  t.chunk = uint8_t(ref.chunk);
+  t.microbatch = uint16_t(ref.mb);
+  t.layer = layer < 0 ? engine::kNoIndex : uint16_t(layer);
+  return t;
+}
+
+template <class... Refs>
+std::vector<OpRef> present(Refs... refs) {
+  std::vector<OpRef> out;
+  (
+      [&](const std::optional<OpRef>& r) {
+        if (r) out.push_back(*r);
+      }(refs),
+      ...);
+  return out;
+}
+
+// The compute op emitted last on this GPU (the producer of whatever the next step consumes).
+OpRef last_compute(const engine::OpSink& sink) {
+  const OpRef next = sink.next_ref(kStreamCompute);
+  return OpRef(next.gpu(), kStreamCompute, next.seq > 0 ? next.seq - 1 : 0);
+}
+
+}  // namespace
+
+ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
+    : engine::ScheduledGpuProgram(workload.schedule().program(workload.plan().parallel.schedule == Schedule::Fsdp
+                                                                   ? 0
+                                                                   : gpu / workload.plan().dp())),
+      w_(workload),
+      plan_(workload.plan()),
+      gpu_(gpu) {
+  fsdp_ = plan_.parallel.zero == 3;
+  rank_ = fsdp_ ? 0 : gpu / plan_.dp();
+  replica_ = gpu % plan_.dp();
+  dp_group_ = {rank_ * plan_.dp(), plan_.dp()};
+  // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.
+  final_grad_op_.assign(size_t(w_.schedule().chunks_per_rank()), -1);
+  for (size_t i = 0; i < items().size(); ++i) {
+    const auto& op = items()[i];
+    const bool grads = op.pass == sched::Pass::W || (op.has_backward() && !op.zero_bubble);
+    if (grads) final_grad_op_[size_t(op.bwd.chunk)] = int64_t(i);
+  }
+}
+
+ModelGpuProgram::Pass ModelGpuProgram::forward_pass(sched::ChunkRef ref) const {
+  Pass p;
+  p.ref = ref;
+  p.stage = w_.schedule().stage_of(rank_, ref.chunk);
+  const StageLayers& s = w_.stages()[size_t(p.stage)];
+  for (int64_t l = s.first; l < s.first + s.count; ++l) p.items.push_back(l);
+  if (s.has_lm_head) p.items.push_back(kHead);
+  return p;
+}
+
+ModelGpuProgram::Pass ModelGpuProgram::backward_pass(sched::ChunkRef ref, bool zero_bubble) const {
+  Pass p = forward_pass(ref);
+  std::reverse(p.items.begin(), p.items.end());
+  p.zero_bubble = zero_bubble;
+  return p;
+}
+
+void ModelGpuProgram::receive(Pass& pass, bool backward, engine::OpSink& sink) {
+  const auto& s = w_.schedule();
+  const auto t = backward ? sched::backward_input(s, rank_, pass.ref) : sched::forward_input(s, rank_, pass.ref);
+  if (!t) return;  // first stage, or the gradient starts from the local loss
+  if (t->peer_rank == rank_) {
+    // The V's turn on the last rank: the input was produced by this rank's other chunk.
+    const auto it = handoff_.find({backward, pass.ref.mb});
+    if (it != handoff_.end()) pass.last = it->second;
+    return;
+  }
+  const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) *
+                       double(plan_.model.hidden_size) * kBf16Bytes;
+  const engine::FlowSpec in{bytes, uint32_t(t->peer_rank * plan_.dp() + replica_), t->channel};
+  pass.last = sink.comm(kStreamPpRecv + t->channel, tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
+                        {}, std::span(&in, 1), std::span<const OpRef>{});
+}
+
+void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink) {
+  // Ops on the compute stream are ordered anyway; only a comm op needs an explicit dependency.
+  const auto& s = w_.schedule();
+  const auto t = backward ? sched::backward_output(s, rank_, pass.ref) : sched::forward_output(s, rank_, pass.ref);
+  if (!t) return;
+  if (t->peer_rank == rank_) {
+    if (pass.last) handoff_[{backward, pass.ref.mb}] = *pass.last;
+    return;
+  }
+  const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) *
+                       double(plan_.model.hidden_size) * kBf16Bytes;
+  const engine::FlowSpec out{bytes, uint32_t(t->peer_rank * plan_.dp() + replica_), t->channel};
+  const auto deps = present(pass.last);
+  sink.comm(kStreamPpSend + t->channel, tag(OpKind::PpSend, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
+            std::span(&out, 1), {}, std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                               const std::vector<OpRef>& deps) {
+  const PartCost& c = w_.cost(layer, part);
+  const double seqs = w_.sequences(gpu_, ref.mb);
+  // Balanced routing: this GPU's experts receive, on average, k rows per token of its EP group.
+  const double rows = w_.ep_group_mean_sequences(gpu_, ref.mb) * double(plan_.train.seq_len) *
+                      double(plan_.model.num_experts_per_tok);
+  const double fp8_rate = plan_.hardware.fp8_tflops * 1e12, bf16_rate = plan_.hardware.bf16_tflops * 1e12;
+  const double flops = c.fp8_flops_per_seq * seqs + c.routed_flops_per_row * rows +
+                       c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
+  const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
+  const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
+  return sink.compute(tag(kind, phase_of(part), ref, layer), engine::Work::fp8(flops), std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep) {
+  const double flops = w_.head_flops_per_seq() * w_.sequences(gpu_, ref.mb);
+  const auto deps = present(dep);
+  return sink.compute(tag(OpKind::Head, phase, ref, -1), engine::Work::bf16(flops), std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase, int64_t layer,
+                                  const sched::ChunkRef& ref, bool fp8_payload, OpRef dep) {
+  const double bytes_per_copy =
+      fp8_payload ? dispatch_bytes_per_token(plan_.model) : combine_bytes_per_token(plan_.model);
+  const double seq_len = double(plan_.train.seq_len);
+  const AllToAll a = ring_equivalent(
+      plan_,
+      ep_all_to_all(plan_, w_.ep_layout(), gpu_, [&](int64_t g) { return w_.sequences(g, ref.mb) * seq_len; },
+                    bytes_per_copy),
+      gpu_);
+  out_.clear();
+  in_.clear();
+  for (const auto& f : a.out) out_.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
+  for (const auto& f : a.in) in_.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
+  return sink.comm(kStreamEp, tag(kind, phase, ref, layer), out_, in_, {dep});
+}
+
+void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) {
+  const auto gathered = fsdp_gather(sink, item, Phase::Forward, std::nullopt);
+  if (item == kHead) {
+    f.last = head(sink, Phase::Forward, f.ref, f.last ? f.last : gathered);
+    return;
+  }
+  const OpRef attn = compute(sink, item, LayerPart::AttnF, f.ref, present(f.last, gathered));
+  if (!w_.layer_is_moe(item)) {
+    f.last = compute(sink, item, LayerPart::MlpF, f.ref, {});
+    return;
+  }
+  const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, f.ref, true, attn);
+  const OpRef m = compute(sink, item, LayerPart::MlpF, f.ref, {d});
+  f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, f.ref, false, m);
+}
+
+void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink) {
+  const auto gathered = fsdp_gather(sink, item, Phase::Backward, std::nullopt);
+  if (item == kHead) {
+    b.last = head(sink, Phase::Backward, b.ref, b.last ? b.last : gathered);
+    if (!b.zero_bubble) head(sink, Phase::Weight, b.ref, std::nullopt);
+    if (fsdp_) fsdp_reduce(sink, item, *b.last);
+    return;
+  }
+  const auto deps = present(b.last, gathered);
+  if (!w_.layer_is_moe(item)) {
+    compute(sink, item, LayerPart::MlpB, b.ref, deps);
+    if (!b.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
+  } else {
+    // Combine's gradient goes to the experts (FP8), dispatch's gradient comes back (BF16).
+    const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
+                                deps.empty() ? last_compute(sink) : deps.back());
+    const OpRef mb = compute(sink, item, LayerPart::MlpB, b.ref, {cb});
+    if (!b.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb);
+    b.last = compute(sink, item, LayerPart::AttnB, b.ref, {db});
+    if (!b.zero_bubble) {
+      const OpRef aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
+      if (fsdp_) fsdp_reduce(sink, item, aw);
+    }
+    return;
+  }
+  b.last = compute(sink, item, LayerPart::AttnB, b.ref, {});
+  if (!b.zero_bubble) {
+    const OpRef aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
+    if (fsdp_) fsdp_reduce(sink, item, aw);
+  }
+}
+
+void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_t bl, engine::OpSink& sink) {
+  const OpRef cb =
+      all_to_all(sink, OpKind::EpCombine, Phase::Backward, bl, b.ref, true, b.last ? *b.last : last_compute(sink));
+  const OpRef attn_f = compute(sink, fl, LayerPart::AttnF, f.ref, present(f.last));
+  const OpRef mlp_b = compute(sink, bl, LayerPart::MlpB, b.ref, {cb});
+  const OpRef df = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, fl, f.ref, true, attn_f);
+  if (!b.zero_bubble) compute(sink, bl, LayerPart::MlpW, b.ref, {});
+  const OpRef mlp_f = compute(sink, fl, LayerPart::MlpF, f.ref, {df});
+  const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, bl, b.ref, false, mlp_b);
+  b.last = compute(sink, bl, LayerPart::AttnB, b.ref, {db});
+  f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, fl, f.ref, false, mlp_f);
+  if (!b.zero_bubble) compute(sink, bl, LayerPart::AttnW, b.ref, {});
+}
+
+void ModelGpuProgram::weight_pass(sched::ChunkRef ref, engine::OpSink& sink) {
+  Pass b = backward_pass(ref, false);
+  for (const int64_t item : b.items) {
+    if (item == kHead) {
+      head(sink, Phase::Weight, ref, std::nullopt);
+      continue;
+    }
+    compute(sink, item, LayerPart::MlpW, ref, {});
+    compute(sink, item, LayerPart::AttnW, ref, {});
+  }
+}
+
+void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpSink& sink) {
+  switch (op.pass) {
+    case sched::Pass::F: {
+      Pass f = forward_pass(op.fwd);
+      receive(f, false, sink);
+      for (const int64_t item : f.items) forward_item(f, item, sink);
+      send(f, false, sink);
+      break;
+    }
+    case sched::Pass::B: {
+      Pass b = backward_pass(op.bwd, op.zero_bubble);
+      receive(b, true, sink);
+      for (const int64_t item : b.items) backward_item(b, item, sink);
+      send(b, true, sink);
+      break;
+    }
+    case sched::Pass::W: weight_pass(op.bwd, sink); break;
+    case sched::Pass::FB: {
+      Pass f = forward_pass(op.fwd);
+      Pass b = backward_pass(op.bwd, op.zero_bubble);
+      receive(f, false, sink);
+      receive(b, true, sink);
+      const size_t n = std::max(f.items.size(), b.items.size());
+      for (size_t k = 0; k < n; ++k) {
+        const int64_t fi = k < f.items.size() ? f.items[k] : kHead - 1;
+        const int64_t bi = k < b.items.size() ? b.items[k] : kHead - 1;
+        const bool both_moe = fi >= 0 && bi >= 0 && w_.layer_is_moe(fi) && w_.layer_is_moe(bi) && !fsdp_;
+        if (both_moe) {
+          overlapped_moe_layers(f, fi, b, bi, sink);
+          continue;
+        }
+        if (fi >= kHead) forward_item(f, fi, sink);
+        if (bi >= kHead) backward_item(b, bi, sink);
+      }
+      send(f, false, sink);
+      send(b, true, sink);
+      break;
+    }
+  }
+  // ZeRO-1: reduce-scatter a chunk's gradients as soon as they are final.
+  if (fsdp_) return;
+  for (size_t c = 0; c < final_grad_op_.size(); ++c) {
+    if (final_grad_op_[c] != int64_t(index)) continue;
+    const int64_t stage = w_.schedule().stage_of(rank_, int32_t(c));
+    const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, w_.stage_non_expert_params(stage),
+                                          w_.stage_expert_params_per_gpu(stage), kFp32Bytes);
+    reduce_scatters_.push_back(collective(sink, kStreamDpReduce, OpKind::DpReduceScatter, kChannelDpReduce, flows,
+                                          {last_compute(sink)}));
+  }
+}
+
+void ModelGpuProgram::finish(engine::OpSink& sink) {
+  if (fsdp_) return;
+  // After the (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
+  double non_expert = 0, expert = 0;
+  for (int32_t c = 0; c < w_.schedule().chunks_per_rank(); ++c) {
+    const int64_t stage = w_.schedule().stage_of(rank_, c);
+    non_expert += w_.stage_non_expert_params(stage);
+    expert += w_.stage_expert_params_per_gpu(stage);
+  }
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
+  out_.clear();
+  in_.clear();
+  for (const auto& f : flows.out) out_.push_back({f.bytes, uint32_t(f.peer), kChannelDpGather});
+  for (const auto& f : flows.in) in_.push_back({f.bytes, uint32_t(f.peer), kChannelDpGather});
+  sink.comm(kStreamDpGather, tag(OpKind::DpAllGather, Phase::None, {}, -1), out_, in_,
+            std::span<const OpRef>(reduce_scatters_));
+}
+
+OpRef ModelGpuProgram::collective(engine::OpSink& sink, int stream, OpKind kind, uint8_t channel,
+                                  const RingFlows& flows, std::initializer_list<OpRef> deps) {
+  out_.clear();
+  in_.clear();
+  for (const auto& f : flows.out) out_.push_back({f.bytes, uint32_t(f.peer), channel});
+  for (const auto& f : flows.in) in_.push_back({f.bytes, uint32_t(f.peer), channel});
+  return sink.comm(stream, tag(kind, Phase::None, {}, -1), out_, in_, deps);
+}
+
+std::optional<OpRef> ModelGpuProgram::fsdp_gather(engine::OpSink& sink, int64_t item, Phase phase,
+                                                  std::optional<OpRef>) {
+  if (!fsdp_) return std::nullopt;
+  const ModelParams p = count_params(plan_.model);
+  const double non_expert = item == kHead ? double(p.lm_head + p.final_norm)
+                                          : w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) : 0);
+  const double expert = item == kHead ? 0.0 : w_.layer_expert_params_per_gpu(item);
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
+  // Prefetch: the gather may run while the previous item computes (it only waits for the gather
+  // stream's previous op), so each layer's parameters arrive one layer ahead.
+  return collective(sink, kStreamDpGather, OpKind::FsdpAllGather, kChannelDpGather, flows, {});
+}
+
+void ModelGpuProgram::fsdp_reduce(engine::OpSink& sink, int64_t item, OpRef after) {
+  const ModelParams p = count_params(plan_.model);
+  const double non_expert = item == kHead ? double(p.lm_head + p.final_norm)
+                                          : w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) : 0);
+  const double expert = item == kHead ? 0.0 : w_.layer_expert_params_per_gpu(item);
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes);
+  collective(sink, kStreamDpReduce, OpKind::FsdpReduceScatter, kChannelDpReduce, flows, {after});
+}
+
+}  // namespace stepsim

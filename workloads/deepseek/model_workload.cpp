@@ -1,0 +1,103 @@
+#include "workloads/deepseek/model_workload.hpp"
+
+#include <fmt/format.h>
+
+#include "platforms/cluster_platform.hpp"
+#include "workloads/deepseek/local_batch.hpp"
+#include "workloads/deepseek/model_program.hpp"
+#include "workloads/model/model_params.hpp"
+
+namespace stepsim {
+
+ModelWorkload::ModelWorkload(const Plan& plan)
+    : plan_(plan),
+      schedule_(sched::make_schedule(plan.parallel.schedule, plan.parallel.pp, plan.parallel.microbatches)),
+      stages_(partition_layers(plan)),
+      routing_(routing_stats(plan)),
+      ep_layout_(stepsim::ep_layout(plan, routing_)) {
+  const int64_t layers = plan.model.num_hidden_layers;
+  const ModelParams params = count_params(plan.model);
+  costs_.resize(size_t(layers * kLayerParts));
+  for (int64_t l = 0; l < layers; ++l) {
+    const LayerWork one = layer_work(plan, l, 1.0, 0.0);
+    for (int part = 0; part < kLayerParts; ++part) {
+      PartCost& c = costs_[size_t(l * kLayerParts + part)];
+      c.fp8_flops_per_seq = one.parts[part].flops(Precision::FP8);
+      c.bf16_flops_per_seq = one.parts[part].flops(Precision::BF16);
+      c.nonmatmul_s_per_seq = one.parts[part].nonmatmul_s;
+      const bool mlp = part == int(LayerPart::MlpF) || part == int(LayerPart::MlpB) || part == int(LayerPart::MlpW);
+      if (mlp && one.moe) c.routed_flops_per_row = 2.0 * double(params.expert);
+    }
+  }
+  head_flops_per_seq_ = lm_head_work(plan, 1.0).flops(Precision::BF16);
+  uniform_batch_ = plan.train.global_batch % plan.dp() == 0 &&
+                   (plan.train.global_batch / plan.dp()) % plan.parallel.microbatches == 0;
+}
+
+ModelWorkload::~ModelWorkload() = default;
+
+std::string ModelWorkload::name() const { return plan_.model.name; }
+
+PlatformSpec ModelWorkload::platform() const { return platform_spec(plan_); }
+
+double ModelWorkload::bf16_flops() const { return plan_.hardware.bf16_tflops * 1e12; }
+
+std::unique_ptr<engine::GpuProgram> ModelWorkload::program(int64_t gpu) const {
+  return std::make_unique<ModelGpuProgram>(*this, gpu);
+}
+
+double ModelWorkload::expected_ops() const {
+  // Per layer and microbatch: 6 compute parts, 4 all-to-alls on MoE layers; per GPU.
+  const double moe = double(plan_.model.moe_layers()), dense = double(plan_.model.dense_layers());
+  const double per_mb_all_layers = 6 * (moe + dense) + 4 * moe;
+  const double per_gpu = per_mb_all_layers * double(plan_.parallel.microbatches) / double(plan_.parallel.pp);
+  return per_gpu * double(plan_.gpus());
+}
+
+std::string ModelWorkload::mode() const { return "full"; }
+
+bool ModelWorkload::layer_is_moe(int64_t layer) const {
+  return plan_.model.is_moe() && layer >= plan_.model.first_k_dense_replace;
+}
+
+double ModelWorkload::layer_non_expert_params(int64_t layer) const {
+  const ModelParams p = count_params(plan_.model);
+  return double(layer_is_moe(layer) ? p.moe_layer_non_expert() : p.dense_layer());
+}
+
+double ModelWorkload::layer_expert_params_per_gpu(int64_t layer) const {
+  if (!layer_is_moe(layer)) return 0;
+  const ModelParams p = count_params(plan_.model);
+  return double(p.routed_experts_per_layer()) / double(plan_.parallel.ep);
+}
+
+double ModelWorkload::stage_non_expert_params(int64_t stage) const {
+  const ModelParams p = count_params(plan_.model);
+  const StageLayers& s = stages_[size_t(stage)];
+  double sum = 0;
+  for (int64_t l = s.first; l < s.first + s.count; ++l) sum += layer_non_expert_params(l);
+  if (stage == 0) sum += double(p.embedding);
+  if (s.has_lm_head) sum += double(p.lm_head + p.final_norm);
+  return sum;
+}
+
+double ModelWorkload::stage_expert_params_per_gpu(int64_t stage) const {
+  const StageLayers& s = stages_[size_t(stage)];
+  double sum = 0;
+  for (int64_t l = s.first; l < s.first + s.count; ++l) sum += layer_expert_params_per_gpu(l);
+  return sum;
+}
+
+double ModelWorkload::sequences(int64_t gpu, int64_t mb) const {
+  return double(microbatch_sequences(plan_, gpu % plan_.dp(), mb));
+}
+
+double ModelWorkload::ep_group_mean_sequences(int64_t gpu, int64_t mb) const {
+  if (uniform_batch_) return sequences(gpu, mb);
+  const int64_t ep = plan_.parallel.ep, first = gpu / ep * ep;
+  double sum = 0;
+  for (int64_t g = first; g < first + ep; ++g) sum += sequences(g, mb);
+  return sum / double(ep);
+}
+
+}  // namespace stepsim

@@ -1,0 +1,86 @@
+// The model workload: turns a Plan (DeepSeek-V3 or any HF-style dense / MoE model) and its
+// schedule into each GPU's stream ops: per layer the attention and MLP GEMMs with their FLOPs and
+// precision, MoE dispatch and combine as real transfers over the EP group, pipeline sends of the
+// residual stream, and the data-parallel collectives (ZeRO-1 at the end of the step, or FSDP's
+// per-layer all-gathers and reduce-scatters).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "schedules/schedule.hpp"
+#include "simulator/config/plan.hpp"
+#include "simulator/engine/workload.hpp"
+#include "workloads/deepseek/ep_traffic.hpp"
+#include "workloads/deepseek/layer_partition.hpp"
+#include "workloads/deepseek/layer_work.hpp"
+#include "workloads/routing/routing_stats.hpp"
+
+namespace stepsim {
+
+// Streams of every GPU. A pipeline transfer gets one stream per channel (direction x sending
+// chunk) on each side, so a receive that waits for its producer never blocks sends or receives
+// of other channels queued behind it (DualPipe posts them as independent P2P ops).
+enum ModelStream : int {
+  kStreamCompute = 0,
+  kStreamEp = 1,          // DeepEP dispatch / combine
+  kStreamPpSend = 2,      // + channel (0..3)
+  kStreamPpRecv = 6,      // + channel (0..3)
+  kStreamDpGather = 10,   // ZeRO / FSDP all-gathers
+  kStreamDpReduce = 11,   // ZeRO / FSDP reduce-scatters
+  kModelStreams = 12
+};
+
+// Transfer channels: pipeline channels are 0..3 (sched::pipeline_channel).
+inline constexpr uint8_t kChannelEp = 8, kChannelDpGather = 9, kChannelDpReduce = 10;
+
+// Per-sequence costs of one layer part, so any microbatch size scales them linearly.
+struct PartCost {
+  double fp8_flops_per_seq = 0;
+  double bf16_flops_per_seq = 0;
+  double nonmatmul_s_per_seq = 0;
+  double routed_flops_per_row = 0;  // routed-expert GEMMs (MLP parts of MoE layers)
+};
+
+class ModelWorkload : public engine::Workload {
+ public:
+  explicit ModelWorkload(const Plan& plan);
+  ~ModelWorkload() override;
+
+  std::string name() const override;
+  PlatformSpec platform() const override;
+  double bf16_flops() const override;
+  int num_streams() const override { return kModelStreams; }
+  std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override;
+  double expected_ops() const override;
+  std::string mode() const override;
+
+  // Shared, read-only data the per-GPU programs use.
+  const Plan& plan() const { return plan_; }
+  const sched::Schedule& schedule() const { return *schedule_; }
+  const std::vector<StageLayers>& stages() const { return stages_; }
+  const EpLayout& ep_layout() const { return ep_layout_; }
+  const PartCost& cost(int64_t layer, LayerPart part) const { return costs_[size_t(layer * kLayerParts + int(part))]; }
+  double head_flops_per_seq() const { return head_flops_per_seq_; }
+  bool layer_is_moe(int64_t layer) const;
+  // Parameters of one stage held by each GPU (experts already divided over the EP group).
+  double stage_non_expert_params(int64_t stage) const;
+  double stage_expert_params_per_gpu(int64_t stage) const;
+  double layer_non_expert_params(int64_t layer) const;
+  double layer_expert_params_per_gpu(int64_t layer) const;
+  // Sequences GPU `gpu` runs in microbatch `mb`, and the mean over its EP group.
+  double sequences(int64_t gpu, int64_t mb) const;
+  double ep_group_mean_sequences(int64_t gpu, int64_t mb) const;
+
+ private:
+  Plan plan_;
+  std::unique_ptr<sched::Schedule> schedule_;
+  std::vector<StageLayers> stages_;
+  RoutingStats routing_;
+  EpLayout ep_layout_;
+  std::vector<PartCost> costs_;
+  double head_flops_per_seq_ = 0;
+  bool uniform_batch_ = true;
+};
+
+}  // namespace stepsim

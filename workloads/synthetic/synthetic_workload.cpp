@@ -1,0 +1,191 @@
+// Communication (send_bytes > 0): each pipeline channel (direction x sending chunk, see
+// sched::pipeline_channel) gets its own send stream and receive stream on every GPU, as DualPipe
+// posts independent P2P ops. A chunk op's receives are posted when the previous chunk op ends (the
+// moment DualPipe commits them) and the chunk op waits for them; its sends are posted when it ends
+// and nobody waits for them, though a send only moves once its receiver has posted the receive.
+// Transfers within a rank (DualPipeV's turn at rank P-1, a last stage's loss) cost nothing.
+#include "workloads/synthetic/synthetic_workload.hpp"
+
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "platforms/cluster_platform.hpp"
+#include "schedules/pipeline_flow.hpp"
+#include "simulator/engine/scheduled_program.hpp"
+
+namespace stepsim {
+namespace {
+
+using engine::FlowSpec;
+using engine::OpKind;
+using engine::OpRef;
+using engine::OpSink;
+using engine::Phase;
+using engine::Tag;
+using sched::ChunkOp;
+using sched::Pass;
+
+constexpr int kSendStream = 1;  // + channel
+constexpr int kRecvStream = 5;  // + channel
+constexpr int kStreams = 9;
+
+struct Costs {
+  double f_s, b_s, w_s, fb_s;
+  double of(const ChunkOp& op) const {
+    switch (op.pass) {
+      case Pass::F: return f_s;
+      case Pass::B: return op.zero_bubble ? b_s - w_s : b_s;
+      case Pass::W: return w_s;
+      case Pass::FB: return op.zero_bubble ? fb_s - w_s : fb_s;
+    }
+    return 0;
+  }
+};
+
+Tag chunk_tag(const ChunkOp& op) {
+  Tag t;
+  switch (op.pass) {
+    case Pass::F: t.kind = OpKind::Forward; t.phase = Phase::Forward; break;
+    case Pass::B:
+      t.kind = op.zero_bubble ? OpKind::BackwardInput : OpKind::Backward;
+      t.phase = Phase::Backward;
+      break;
+    case Pass::W: t.kind = OpKind::WeightGrad; t.phase = Phase::Weight; break;
+    case Pass::FB: t.kind = OpKind::ForwardBackward; t.phase = Phase::Forward; break;
+  }
+  const sched::ChunkRef& main = op.has_forward() ? op.fwd : op.bwd;
+  t.microbatch = uint16_t(main.mb);
+  t.chunk = uint8_t(main.chunk);
+  if (op.pass == Pass::FB) {
+    t.microbatch2 = uint16_t(op.bwd.mb);
+    t.chunk2 = uint8_t(op.bwd.chunk);
+  }
+  return t;
+}
+
+// Everything the per-rank programs share.
+struct Shared {
+  std::unique_ptr<sched::Schedule> schedule;
+  std::vector<std::vector<ChunkOp>> programs;  // per rank
+  std::optional<sched::ProducerIndex> producers;
+  Costs costs{};
+  double send_bytes = 0;
+};
+
+// Pipeline inputs of a chunk op that come from another rank.
+std::vector<sched::StageTransfer> remote_inputs(const sched::Schedule& s, int64_t rank, const ChunkOp& op) {
+  std::vector<sched::StageTransfer> v;
+  if (op.has_forward())
+    if (auto t = sched::forward_input(s, rank, op.fwd); t && t->peer_rank != rank) v.push_back(*t);
+  if (op.has_backward())
+    if (auto t = sched::backward_input(s, rank, op.bwd); t && t->peer_rank != rank) v.push_back(*t);
+  return v;
+}
+
+std::vector<sched::StageTransfer> remote_outputs(const sched::Schedule& s, int64_t rank, const ChunkOp& op) {
+  std::vector<sched::StageTransfer> v;
+  if (op.has_forward())
+    if (auto t = sched::forward_output(s, rank, op.fwd); t && t->peer_rank != rank) v.push_back(*t);
+  if (op.has_backward())
+    if (auto t = sched::backward_output(s, rank, op.bwd); t && t->peer_rank != rank) v.push_back(*t);
+  return v;
+}
+
+class SyntheticProgram final : public engine::ScheduledGpuProgram {
+ public:
+  SyntheticProgram(const Shared& sh, int64_t rank)
+      : ScheduledGpuProgram(sh.programs[size_t(rank)]), sh_(sh), rank_(rank) {}
+
+ protected:
+  void expand(const ChunkOp& op, size_t, OpSink& sink) override {
+    const Tag tag = chunk_tag(op);
+    const engine::Work work = engine::Work::seconds(sh_.costs.of(op));
+    const auto inputs = remote_inputs(*sh_.schedule, rank_, op);
+    if (sh_.send_bytes <= 0) {
+      // No communication: wait for the producing chunk ops themselves (compute stream seq = index).
+      deps_.clear();
+      for (const auto& in : inputs) {
+        const auto site = in.backward ? sh_.producers->backward(in.peer_stage, in.mb)
+                                      : sh_.producers->forward(in.peer_stage, in.mb);
+        deps_.push_back(OpRef(uint32_t(site.rank), engine::kComputeStream, uint32_t(site.index)));
+      }
+      sink.compute(tag, work, deps_);
+      return;
+    }
+    deps_.clear();
+    for (const auto& in : inputs) {
+      const FlowSpec from[] = {{0, uint32_t(in.peer_rank), in.channel}};
+      deps_.push_back(sink.comm(kRecvStream + in.channel, comm_tag(OpKind::PpRecv, in), {}, from,
+                                last_ ? std::span<const OpRef>(&*last_, 1) : std::span<const OpRef>()));
+    }
+    last_ = sink.compute(tag, work, deps_);
+    for (const auto& o : remote_outputs(*sh_.schedule, rank_, op)) {
+      const FlowSpec to[] = {{sh_.send_bytes, uint32_t(o.peer_rank), o.channel}};
+      sink.comm(kSendStream + o.channel, comm_tag(OpKind::PpSend, o), to, {}, {*last_});
+    }
+  }
+
+ private:
+  static Tag comm_tag(OpKind kind, const sched::StageTransfer& t) {
+    Tag tag;
+    tag.kind = kind;
+    tag.phase = t.backward ? Phase::Backward : Phase::Forward;
+    tag.microbatch = uint16_t(t.mb);
+    tag.chunk = uint8_t(t.channel % 2);  // the sending chunk
+    return tag;
+  }
+
+  const Shared& sh_;
+  int64_t rank_;
+  std::optional<OpRef> last_;  // the previous chunk op's compute
+  std::vector<OpRef> deps_;
+};
+
+class SyntheticWorkload final : public engine::Workload {
+ public:
+  explicit SyntheticWorkload(const Plan& plan) : plan_(plan) {
+    const int64_t P = plan.parallel.pp;
+    sh_.schedule = sched::make_schedule(plan.parallel.schedule, P, plan.parallel.microbatches);
+    for (int64_t r = 0; r < P; ++r) sh_.programs.push_back(sh_.schedule->program(r));
+    sh_.producers.emplace(*sh_.schedule, sh_.programs);
+    const WorkloadConfig& w = plan.workload;
+    sh_.costs = {w.f_s, w.b_s, w.w_s, w.fb_s > 0 ? w.fb_s : w.f_s + w.b_s};
+    if (w.w_s > w.b_s) throw std::invalid_argument("workload.w_s exceeds workload.b_s");
+    sh_.send_bytes = w.send_bytes;
+  }
+
+  std::string name() const override { return "synthetic"; }
+  PlatformSpec platform() const override {
+    PlatformSpec spec = platform_spec(plan_);
+    spec.nodes = plan_.parallel.pp;
+    spec.gpus_per_node = 1;
+    return spec;
+  }
+  double bf16_flops() const override { return plan_.hardware.bf16_tflops * 1e12; }
+  int num_streams() const override { return sh_.send_bytes > 0 ? kStreams : 1; }
+  std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override {
+    return std::make_unique<SyntheticProgram>(sh_, gpu);
+  }
+  double expected_ops() const override {
+    double n = 0;
+    for (int64_t r = 0; r < int64_t(sh_.programs.size()); ++r) {
+      n += double(sh_.programs[size_t(r)].size());
+      if (sh_.send_bytes > 0)  // a send and a receive per transfer
+        for (const ChunkOp& op : sh_.programs[size_t(r)]) n += 2.0 * double(remote_outputs(*sh_.schedule, r, op).size());
+    }
+    return n;
+  }
+
+ private:
+  Plan plan_;
+  Shared sh_;
+};
+
+}  // namespace
+
+std::unique_ptr<engine::Workload> make_synthetic_workload(const Plan& plan) {
+  return std::make_unique<SyntheticWorkload>(plan);
+}
+
+}  // namespace stepsim
