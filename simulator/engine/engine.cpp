@@ -69,12 +69,15 @@ SimResult collect(EngineState& e) {
   for (const GpuState& g : e.gpus) r.step_time_s = std::max(r.step_time_s, g.last_end - e.t_start);
   double most_loaded = -1;
   for (GpuState& g : e.gpus) {
+    if (!g.simulated) continue;
     RankResult rr;
     rr.rank = g.id;
     rr.step_time_s = r.step_time_s;
     rr.compute_s = g.compute_s;
-    rr.exposed_comm_s = g.exposed_s;
-    rr.bubble_s = r.step_time_s - g.compute_s - g.exposed_s;
+    // After its last compute op a GPU still waits for its own trailing collectives (e.g. the
+    // gradient reduce-scatter): exposed communication; idling for other GPUs stays bubble.
+    rr.exposed_comm_s = g.exposed_s + covered_within(g.comm_after_compute, g.compute_end, e.t_start + r.step_time_s);
+    rr.bubble_s = r.step_time_s - rr.compute_s - rr.exposed_comm_s;
     rr.ep_comm_s = g.comm_busy[size_t(CommClass::Ep)].total();
     rr.pp_comm_s = g.comm_busy[size_t(CommClass::Pp)].total();
     rr.dp_comm_s = g.comm_busy[size_t(CommClass::Dp)].total();
@@ -122,9 +125,11 @@ SimResult run(const Workload& workload, const SimOptions& options) {
     g.host = hosts[i];
     g.queues.resize(size_t(streams));
     g.streams.resize(size_t(streams));
-    g.program = workload.program(int64_t(i));
+    g.simulated = workload.simulated(int64_t(i));
+    if (g.simulated) g.program = workload.program(int64_t(i));
   }
   for (GpuState& g : e.gpus) {
+    if (!g.simulated) continue;
     for (int s = 0; s < streams; ++s) {
       wakes.push_back(sg4::Semaphore::create(0));
       sg4::Semaphore* wake = wakes.back().get();

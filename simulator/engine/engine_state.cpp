@@ -95,6 +95,12 @@ void EngineState::complete(GpuState& g, int stream, const FetchedOp& op, double 
   StreamState& st = g.streams[size_t(stream)];
   st.done = op.seq + 1;
   g.last_end = std::max(g.last_end, end);
+  if (stream == kComputeStream) {
+    g.compute_end = end;
+    std::erase_if(g.comm_after_compute, [end](const Interval& iv) { return iv.end <= end; });
+  } else if (op.op.n_out + op.op.n_in > 0 && comm_class(op.op.tag.kind) != CommClass::Pp) {
+    g.comm_after_compute.push_back({start, end});  // pipeline sends in the tail feed another stage
+  }
   ++ops_done;
   if (options.record_spans)
     spans.push_back({int32_t(g.id), uint8_t(stream), start - t_start, end - t_start, op.op.tag});
@@ -166,6 +172,7 @@ std::string EngineState::check_finished() const {
   int listed = 0;
   uint64_t stuck = 0;
   for (const GpuState& g : gpus) {
+    if (!g.simulated) continue;
     for (size_t s = 0; s < g.streams.size(); ++s) {
       const StreamState& st = g.streams[s];
       const bool finished = g.exhausted && g.queues[s].empty() && st.done == st.fetched;

@@ -60,6 +60,7 @@ struct GpuState {
   std::vector<StreamQueue> queues;  // ops emitted, not yet fetched (what the program's sink writes)
   std::vector<StreamState> streams;
   std::unique_ptr<GpuProgram> program;
+  bool simulated = true;   // false: a mirrored GPU in a reduced replay (no program, no actors)
   bool exhausted = false;  // the program has emitted everything
   int comm_in_flight = 0;  // comm ops running: > 0 means the SM tax applies
 
@@ -67,6 +68,10 @@ struct GpuState {
   double compute_s = 0;
   double exposed_s = 0;
   IntervalUnion comm_busy[5];  // data-moving time by CommClass
+  // Comm ops (start, end) that ended after the compute stream's latest op: once the program is over
+  // these are the collectives the step still waits for (its tail), exposed communication.
+  double compute_end = 0;
+  std::vector<Interval> comm_after_compute;
   bool watching = false;       // the compute stream is idle, waiting on its deps
   std::vector<Interval> watched;
 

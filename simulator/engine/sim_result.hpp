@@ -1,9 +1,10 @@
 // What one simulated step produces. Per rank (GPU), the step splits exactly into
 //   compute_s + exposed_comm_s + bubble_s == step_time_s
 // where compute_s is the compute stream's busy time, exposed_comm_s the part of its idle time
-// during which a transfer it waits for is moving data, and bubble_s the rest of its idle time
-// (waiting for another stage's compute, for a peer to join a transfer, or for the schedule,
-// including the idle tail until the whole step ends).
+// during which a communication kernel it waits for is running (a collective or all-to-all from
+// its start, peers' lateness included; a pipeline transfer while its data moves), and bubble_s the
+// rest of its idle time (waiting for another stage's compute or for the schedule, including the
+// idle tail until the whole step ends).
 #pragma once
 
 #include <cstdint>

@@ -21,9 +21,10 @@ int payload_token;  // mailboxes carry a pointer; the data itself is only simula
 
 // The idle split: while the compute stream waits for its next op's deps (from t0 to t1), every
 // local comm-stream op it waits on -- and the ops before it on that stream, which it waits on
-// implicitly -- reports its data-moving intervals (each flow from the moment both ends joined to
-// its end). Their union within [t0, t1] is exposed communication; the rest of the wait is bubble:
-// waiting for another GPU's compute (remote deps), for a peer to join a transfer, or for nothing.
+// implicitly -- reports when it occupied the GPU: a collective or all-to-all from its start (its
+// kernel runs, waiting for peers included), a pipeline transfer from the moment both ends joined
+// (before that the receiver waits for another stage's compute). Their union within [t0, t1] is
+// exposed communication; the rest of the wait is bubble: another stage, or the schedule.
 void run_compute_stream(EngineState& e, GpuState& g, sg4::Semaphore* wake) {
   FetchedOp cur;
   while (e.fetch(g, kComputeStream, cur, wake)) {
@@ -72,12 +73,22 @@ void run_comm_stream(EngineState& e, GpuState& g, int stream, sg4::Semaphore* wa
       received.assign(n_in, nullptr);  // sized before posting: the gets write into it
       for (size_t i = 0; i < n_out; ++i) {
         const FlowSpec& f = cur.flows[i];
-        comms.push_back(e.mailbox(g, g.id, f.peer, f.channel)
-                            ->put_async(&payload_token, uint64_t(std::llround(f.bytes))));
+        const GpuState& peer = e.gpus[f.peer];
+        const auto bytes = uint64_t(std::llround(f.bytes));
+        if (peer.simulated)
+          comms.push_back(e.mailbox(g, g.id, f.peer, f.channel)->put_async(&payload_token, bytes));
+        else  // mirrored peer: nobody posts the receive, so send straight to its host
+          comms.push_back(sg4::Comm::sendto_async(g.host, peer.host, bytes));
       }
       for (size_t i = 0; i < n_in; ++i) {
         const FlowSpec& f = cur.flows[n_out + i];
-        comms.push_back(e.mailbox(g, f.peer, g.id, f.channel)->get_async(&received[i]));
+        const GpuState& peer = e.gpus[f.peer];
+        if (peer.simulated) {
+          comms.push_back(e.mailbox(g, f.peer, g.id, f.channel)->get_async(&received[i]));
+        } else {  // the mirrored peer sends what this GPU expects, now
+          comms.push_back(sg4::Comm::sendto_async(peer.host, g.host, uint64_t(std::llround(f.bytes))));
+          ++e.activities;
+        }
       }
       e.activities += n_out;  // a transfer is one activity, counted at its sender
       sg4::Comm::wait_all(comms);
@@ -86,8 +97,15 @@ void run_comm_stream(EngineState& e, GpuState& g, int stream, sg4::Semaphore* wa
       for (const sg4::CommPtr& c : comms) moving.push_back({c->get_start_time(), c->get_finish_time()});
       merge_intervals(moving);
       e.comm_finished(g, stream, cur.op.tag.kind, moving);
-      if (g.watching && st.watch_upto != kNoWatch && cur.seq <= st.watch_upto)
-        g.watched.insert(g.watched.end(), moving.begin(), moving.end());
+      if (g.watching && st.watch_upto != kNoWatch && cur.seq <= st.watch_upto) {
+        // A collective or all-to-all kernel occupies the GPU from its start, waiting for slower
+        // peers included (what a profiler shows as communication); only a pipeline receive whose
+        // sender has not produced its data yet counts as bubble until the data moves.
+        if (comm_class(cur.op.tag.kind) == CommClass::Pp)
+          g.watched.insert(g.watched.end(), moving.begin(), moving.end());
+        else
+          g.watched.push_back({start, now()});
+      }
       comms.clear();  // drop the activity references now, not at the next op
     }
     e.complete(g, stream, cur, start, now());

@@ -30,6 +30,10 @@ class Workload {
   virtual double bf16_flops() const = 0;      // BF16 FLOP/s of one GPU; FP8 is platform().gpu_flops
   virtual int num_streams() const = 0;        // per GPU: 0 computes, 1.. communicate
   virtual std::unique_ptr<GpuProgram> program(int64_t gpu) const = 0;
+  // Reduced replays simulate a subset of the GPUs. A flow to or from a GPU outside it is mirrored:
+  // it runs between the two hosts as soon as the simulated side's op starts, with the bytes the
+  // op states, as if the absent GPU mirrored the simulated one (exact when they are symmetric).
+  virtual bool simulated(int64_t /*gpu*/) const { return true; }
   virtual double expected_ops() const { return 0; }     // for the progress line; 0 = unknown
   virtual std::string mode() const { return "full"; }   // "full", or what was aggregated
 };

@@ -1,6 +1,7 @@
-// Which layers each pipeline stage holds. Stages get contiguous layers so that every pipeline rank
-// carries about the same compute: the LM head on the last stage counts as the layers it costs,
-// which matters for DualPipeV, where rank 0 holds both the first and the last stage.
+// Which layers each pipeline stage holds. Stages get contiguous layers chosen so that the busiest
+// pipeline rank carries as little compute as possible: the LM head on the last stage counts as the
+// layers it costs, and under DualPipeV a rank's load is the sum of its two stages (rank 0 holds
+// both the first and the last).
 #pragma once
 
 #include <cstdint>

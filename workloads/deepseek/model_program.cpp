@@ -262,17 +262,23 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
       Pass b = backward_pass(op.bwd, op.zero_bubble);
       receive(f, false, sink);
       receive(b, true, sink);
-      const size_t n = std::max(f.items.size(), b.items.size());
-      for (size_t k = 0; k < n; ++k) {
-        const int64_t fi = k < f.items.size() ? f.items[k] : kHead - 1;
-        const int64_t bi = k < b.items.size() ? b.items[k] : kHead - 1;
-        const bool both_moe = fi >= 0 && bi >= 0 && w_.layer_is_moe(fi) && w_.layer_is_moe(bi) && !fsdp_;
-        if (both_moe) {
-          overlapped_moe_layers(f, fi, b, bi, sink);
-          continue;
+      // Pair MoE layers of the two chunks, whose all-to-alls need hiding; dense layers and the
+      // head have none and run on their own, in their chunk's order.
+      const auto moe = [&](int64_t item) { return item >= 0 && w_.layer_is_moe(item) && !fsdp_; };
+      size_t i = 0, j = 0;
+      while (i < f.items.size() || j < b.items.size()) {
+        const bool f_left = i < f.items.size(), b_left = j < b.items.size();
+        if (f_left && !moe(f.items[i])) {
+          forward_item(f, f.items[i++], sink);
+        } else if (b_left && !moe(b.items[j])) {
+          backward_item(b, b.items[j++], sink);
+        } else if (f_left && b_left) {
+          overlapped_moe_layers(f, f.items[i++], b, b.items[j++], sink);
+        } else if (f_left) {
+          forward_item(f, f.items[i++], sink);
+        } else {
+          backward_item(b, b.items[j++], sink);
         }
-        if (fi >= kHead) forward_item(f, fi, sink);
-        if (bi >= kHead) backward_item(b, bi, sink);
       }
       send(f, false, sink);
       send(b, true, sink);

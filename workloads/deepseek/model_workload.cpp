@@ -32,6 +32,9 @@ ModelWorkload::ModelWorkload(const Plan& plan)
   head_flops_per_seq_ = lm_head_work(plan, 1.0).flops(Precision::BF16);
   uniform_batch_ = plan.train.global_batch % plan.dp() == 0 &&
                    (plan.train.global_batch / plan.dp()) % plan.parallel.microbatches == 0;
+  // Every replica (and EP group) runs the same program on the same loads while routing is
+  // balanced and nothing perturbs a GPU, so by symmetry one stands for all; `auto` takes it.
+  reduced_ = plan.sim.mode != SimMode::Full;
 }
 
 ModelWorkload::~ModelWorkload() = default;
@@ -46,15 +49,33 @@ std::unique_ptr<engine::GpuProgram> ModelWorkload::program(int64_t gpu) const {
   return std::make_unique<ModelGpuProgram>(*this, gpu);
 }
 
+bool ModelWorkload::simulated(int64_t gpu) const {
+  if (!reduced_) return true;
+  if (plan_.parallel.zero == 3) return gpu < plan_.parallel.ep;  // one EP group holds both batch sizes
+  return gpu % plan_.dp() == 0;                                   // replica 0 of every stage
+}
+
 double ModelWorkload::expected_ops() const {
   // Per layer and microbatch: 6 compute parts, 4 all-to-alls on MoE layers; per GPU.
   const double moe = double(plan_.model.moe_layers()), dense = double(plan_.model.dense_layers());
   const double per_mb_all_layers = 6 * (moe + dense) + 4 * moe;
   const double per_gpu = per_mb_all_layers * double(plan_.parallel.microbatches) / double(plan_.parallel.pp);
-  return per_gpu * double(plan_.gpus());
+  const double simulated_gpus = !reduced_ ? double(plan_.gpus())
+                                 : plan_.parallel.zero == 3 ? double(plan_.parallel.ep)
+                                                            : double(plan_.parallel.pp);
+  return per_gpu * simulated_gpus;
 }
 
-std::string ModelWorkload::mode() const { return "full"; }
+std::string ModelWorkload::mode() const {
+  if (!reduced_) return "full";
+  if (plan_.parallel.zero == 3)
+    return fmt::format("reduced: EP group 0 ({} GPUs) simulated; the other {} groups mirror it (flows to them run "
+                       "against their hosts)",
+                       plan_.parallel.ep, plan_.gpus() / plan_.parallel.ep - 1);
+  return fmt::format("reduced: data-parallel replica 0 ({} GPUs, one per pipeline rank) simulated; the other {} "
+                     "replicas mirror it (EP and DP flows to them run against their hosts)",
+                     plan_.parallel.pp, plan_.dp() - 1);
+}
 
 bool ModelWorkload::layer_is_moe(int64_t layer) const {
   return plan_.model.is_moe() && layer >= plan_.model.first_k_dense_replace;

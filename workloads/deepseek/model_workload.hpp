@@ -54,6 +54,9 @@ class ModelWorkload : public engine::Workload {
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override;
   double expected_ops() const override;
   std::string mode() const override;
+  bool simulated(int64_t gpu) const override;
+  // Reduced replay: one data-parallel replica (PP plans) or one EP group (FSDP) stands for all.
+  bool reduced() const { return reduced_; }
 
   // Shared, read-only data the per-GPU programs use.
   const Plan& plan() const { return plan_; }
@@ -81,6 +84,7 @@ class ModelWorkload : public engine::Workload {
   std::vector<PartCost> costs_;
   double head_flops_per_seq_ = 0;
   bool uniform_batch_ = true;
+  bool reduced_ = false;
 };
 
 }  // namespace stepsim
