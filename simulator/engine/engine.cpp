@@ -78,6 +78,10 @@ SimResult collect(EngineState& e) {
     // gradient reduce-scatter): exposed communication; idling for other GPUs stays bubble.
     rr.exposed_comm_s = g.exposed_s + covered_within(g.comm_after_compute, g.compute_end, e.t_start + r.step_time_s);
     rr.bubble_s = r.step_time_s - rr.compute_s - rr.exposed_comm_s;
+    rr.exposed_ep_s = g.exposed_by_class[size_t(CommClass::Ep)];
+    rr.exposed_pp_s = g.exposed_by_class[size_t(CommClass::Pp)];
+    rr.exposed_dp_s = g.exposed_by_class[size_t(CommClass::Dp)] + (rr.exposed_comm_s - g.exposed_s);
+    rr.exposed_unpaired_s = g.exposed_unpaired;
     rr.ep_comm_s = g.comm_busy[size_t(CommClass::Ep)].total();
     rr.pp_comm_s = g.comm_busy[size_t(CommClass::Pp)].total();
     rr.dp_comm_s = g.comm_busy[size_t(CommClass::Dp)].total();

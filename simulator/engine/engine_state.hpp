@@ -74,6 +74,9 @@ struct GpuState {
   std::vector<Interval> comm_after_compute;
   bool watching = false;       // the compute stream is idle, waiting on its deps
   std::vector<Interval> watched;
+  std::vector<Interval> watched_by_class[5];  // the same intervals, by CommClass
+  double exposed_by_class[5] = {};          // exposed time per class (classes may overlap)
+  double exposed_unpaired = 0;              // exposed while the waiting op had no F&B partner
 
 
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes;  // (src, dst, channel) -> mailbox

@@ -53,7 +53,8 @@ bool is_comm_kind(OpKind k);
 inline constexpr uint16_t kNoIndex = 0xFFFF;
 
 // Reporting label. For an F&B pair the forward half is (microbatch, chunk) and the backward half
-// (microbatch2, chunk2); elsewhere the *2 fields are unused.
+// (microbatch2, chunk2); a model layer op inside an overlapped F&B pair names its partner chunk's
+// (microbatch2, chunk2). Elsewhere microbatch2 is kNoIndex: nothing overlaps the op.
 struct Tag {
   OpKind kind = OpKind::OtherCompute;
   Phase phase = Phase::None;

@@ -31,6 +31,13 @@ struct RankResult {
   double ep_comm_s = 0;
   double pp_comm_s = 0;
   double dp_comm_s = 0;
+  // Exposed communication by what the compute stream waited for (a wait on two kinds at once
+  // counts in both), and the part spent outside overlapped F&B pairs (warm-up, cool-down, lone
+  // chunks), where nothing else could hide the transfer.
+  double exposed_ep_s = 0;
+  double exposed_pp_s = 0;
+  double exposed_dp_s = 0;
+  double exposed_unpaired_s = 0;
 };
 
 struct Span {

@@ -34,6 +34,7 @@ void run_compute_stream(EngineState& e, GpuState& g, sg4::Semaphore* wake) {
       const double t0 = now();
       g.watching = true;
       g.watched.clear();
+      for (auto& v : g.watched_by_class) v.clear();
       for (const OpRef& d : cur.deps) {
         if (d.gpu() != g.id || d.stream() == kComputeStream || e.is_done(d)) continue;
         uint32_t& upto = g.streams[d.stream()].watch_upto;
@@ -42,7 +43,12 @@ void run_compute_stream(EngineState& e, GpuState& g, sg4::Semaphore* wake) {
       for (const OpRef& d : cur.deps) e.wait(d, wake);
       for (StreamState& st : g.streams) st.watch_upto = kNoWatch;
       g.watching = false;
-      g.exposed_s += covered_within(g.watched, t0, now());
+      const double exposed = covered_within(g.watched, t0, now());
+      g.exposed_s += exposed;
+      for (size_t c = 0; c < 5; ++c)
+        if (!g.watched_by_class[c].empty()) g.exposed_by_class[c] += covered_within(g.watched_by_class[c], t0, now());
+      // Ops of an overlapped F&B pair carry their partner's microbatch in microbatch2.
+      if (cur.op.tag.microbatch2 == kNoIndex) g.exposed_unpaired += exposed;
     }
     const double start = now();
     if (cur.op.flops > 0) {
@@ -101,10 +107,14 @@ void run_comm_stream(EngineState& e, GpuState& g, int stream, sg4::Semaphore* wa
         // A collective or all-to-all kernel occupies the GPU from its start, waiting for slower
         // peers included (what a profiler shows as communication); only a pipeline receive whose
         // sender has not produced its data yet counts as bubble until the data moves.
-        if (comm_class(cur.op.tag.kind) == CommClass::Pp)
+        auto& by_class = g.watched_by_class[size_t(comm_class(cur.op.tag.kind))];
+        if (comm_class(cur.op.tag.kind) == CommClass::Pp) {
           g.watched.insert(g.watched.end(), moving.begin(), moving.end());
-        else
+          by_class.insert(by_class.end(), moving.begin(), moving.end());
+        } else {
           g.watched.push_back({start, now()});
+          by_class.push_back({start, now()});
+        }
       }
       comms.clear();  // drop the activity references now, not at the next op
     }

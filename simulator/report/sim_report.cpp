@@ -55,6 +55,10 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   j["critical_rank"] = r.critical_rank;
   j["tokens_per_s_per_gpu"] = r.step_time_s > 0 ? roof.tokens_per_step / r.step_time_s / double(plan.gpus()) : 0.0;
   j["vs_roofline"] = roof.step_time_s > 0 ? r.step_time_s / roof.step_time_s - 1.0 : 0.0;
+  j["exposed_by_kind"] = {{"ep_s", spread(r, &RankResult::exposed_ep_s).mean},
+                          {"pp_s", spread(r, &RankResult::exposed_pp_s).mean},
+                          {"dp_s", spread(r, &RankResult::exposed_dp_s).mean},
+                          {"outside_fb_pairs_s", spread(r, &RankResult::exposed_unpaired_s).mean}};
   j["stats"] = {{"step_time_s", spread_json(s.step)},
                 {"compute_s", spread_json(s.compute)},
                 {"exposed_comm_s", spread_json(s.exposed)},
@@ -68,7 +72,11 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
                           {"bubble_s", rank.bubble_s},
                           {"ep_comm_s", rank.ep_comm_s},
                           {"pp_comm_s", rank.pp_comm_s},
-                          {"dp_comm_s", rank.dp_comm_s}});
+                          {"dp_comm_s", rank.dp_comm_s},
+                          {"exposed_ep_s", rank.exposed_ep_s},
+                          {"exposed_pp_s", rank.exposed_pp_s},
+                          {"exposed_dp_s", rank.exposed_dp_s},
+                          {"exposed_unpaired_s", rank.exposed_unpaired_s}});
   j["explanation"] = explain_difference(plan, r, roof);
   j["roofline"] = roofline_json(plan, roof);
   j["sim"] = {{"activities", r.activities}, {"ops", r.ops},      {"wall_s", r.wall_s},
@@ -98,12 +106,22 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
         "compute {:+.3f} s ({}; the roofline spreads FLOPs evenly, the pipeline gives this rank {:.3f} s against a mean of {:.3f} s{})",
         d_compute, d_compute > 0 ? "more" : "less", crit->compute_s, s.compute.mean,
         plan.hardware.comm_sms > 0 ? ", and communication kernels take SMs from compute while in flight" : ""));
-  if (std::abs(d_exposed) > 0.005 * roof.step_time_s)
-    parts.push_back(fmt::format(
-        "exposed communication {:+.3f} s (the roofline assumes every transfer hides behind compute; here the "
-        "compute stream waited {:.3f} s on data in flight, e.g. all-to-alls of layers with no other chunk to "
-        "overlap in warm-up and cool-down, and collectives at the step's end)",
-        d_exposed, crit->exposed_comm_s));
+  if (std::abs(d_exposed) > 0.005 * roof.step_time_s) {
+    std::string what = fmt::format("exposed communication {:+.3f} s (the roofline hides every transfer behind compute; "
+                                   "here the compute stream waited {:.3f} s on transfers: EP all-to-all {:.3f} s",
+                                   d_exposed, crit->exposed_comm_s, crit->exposed_ep_s);
+    if (plan.parallel.schedule == Schedule::DualPipeV)
+      what += fmt::format(", {:.3f} s of it outside overlapped F&B pairs, i.e. in the warm-up and cool-down chunks "
+                          "where no other chunk's compute can hide it",
+                          crit->exposed_unpaired_s);
+    what += fmt::format("; pipeline sends {:.3f} s{}; data-parallel collectives {:.3f} s{})", crit->exposed_pp_s,
+                        plan.parallel.schedule == Schedule::DualPipeV
+                            ? ", each F&B pair waiting for its neighbours' activations and gradients"
+                            : "",
+                        crit->exposed_dp_s, plan.parallel.zero == 3 ? ", FSDP's per-layer gathers and reductions"
+                                                                    : ", the ZeRO-1 all-gather at the step's end");
+    parts.push_back(what);
+  }
   if (std::abs(d_bubble) > 0.005 * roof.step_time_s)
     parts.push_back(fmt::format("bubble {:+.3f} s (the roofline's closed form assumes B = 2F and W = F per chunk; "
                                 "here the rank idled {:.3f} s waiting for other stages)",

@@ -27,8 +27,13 @@ Phase phase_of(LayerPart p) {
   return Phase::None;
 }
 
-engine::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t layer) {
+engine::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t layer,
+                const sched::ChunkRef* partner = nullptr) {
   engine::Tag t;
+  if (partner) {
+    t.microbatch2 = uint16_t(partner->mb);
+    t.chunk2 = uint8_t(partner->chunk);
+  }
   t.kind = kind;
   t.phase = phase;
   t.chunk = uint8_t(ref.chunk);
@@ -139,7 +144,8 @@ OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart pa
                        c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
   const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
-  return sink.compute(tag(kind, phase_of(part), ref, layer), engine::Work::fp8(flops), std::span<const OpRef>(deps));
+  return sink.compute(tag(kind, phase_of(part), ref, layer, partner_), engine::Work::fp8(flops),
+                      std::span<const OpRef>(deps));
 }
 
 OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep) {
@@ -150,19 +156,25 @@ OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::Chun
 
 OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase, int64_t layer,
                                   const sched::ChunkRef& ref, bool fp8_payload, OpRef dep) {
-  const double bytes_per_copy =
-      fp8_payload ? dispatch_bytes_per_token(plan_.model) : combine_bytes_per_token(plan_.model);
-  const double seq_len = double(plan_.train.seq_len);
-  const AllToAll a = ring_equivalent(
-      plan_,
-      ep_all_to_all(plan_, w_.ep_layout(), gpu_, [&](int64_t g) { return w_.sequences(g, ref.mb) * seq_len; },
-                    bytes_per_copy),
-      gpu_);
-  out_.clear();
-  in_.clear();
-  for (const auto& f : a.out) out_.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
-  for (const auto& f : a.in) in_.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
-  return sink.comm(kStreamEp, tag(kind, phase, ref, layer), out_, in_, {dep});
+  // The flows depend only on the payload and, when GPUs hold different batches, the microbatch:
+  // build them once per such key (this runs millions of times in a full replay).
+  const int64_t key = (w_.uniform_batch() ? 0 : int64_t(ref.mb) + 1) * 2 + (fp8_payload ? 1 : 0);
+  auto it = a2a_cache_.find(key);
+  if (it == a2a_cache_.end()) {
+    const double bytes_per_copy =
+        fp8_payload ? dispatch_bytes_per_token(plan_.model) : combine_bytes_per_token(plan_.model);
+    const double seq_len = double(plan_.train.seq_len);
+    const AllToAll a = ring_equivalent(
+        plan_,
+        ep_all_to_all(plan_, w_.ep_layout(), gpu_, [&](int64_t g) { return w_.sequences(g, ref.mb) * seq_len; },
+                      bytes_per_copy),
+        gpu_);
+    CachedFlows c;
+    for (const auto& f : a.out) c.out.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
+    for (const auto& f : a.in) c.in.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
+    it = a2a_cache_.emplace(key, std::move(c)).first;
+  }
+  return sink.comm(kStreamEp, tag(kind, phase, ref, layer, partner_), it->second.out, it->second.in, {dep});
 }
 
 void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) {
@@ -215,16 +227,33 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink)
 }
 
 void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_t bl, engine::OpSink& sink) {
+  // Tags name the partner chunk, so reports can tell overlapped waits from lone ones.
+  struct Partner {
+    const sched::ChunkRef*& slot;
+    ~Partner() { slot = nullptr; }
+  } reset{partner_};
+  partner_ = &b.ref;
+  const auto as_f = [&] { partner_ = &b.ref; };
+  const auto as_b = [&] { partner_ = &f.ref; };
+  as_b();
   const OpRef cb =
       all_to_all(sink, OpKind::EpCombine, Phase::Backward, bl, b.ref, true, b.last ? *b.last : last_compute(sink));
+  as_f();
   const OpRef attn_f = compute(sink, fl, LayerPart::AttnF, f.ref, present(f.last));
+  as_b();
   const OpRef mlp_b = compute(sink, bl, LayerPart::MlpB, b.ref, {cb});
+  as_f();
   const OpRef df = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, fl, f.ref, true, attn_f);
+  as_b();
   if (!b.zero_bubble) compute(sink, bl, LayerPart::MlpW, b.ref, {});
+  as_f();
   const OpRef mlp_f = compute(sink, fl, LayerPart::MlpF, f.ref, {df});
+  as_b();
   const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, bl, b.ref, false, mlp_b);
   b.last = compute(sink, bl, LayerPart::AttnB, b.ref, {db});
+  as_f();
   f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, fl, f.ref, false, mlp_f);
+  as_b();
   if (!b.zero_bubble) compute(sink, bl, LayerPart::AttnW, b.ref, {});
 }
 

@@ -72,6 +72,11 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   std::vector<engine::OpRef> reduce_scatters_;  // ZeRO-1, one per chunk
   std::map<std::pair<bool, int32_t>, engine::OpRef> handoff_;  // (backward, mb) -> last op, V's local turn
   std::vector<engine::FlowSpec> out_, in_;     // scratch
+  struct CachedFlows {
+    std::vector<engine::FlowSpec> out, in;
+  };
+  std::map<int64_t, CachedFlows> a2a_cache_;  // see all_to_all()
+  const sched::ChunkRef* partner_ = nullptr;   // while emitting an overlapped pair: the other chunk
 };
 
 }  // namespace stepsim

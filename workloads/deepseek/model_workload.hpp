@@ -57,6 +57,8 @@ class ModelWorkload : public engine::Workload {
   bool simulated(int64_t gpu) const override;
   // Reduced replay: one data-parallel replica (PP plans) or one EP group (FSDP) stands for all.
   bool reduced() const { return reduced_; }
+  // Every GPU runs every microbatch on the same number of sequences.
+  bool uniform_batch() const { return uniform_batch_; }
 
   // Shared, read-only data the per-GPU programs use.
   const Plan& plan() const { return plan_; }
