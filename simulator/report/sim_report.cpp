@@ -131,7 +131,43 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
   return out + ".";
 }
 
+namespace {
+
+// The synthetic pipeline's closed-form bubble with communication off: 1F1B (PP-1)(F+B); DualPipeV
+// (PP-1)(F&B+B-3W) (the DualPipe README's formula, exact for the worst rank when W = F).
+double synthetic_bubble_s(const Plan& plan) {
+  const auto& w = plan.workload;
+  const double p = double(plan.parallel.pp);
+  if (plan.parallel.schedule == Schedule::DualPipeV) {
+    const double fb = w.fb_s > 0 ? w.fb_s : w.f_s + w.b_s;
+    return (p - 1) * (fb + w.b_s - 3 * w.w_s);
+  }
+  return (p - 1) * (w.f_s + w.b_s);
+}
+
+std::string synthetic_text(const Plan& plan, const SimResult& r) {
+  const StepSummary s = summarize(r);
+  std::string out = fmt::format(
+      "stepsim simulate: synthetic {} pipeline, {} ranks, {} microbatches; per chunk F {} s, B {} s (W {} s), {} bytes "
+      "per send over {} GB/s\n",
+      to_string(plan.parallel.schedule), plan.parallel.pp, plan.parallel.microbatches, plan.workload.f_s,
+      plan.workload.b_s, plan.workload.w_s, plan.workload.send_bytes, plan.hardware.ib_GBps);
+  out += fmt::format("  {:<26}{:>12}{:>12}{:>12}\n", "per rank (s)", "min", "mean", "max");
+  const auto line = [&](const char* name, const Spread& sp) {
+    out += fmt::format("  {:<26}{:>12.6g}{:>12.6g}{:>12.6g}\n", name, sp.min, sp.mean, sp.max);
+  };
+  line("step time", s.step);
+  line("compute", s.compute);
+  line("exposed communication", s.exposed);
+  line("bubble", s.bubble);
+  out += fmt::format("closed-form bubble with communication off: {:.6g} s\n", synthetic_bubble_s(plan));
+  return out;
+}
+
+}  // namespace
+
 std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof) {
+  if (plan.workload.kind == WorkloadKind::Synthetic) return synthetic_text(plan, r);
   const StepSummary s = summarize(r);
   std::string out;
   out += fmt::format("stepsim simulate: {} on {} x {} {} ({} GPUs), {} PP {} ({} stages), EP {}, DP {}, ZeRO-{}, {} "
