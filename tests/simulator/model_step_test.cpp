@@ -17,6 +17,12 @@ SimResult simulate_plan(const Plan& plan) {
   return in_child([&] { return simulate(plan, SimOptions{true, false}); });
 }
 
+// The same plan in reduced and in full mode.
+Plan in_mode(std::vector<std::string> sets, const char* mode) {
+  sets.push_back(std::string("sim.mode=") + mode);
+  return model_plan(sets);
+}
+
 double mean(const SimResult& r, double RankResult::*f) {
   double s = 0;
   for (const auto& rank : r.ranks) s += rank.*f;
@@ -95,13 +101,8 @@ TEST(ModelStep, ReducedReplayMatchesFullReplay) {
   // 32 nodes, PP 4 DualPipeV, EP 32: 8 replicas of 4 ranks; full simulates all 256 GPUs.
   const std::vector<std::string> sets = {"cluster.nodes=32", "parallel.pp=4", "parallel.ep=32",
                                          "train.global_batch=512", "parallel.microbatches=8"};
-  auto with = [&](const char* mode) {
-    auto s = sets;
-    s.push_back(std::string("sim.mode=") + mode);
-    return model_plan(s);
-  };
-  const SimResult reduced = simulate_plan(with("reduced"));
-  const SimResult full = simulate_plan(with("full"));
+  const SimResult reduced = simulate_plan(in_mode(sets, "reduced"));
+  const SimResult full = simulate_plan(in_mode(sets, "full"));
   EXPECT_EQ(reduced.ranks.size(), 4u);
   EXPECT_EQ(full.ranks.size(), 256u);
   EXPECT_NEAR(reduced.step_time_s, full.step_time_s, 0.01 * full.step_time_s);
@@ -112,13 +113,8 @@ TEST(ModelStep, ReducedFsdpWithUnevenBatchMatchesFull) {
   // 192 sequences over 128 GPUs: 1.5 each, so half the GPUs run a lighter second round.
   const std::vector<std::string> sets = {"cluster.nodes=16", "parallel.pp=1", "schedule=fsdp", "parallel.zero=3",
                                          "parallel.ep=32", "train.global_batch=192", "parallel.microbatches=2"};
-  auto with = [&](const char* mode) {
-    auto s = sets;
-    s.push_back(std::string("sim.mode=") + mode);
-    return model_plan(s);
-  };
-  const SimResult reduced = simulate_plan(with("reduced"));
-  const SimResult full = simulate_plan(with("full"));
+  const SimResult reduced = simulate_plan(in_mode(sets, "reduced"));
+  const SimResult full = simulate_plan(in_mode(sets, "full"));
   EXPECT_EQ(reduced.ranks.size(), 32u);
   EXPECT_NEAR(reduced.step_time_s, full.step_time_s, 0.01 * full.step_time_s);
 }

@@ -178,7 +178,7 @@ OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase
 }
 
 void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) {
-  const auto gathered = fsdp_gather(sink, item, Phase::Forward, std::nullopt);
+  const auto gathered = fsdp_gather(sink, item);
   if (item == kHead) {
     f.last = head(sink, Phase::Forward, f.ref, f.last ? f.last : gathered);
     return;
@@ -194,7 +194,7 @@ void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) 
 }
 
 void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink) {
-  const auto gathered = fsdp_gather(sink, item, Phase::Backward, std::nullopt);
+  const auto gathered = fsdp_gather(sink, item);
   if (item == kHead) {
     b.last = head(sink, Phase::Backward, b.ref, b.last ? b.last : gathered);
     if (!b.zero_bubble) head(sink, Phase::Weight, b.ref, std::nullopt);
@@ -336,43 +336,39 @@ void ModelGpuProgram::finish(engine::OpSink& sink) {
     expert += w_.stage_expert_params_per_gpu(stage);
   }
   const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
-  out_.clear();
-  in_.clear();
-  for (const auto& f : flows.out) out_.push_back({f.bytes, uint32_t(f.peer), kChannelDpGather});
-  for (const auto& f : flows.in) in_.push_back({f.bytes, uint32_t(f.peer), kChannelDpGather});
-  sink.comm(kStreamDpGather, tag(OpKind::DpAllGather, Phase::None, {}, -1), out_, in_,
-            std::span<const OpRef>(reduce_scatters_));
+  collective(sink, kStreamDpGather, OpKind::DpAllGather, kChannelDpGather, flows, reduce_scatters_);
 }
 
 OpRef ModelGpuProgram::collective(engine::OpSink& sink, int stream, OpKind kind, uint8_t channel,
-                                  const RingFlows& flows, std::initializer_list<OpRef> deps) {
+                                  const RingFlows& flows, const std::vector<OpRef>& deps) {
   out_.clear();
   in_.clear();
   for (const auto& f : flows.out) out_.push_back({f.bytes, uint32_t(f.peer), channel});
   for (const auto& f : flows.in) in_.push_back({f.bytes, uint32_t(f.peer), channel});
-  return sink.comm(stream, tag(kind, Phase::None, {}, -1), out_, in_, deps);
+  return sink.comm(stream, tag(kind, Phase::None, {}, -1), out_, in_, std::span<const OpRef>(deps));
 }
 
-std::optional<OpRef> ModelGpuProgram::fsdp_gather(engine::OpSink& sink, int64_t item, Phase phase,
-                                                  std::optional<OpRef>) {
+std::pair<double, double> ModelGpuProgram::item_params(int64_t item) const {
+  // The head's stage also holds the final norm; layer 0's FSDP unit also holds the embedding.
+  const ModelParams& p = w_.params();
+  if (item == kHead) return {double(p.lm_head + p.final_norm), 0.0};
+  return {w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) : 0.0),
+          w_.layer_expert_params_per_gpu(item)};
+}
+
+std::optional<OpRef> ModelGpuProgram::fsdp_gather(engine::OpSink& sink, int64_t item) {
   if (!fsdp_) return std::nullopt;
-  const ModelParams p = count_params(plan_.model);
-  const double non_expert = item == kHead ? double(p.lm_head + p.final_norm)
-                                          : w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) : 0);
-  const double expert = item == kHead ? 0.0 : w_.layer_expert_params_per_gpu(item);
-  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
-  // Prefetch: the gather may run while the previous item computes (it only waits for the gather
-  // stream's previous op), so each layer's parameters arrive one layer ahead.
-  return collective(sink, kStreamDpGather, OpKind::FsdpAllGather, kChannelDpGather, flows, {});
+  const auto [non_expert, expert] = item_params(item);
+  // Prefetch: the gather waits only for the gather stream's previous op, so it runs while the
+  // previous item computes and each layer's parameters arrive one layer ahead.
+  return collective(sink, kStreamDpGather, OpKind::FsdpAllGather, kChannelDpGather,
+                    dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes), {});
 }
 
 void ModelGpuProgram::fsdp_reduce(engine::OpSink& sink, int64_t item, OpRef after) {
-  const ModelParams p = count_params(plan_.model);
-  const double non_expert = item == kHead ? double(p.lm_head + p.final_norm)
-                                          : w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) : 0);
-  const double expert = item == kHead ? 0.0 : w_.layer_expert_params_per_gpu(item);
-  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes);
-  collective(sink, kStreamDpReduce, OpKind::FsdpReduceScatter, kChannelDpReduce, flows, {after});
+  const auto [non_expert, expert] = item_params(item);
+  collective(sink, kStreamDpReduce, OpKind::FsdpReduceScatter, kChannelDpReduce,
+             dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes), {after});
 }
 
 }  // namespace stepsim

@@ -57,11 +57,11 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
                            const sched::ChunkRef& ref, bool fp8_payload, engine::OpRef dep);
 
   // FSDP: all-gather a layer's parameters one layer ahead, reduce-scatter its gradients after.
-  std::optional<engine::OpRef> fsdp_gather(engine::OpSink& sink, int64_t item, engine::Phase phase,
-                                           std::optional<engine::OpRef> after);
+  std::optional<engine::OpRef> fsdp_gather(engine::OpSink& sink, int64_t item);
   void fsdp_reduce(engine::OpSink& sink, int64_t item, engine::OpRef after);
+  std::pair<double, double> item_params(int64_t item) const;  // (non-expert, expert per GPU)
   engine::OpRef collective(engine::OpSink& sink, int stream, engine::OpKind kind, uint8_t channel,
-                           const RingFlows& flows, std::initializer_list<engine::OpRef> deps);
+                           const RingFlows& flows, const std::vector<engine::OpRef>& deps);
 
   const ModelWorkload& w_;
   const Plan& plan_;

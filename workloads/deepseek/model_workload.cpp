@@ -14,9 +14,10 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       schedule_(sched::make_schedule(plan.parallel.schedule, plan.parallel.pp, plan.parallel.microbatches)),
       stages_(partition_layers(plan)),
       routing_(routing_stats(plan)),
-      ep_layout_(stepsim::ep_layout(plan, routing_)) {
+      ep_layout_(stepsim::ep_layout(plan, routing_)),
+      params_(count_params(plan.model)) {
   const int64_t layers = plan.model.num_hidden_layers;
-  const ModelParams params = count_params(plan.model);
+  const ModelParams& params = params_;
   costs_.resize(size_t(layers * kLayerParts));
   for (int64_t l = 0; l < layers; ++l) {
     const LayerWork one = layer_work(plan, l, 1.0, 0.0);
@@ -82,18 +83,16 @@ bool ModelWorkload::layer_is_moe(int64_t layer) const {
 }
 
 double ModelWorkload::layer_non_expert_params(int64_t layer) const {
-  const ModelParams p = count_params(plan_.model);
-  return double(layer_is_moe(layer) ? p.moe_layer_non_expert() : p.dense_layer());
+  return double(layer_is_moe(layer) ? params_.moe_layer_non_expert() : params_.dense_layer());
 }
 
 double ModelWorkload::layer_expert_params_per_gpu(int64_t layer) const {
   if (!layer_is_moe(layer)) return 0;
-  const ModelParams p = count_params(plan_.model);
-  return double(p.routed_experts_per_layer()) / double(plan_.parallel.ep);
+  return double(params_.routed_experts_per_layer()) / double(plan_.parallel.ep);
 }
 
 double ModelWorkload::stage_non_expert_params(int64_t stage) const {
-  const ModelParams p = count_params(plan_.model);
+  const ModelParams& p = params_;
   const StageLayers& s = stages_[size_t(stage)];
   double sum = 0;
   for (int64_t l = s.first; l < s.first + s.count; ++l) sum += layer_non_expert_params(l);

@@ -14,6 +14,7 @@
 #include "workloads/deepseek/ep_traffic.hpp"
 #include "workloads/deepseek/layer_partition.hpp"
 #include "workloads/deepseek/layer_work.hpp"
+#include "workloads/model/model_params.hpp"
 #include "workloads/routing/routing_stats.hpp"
 
 namespace stepsim {
@@ -65,6 +66,7 @@ class ModelWorkload : public engine::Workload {
   const sched::Schedule& schedule() const { return *schedule_; }
   const std::vector<StageLayers>& stages() const { return stages_; }
   const EpLayout& ep_layout() const { return ep_layout_; }
+  const ModelParams& params() const { return params_; }
   const PartCost& cost(int64_t layer, LayerPart part) const { return costs_[size_t(layer * kLayerParts + int(part))]; }
   double head_flops_per_seq() const { return head_flops_per_seq_; }
   bool layer_is_moe(int64_t layer) const;
@@ -83,6 +85,7 @@ class ModelWorkload : public engine::Workload {
   std::vector<StageLayers> stages_;
   RoutingStats routing_;
   EpLayout ep_layout_;
+  ModelParams params_;
   std::vector<PartCost> costs_;
   double head_flops_per_seq_ = 0;
   bool uniform_batch_ = true;
