@@ -17,6 +17,7 @@ struct PlanArgs {
   std::vector<std::string> sets;
   bool json = false;
   bool quiet = false;
+  std::string trace;  // simulate: Chrome/Perfetto trace file
 };
 
 void add_plan_args(CLI::App* cmd, PlanArgs& a) {
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   add_plan_args(roofline, roof);
   auto* simulate = app.add_subcommand("simulate", "replay the step on a SimGrid platform");
   add_plan_args(simulate, sim);
+  simulate->add_option("--trace", sim.trace, "write a Chrome/Perfetto trace of every op to this file");
   auto* platform = app.add_subcommand("platform", "write the SimGrid platform XML for a config's cluster");
   platform->add_option("config", plat.config, "YAML config (default: workloads/deepseek-v3.yaml)");
   platform->add_option("--set", plat.sets, "override a config value: key=value");
@@ -60,7 +62,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*roofline) return stepsim::run_roofline(load(roof), roof.json);
-    if (*simulate) return stepsim::run_simulate(load(sim), sim.json, sim.quiet);
+    if (*simulate) return stepsim::run_simulate(load(sim), sim.json, sim.quiet, sim.trace);
     if (*platform) {
       const auto xml = stepsim::platform_xml(stepsim::platform_spec(load(plat)));
       if (out_path.empty()) {
