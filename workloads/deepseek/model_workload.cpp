@@ -57,14 +57,29 @@ bool ModelWorkload::simulated(int64_t gpu) const {
 }
 
 double ModelWorkload::expected_ops() const {
-  // Per layer and microbatch: 6 compute parts, 4 all-to-alls on MoE layers; per GPU.
-  const double moe = double(plan_.model.moe_layers()), dense = double(plan_.model.dense_layers());
-  const double per_mb_all_layers = 6 * (moe + dense) + 4 * moe;
-  const double per_gpu = per_mb_all_layers * double(plan_.parallel.microbatches) / double(plan_.parallel.pp);
-  const double simulated_gpus = !reduced_ ? double(plan_.gpus())
-                                 : plan_.parallel.zero == 3 ? double(plan_.parallel.ep)
-                                                            : double(plan_.parallel.pp);
-  return per_gpu * simulated_gpus;
+  // Count by emitting one GPU's program per pipeline rank (replicas and EP peers run programs of
+  // the same length): exact, and cheap next to replaying them.
+  const int64_t ranks = plan_.parallel.zero == 3 ? 1 : plan_.parallel.pp;
+  double total = 0;
+  for (int64_t r = 0; r < ranks; ++r) {
+    const int64_t gpu = r * plan_.dp();
+    std::vector<engine::StreamQueue> queues(static_cast<size_t>(kModelStreams));
+    engine::OpSink sink(uint32_t(gpu), queues, plan_.hardware.fp8_tflops * 1e12, bf16_flops());
+    const auto prog = program(gpu);
+    double ops = 0;
+    while (prog->emit_next(sink)) {
+      for (auto& q : queues) {  // drop what was counted, keeping the sequence numbers
+        ops += double(q.ops.size());
+        q.ops.clear();
+        q.deps.clear();
+        q.flows.clear();
+      }
+    }
+    const double gpus_like_this = double(plan_.gpus()) / double(ranks);
+    const double simulated = !reduced_ ? gpus_like_this : plan_.parallel.zero == 3 ? double(plan_.parallel.ep) : 1.0;
+    total += ops * simulated;
+  }
+  return total;
 }
 
 std::string ModelWorkload::mode() const {
