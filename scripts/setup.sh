@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what stepsim needs from Debian's archive (only the missing packages), then configures
 # and builds it in build/. Safe to run again: it does nothing that is already done.
+#   scripts/setup.sh [TARGET]   (default: everything, tests included)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +21,4 @@ fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" >&2
+cmake --build build -j "$jobs" ${1:+--target "$1"} >&2

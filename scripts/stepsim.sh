@@ -3,5 +3,5 @@
 # Extra arguments go to `stepsim simulate` (e.g. --json, --set schedule=1f1b).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh stepsim
 exec build/stepsim simulate "$@"

@@ -95,8 +95,10 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
   for (const auto& rank : r.ranks)
     if (rank.rank == r.critical_rank) crit = &rank;
   if (!crit) return "";
-  std::string out = fmt::format("The simulated step is {:+.3f} s ({:+.1f} %) against the roofline. On the critical rank {}: ",
-                                diff, 100.0 * diff / roof.step_time_s, crit->rank);
+  std::string out = fmt::format(
+      "The simulated step is {:+.3f} s ({:+.1f} %) against the roofline. On GPU {} (pipeline rank {}), which sets the "
+      "step: ",
+      diff, 100.0 * diff / roof.step_time_s, crit->rank, crit->rank / std::max<int64_t>(1, plan.dp()));
   const double d_compute = crit->compute_s - roof.compute_s;
   const double d_exposed = crit->exposed_comm_s - roof.exposed_comm_s;
   const double d_bubble = crit->bubble_s - roof.bubble_s;
@@ -180,10 +182,10 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
                      plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms,
                      plan.hardware.nonmatmul_s_per_token_layer);
-  out += fmt::format("replay: {} mode, {} ranks simulated, {} activities, {:.2f} s wall\n\n", r.mode, r.ranks.size(),
-                     r.activities, r.wall_s);
+  out += fmt::format("replay: {} GPUs simulated, {} SimGrid activities, {:.2f} s wall; mode {}\n\n", r.ranks.size(),
+                     r.activities, r.wall_s, r.mode);
   out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}{:>12}\n", "per rank (s)", "min", "mean", "max",
-                     fmt::format("rank {}", r.critical_rank), "roofline");
+                     fmt::format("GPU {}*", r.critical_rank), "roofline");
   const RankResult* crit = nullptr;
   for (const auto& rank : r.ranks)
     if (rank.rank == r.critical_rank) crit = &rank;
@@ -195,7 +197,8 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   line("compute", s.compute, crit ? crit->compute_s : 0, roof.compute_s);
   line("exposed communication", s.exposed, crit ? crit->exposed_comm_s : 0, roof.exposed_comm_s);
   line("bubble", s.bubble, crit ? crit->bubble_s : 0, roof.bubble_s);
-  out += fmt::format("\n  transfers busy on rank {} (s):  EP {:.3f} (roofline {:.3f})  PP {:.3f} (roofline {:.3f})  DP {:.3f} "
+  out += fmt::format("  (* the GPU that sets the step: pipeline rank {})\n", r.critical_rank / std::max<int64_t>(1, plan.dp()));
+  out += fmt::format("\n  transfers busy on GPU {} (s):  EP {:.3f} (roofline {:.3f})  PP {:.3f} (roofline {:.3f})  DP {:.3f} "
                      "(roofline {:.3f})\n",
                      r.critical_rank, r.ep_comm_s, roof.ep_comm_s, r.pp_comm_s, roof.pp_comm_s, r.dp_comm_s,
                      roof.dp_comm_s);
