@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -19,7 +20,10 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  const std::string err_file = ::testing::TempDir() + "stepsim_stderr.txt";
+  // One file per call: ctest runs the tests of this binary in parallel processes.
+  static int calls = 0;
+  const std::string err_file =
+      ::testing::TempDir() + "stepsim_stderr_" + std::to_string(getpid()) + "_" + std::to_string(calls++) + ".txt";
   const std::string cmd = std::string(STEPSIM_BINARY) + " " + args + " 2>" + err_file;
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -93,7 +97,7 @@ TEST(Cli, LongRunsReportProgressOnStderr) {
 }
 
 TEST(Cli, PlatformCommandWritesTheCommittedFile) {
-  const std::string path = ::testing::TempDir() + "platform.xml";
+  const std::string path = ::testing::TempDir() + "platform_" + std::to_string(getpid()) + ".xml";
   ASSERT_EQ(run("platform -o " + path).code, 0);
   std::ifstream a(path), b(std::string(STEPSIM_SOURCE_DIR) + "/platforms/h800-256x8.xml");
   std::stringstream sa, sb;
