@@ -5,12 +5,6 @@
 
 namespace stepsim {
 
-double AllToAll::out_bytes() const {
-  double s = 0;
-  for (const auto& f : out) s += f.bytes;
-  return s;
-}
-
 double dispatch_bytes_per_token(const ModelConfig& m) {
   return double(m.hidden_size) * 1.0 + double(m.hidden_size) / 128.0 * 4.0;
 }
@@ -22,7 +16,6 @@ EpLayout ep_layout(const Plan& plan, const RoutingStats& routing) {
   const ModelConfig& m = plan.model;
   const int64_t g = plan.cluster.gpus_per_node, ep = plan.parallel.ep;
   l.ep_nodes = std::max<int64_t>(1, ep / g);
-  l.gpus_per_node_in_group = std::min(ep, g);
   if (!m.is_moe()) return l;
   // A GPU holding x of a token's experts: distinct GPUs among G when x experts land uniformly.
   const auto distinct = [](double gpus, double experts) { return gpus * (1.0 - std::pow(1.0 - 1.0 / gpus, experts)); };

@@ -23,12 +23,10 @@ struct PeerFlow {
 struct AllToAll {
   std::vector<PeerFlow> out;  // IB to the same local rank of other nodes, NVLink to local GPUs
   std::vector<PeerFlow> in;   // what the peers send here
-  double out_bytes() const;
 };
 
 struct EpLayout {
   int64_t ep_nodes = 1;          // nodes an EP group spans
-  int64_t gpus_per_node_in_group = 1;
   double node_touch_prob = 0;    // chance a token needs a given node of its group
   double gpus_per_touched_node = 0;  // distinct GPUs a token needs on a node it touches
   double gpu_touch_prob = 0;     // EP inside one node: chance a token needs a given GPU

@@ -56,8 +56,6 @@ class ModelWorkload : public engine::Workload {
   double expected_ops() const override;
   std::string mode() const override;
   bool simulated(int64_t gpu) const override;
-  // Reduced replay: one data-parallel replica (PP plans) or one EP group (FSDP) stands for all.
-  bool reduced() const { return reduced_; }
   // Every GPU runs every microbatch on the same number of sequences.
   bool uniform_batch() const { return uniform_batch_; }
 
@@ -89,7 +87,7 @@ class ModelWorkload : public engine::Workload {
   std::vector<PartCost> costs_;
   double head_flops_per_seq_ = 0;
   bool uniform_batch_ = true;
-  bool reduced_ = false;
+  bool reduced_ = false;  // one data-parallel replica (PP plans) or one EP group (FSDP) stands for all
 };
 
 }  // namespace stepsim
