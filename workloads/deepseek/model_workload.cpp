@@ -36,6 +36,14 @@ ModelWorkload::ModelWorkload(const Plan& plan)
   // Every replica (and EP group) runs the same program on the same loads while routing is
   // balanced and nothing perturbs a GPU, so by symmetry one stands for all; `auto` takes it.
   reduced_ = plan.sim.mode != SimMode::Full;
+  // Uneven batches: each EP group's mean load per microbatch, asked for by every compute op.
+  if (!uniform_batch_) {
+    const int64_t ep = plan.parallel.ep, groups = plan.dp() / ep, m = plan.parallel.microbatches;
+    group_mean_sequences_.assign(static_cast<size_t>(groups * m), 0.0);
+    for (int64_t d = 0; d < plan.dp(); ++d)
+      for (int64_t mb = 0; mb < m; ++mb)
+        group_mean_sequences_[size_t(d / ep * m + mb)] += sequences(d, mb) / double(ep);
+  }
 }
 
 ModelWorkload::~ModelWorkload() = default;
@@ -129,10 +137,8 @@ double ModelWorkload::sequences(int64_t gpu, int64_t mb) const {
 
 double ModelWorkload::ep_group_mean_sequences(int64_t gpu, int64_t mb) const {
   if (uniform_batch_) return sequences(gpu, mb);
-  const int64_t ep = plan_.parallel.ep, first = gpu / ep * ep;
-  double sum = 0;
-  for (int64_t g = first; g < first + ep; ++g) sum += sequences(g, mb);
-  return sum / double(ep);
+  const int64_t group = gpu % plan_.dp() / plan_.parallel.ep;
+  return group_mean_sequences_[size_t(group * plan_.parallel.microbatches + mb)];
 }
 
 }  // namespace stepsim

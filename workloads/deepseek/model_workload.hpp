@@ -87,6 +87,7 @@ class ModelWorkload : public engine::Workload {
   std::vector<PartCost> costs_;
   double head_flops_per_seq_ = 0;
   bool uniform_batch_ = true;
+  std::vector<double> group_mean_sequences_;  // [EP group * microbatches + mb], uneven batches only
   bool reduced_ = false;  // one data-parallel replica (PP plans) or one EP group (FSDP) stands for all
 };
 
