@@ -23,6 +23,7 @@ PlatformSpec platform_spec(const Plan& plan) {
   spec.ib_latency_s = hw.ib_latency_s;
   spec.nvlink_latency_s = hw.nvlink_latency_s;
   spec.gpu_name = hw.name;
+  spec.stragglers = plan.scenario.stragglers;
   return spec;
 }
 

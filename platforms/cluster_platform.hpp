@@ -28,6 +28,8 @@ struct PlatformSpec {
   double ib_latency_s = 0;
   double nvlink_latency_s = 0;
   std::string gpu_name = "H800";
+  // Slow GPUs, NICs, NVLinks and NICs down (platforms/degraded_hardware.hpp); ids are this platform's.
+  std::vector<Straggler> stragglers;
 };
 
 PlatformSpec platform_spec(const Plan& plan);

@@ -6,6 +6,8 @@
 //   GPU a -> GPU b, same node : nvl-a_UP, nvl-b_DOWN
 //   GPU a -> gateway          : ib-a_UP      (gateway -> GPU a : ib-a_DOWN)
 // so a route between nodes is ib-a_UP, ib-b_DOWN and nothing else.
+// A GPU whose NIC is down (scenario.stragglers) reaches the gateway through GPU v of its node:
+//   GPU a -> gateway : nvl-a_UP, nvl-v_DOWN, ib-v_UP  (and back: ib-v_DOWN, nvl-v_UP, nvl-a_DOWN)
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,13 +17,17 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include <simgrid/kernel/ProfileBuilder.hpp>
+
 #include "platforms/cluster_platform.hpp"
+#include "platforms/degraded_hardware.hpp"
 
 namespace stepsim {
 namespace {
 
 namespace sg4 = simgrid::s4u;
 using Dir = sg4::LinkInRoute::Direction;
+using simgrid::kernel::profile::ProfileBuilder;
 
 struct GpuResources {
   sg4::Host* host = nullptr;
@@ -29,9 +35,16 @@ struct GpuResources {
   sg4::Link* ib = nullptr;
 };
 
-sg4::Link* split_duplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency) {
+// `degraded`: the bandwidth over time of a straggling link (both directions); SimGrid takes a
+// bandwidth profile only before the link is sealed.
+sg4::Link* split_duplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency,
+                        const Timeline& degraded = {}) {
   sg4::Link* link = zone->create_split_duplex_link(name, bandwidth);
   link->set_latency(latency);
+  if (!degraded.empty())
+    for (const char* half : {"_UP", "_DOWN"})
+      sg4::Link::by_name(name + half)
+          ->set_bandwidth_profile(ProfileBuilder::from_string("bw-" + name + half, profile_text(degraded), -1));
   return link->seal();
 }
 
@@ -39,7 +52,8 @@ sg4::Link* split_duplex(sg4::NetZone* zone, const std::string& name, double band
 // The GPUs' links are created in the root zone: SimGrid 3.32 checks every new link name against all
 // zones, child by child, so links spread over 256 node zones made the build quadratic (0.11 s vs
 // 0.05 s at 2048 GPUs). Where a link is declared does not change routes or sharing.
-void build_node(sg4::NetZone* root, const PlatformSpec& spec, int64_t node, std::vector<sg4::Host*>& hosts) {
+void build_node(sg4::NetZone* root, const PlatformSpec& spec, int64_t node, const std::vector<int64_t>& detours,
+                std::vector<sg4::Host*>& hosts) {
   std::string node_name = "n";
   node_name += std::to_string(node);
   sg4::NetZone* zone = sg4::create_full_zone(node_name);
@@ -50,9 +64,15 @@ void build_node(sg4::NetZone* root, const PlatformSpec& spec, int64_t node, std:
   std::vector<GpuResources> gpus(static_cast<size_t>(G));
   for (int64_t g = 0; g < G; ++g) {
     GpuResources& r = gpus[size_t(g)];
+    const int64_t id = node * G + g;
     r.host = zone->create_host(gpu_host_name(node, g), pstates)->seal();
-    if (G > 1) r.nvlink = split_duplex(root, nvlink_link_name(node, g), spec.nvlink_Bps, spec.nvlink_latency_s / 2);
-    r.ib = split_duplex(root, ib_link_name(node, g), spec.ib_Bps, spec.ib_latency_s / 2);
+    // A clock factor scales the host's speed in every pstate: it combines with the SM tax.
+    if (const Timeline slow = gpu_speed_factor(spec, id); !slow.empty())
+      r.host->set_speed_profile(ProfileBuilder::from_string("speed-" + r.host->get_name(), profile_text(slow), -1));
+    if (G > 1)
+      r.nvlink = split_duplex(root, nvlink_link_name(node, g), spec.nvlink_Bps, spec.nvlink_latency_s / 2,
+                              nvlink_bandwidth(spec, id));
+    r.ib = split_duplex(root, ib_link_name(node, g), spec.ib_Bps, spec.ib_latency_s / 2, nic_bandwidth(spec, id));
     hosts.push_back(r.host);
   }
   auto* gateway = zone->create_router(node_name + "-gw");
@@ -65,6 +85,19 @@ void build_node(sg4::NetZone* root, const PlatformSpec& spec, int64_t node, std:
       zone->add_route(ra.host->get_netpoint(), rb.host->get_netpoint(), nullptr, nullptr,
                       {sg4::LinkInRoute(ra.nvlink, Dir::UP), sg4::LinkInRoute(rb.nvlink, Dir::DOWN)},
                       /*symmetrical=*/false);
+    }
+    if (const int64_t via = detours[size_t(node * G + a)]; via >= 0) {
+      // NIC down: over NVLink into the lending GPU, out through its NIC (and back the same way).
+      const GpuResources& rv = gpus[size_t(via % G)];
+      zone->add_route(ra.host->get_netpoint(), gateway, nullptr, nullptr,
+                      {sg4::LinkInRoute(ra.nvlink, Dir::UP), sg4::LinkInRoute(rv.nvlink, Dir::DOWN),
+                       sg4::LinkInRoute(rv.ib, Dir::UP)},
+                      false);
+      zone->add_route(gateway, ra.host->get_netpoint(), nullptr, nullptr,
+                      {sg4::LinkInRoute(rv.ib, Dir::DOWN), sg4::LinkInRoute(rv.nvlink, Dir::UP),
+                       sg4::LinkInRoute(ra.nvlink, Dir::DOWN)},
+                      false);
+      continue;
     }
     zone->add_route(ra.host->get_netpoint(), gateway, nullptr, nullptr, {sg4::LinkInRoute(ra.ib, Dir::UP)}, false);
     zone->add_route(gateway, ra.host->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(ra.ib, Dir::DOWN)}, false);
@@ -85,7 +118,8 @@ std::vector<sg4::Host*> build_platform(sg4::Engine& engine, const PlatformSpec& 
 
   std::vector<sg4::Host*> hosts;
   hosts.reserve(size_t(spec.nodes * spec.gpus_per_node));
-  for (int64_t node = 0; node < spec.nodes; ++node) build_node(root, spec, node, hosts);
+  const std::vector<int64_t> detours = nic_detours(spec);
+  for (int64_t node = 0; node < spec.nodes; ++node) build_node(root, spec, node, detours, hosts);
   root->seal();
   return hosts;
 }

@@ -1,53 +1,253 @@
 #include "traces/chrome_trace.hpp"
+#include "traces/memory_counters.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
+#include "traces/trace_event_stream.hpp"
+
 namespace stepsim {
+
+using engine::OpKind;
+using engine::Phase;
+
+const char* trace_kind(OpKind k) {
+  switch (k) {
+    case OpKind::Forward:
+    case OpKind::Backward:
+    case OpKind::BackwardInput:
+    case OpKind::WeightGrad:
+    case OpKind::ForwardBackward: return "chunk";
+    case OpKind::Attention: return "attention";
+    case OpKind::DenseMlp:
+    case OpKind::MoeGemm:
+    case OpKind::SharedExpert:
+    case OpKind::Router:
+    case OpKind::Head: return "gemm";
+    case OpKind::Embedding: return "embedding";
+    case OpKind::NonMatmul: return "nonmatmul";
+    case OpKind::Optimizer: return "optimizer";
+    case OpKind::OtherCompute: return "compute";
+    case OpKind::PpSend: return "pp-send";
+    case OpKind::PpRecv: return "pp-recv";
+    case OpKind::PpSendRecv: return "pp-sendrecv";
+    case OpKind::EpDispatch: return "dispatch";
+    case OpKind::EpCombine: return "combine";
+    case OpKind::DpAllGather: return "zero-allgather";
+    case OpKind::DpReduceScatter: return "zero-reducescatter";
+    case OpKind::DpAllReduce: return "dp-allreduce";
+    case OpKind::FsdpAllGather: return "fsdp-allgather";
+    case OpKind::FsdpReduceScatter: return "fsdp-reducescatter";
+    case OpKind::OtherComm: return "comm";
+    case OpKind::Count_: break;
+  }
+  return "?";
+}
+
 namespace {
 
-std::string event_name(const engine::Tag& t) {
-  std::string name = engine::to_string(t.kind);
-  if (t.phase != engine::Phase::None) name += std::string(" ") + engine::to_string(t.phase);
+// F, B or W from the tag's phase, else from a whole-chunk kind; "" for collectives.
+std::string phase_letter(const engine::Tag& t) {
+  switch (t.phase) {
+    case Phase::Forward: return "F";
+    case Phase::Backward: return "B";
+    case Phase::Weight: return "W";
+    case Phase::None: break;
+  }
+  switch (t.kind) {
+    case OpKind::Forward: return "F";
+    case OpKind::Backward:
+    case OpKind::BackwardInput: return "B";
+    case OpKind::WeightGrad: return "W";
+    case OpKind::ForwardBackward: return "F&B";
+    default: return "";
+  }
+}
+
+// What a compute op holds, for its name: "attn", "moe-mlp", "dense-mlp", "head", ...
+const char* compute_what(OpKind k) {
+  switch (k) {
+    case OpKind::Attention: return "attn";
+    case OpKind::DenseMlp: return "dense-mlp";
+    case OpKind::MoeGemm: return "moe-mlp";
+    case OpKind::SharedExpert: return "shared-expert";
+    case OpKind::Router: return "router";
+    case OpKind::Head: return "head";
+    case OpKind::Embedding: return "embedding";
+    case OpKind::NonMatmul: return "nonmatmul";
+    case OpKind::Optimizer: return "optimizer";
+    case OpKind::OtherCompute: return "compute";
+    default: return "chunk";
+  }
+}
+
+// A communication stream's thread label, from the kinds it carries.
+const char* stream_label(OpKind k) {
+  switch (engine::comm_class(k)) {
+    case engine::CommClass::Ep: return "ep all-to-all";
+    case engine::CommClass::Pp: return k == OpKind::PpRecv ? "pp recv" : "pp send";
+    case engine::CommClass::Dp:
+      return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "dp all-gather" : "dp reduce";
+    default: return "comm";
+  }
+}
+
+std::string idle_name(uint8_t classes) {
+  if (classes == 0) return "bubble";
+  static const char* names[] = {"", "ep", "pp", "dp", "other"};
+  std::string s = "exposed: ";
+  bool first = true;
+  for (size_t c = 1; c < 5; ++c)
+    if (classes & (1u << c)) {
+      if (!first) s += '+';
+      s += names[c];
+      first = false;
+    }
+  return s;
+}
+
+std::string index_or_null(uint16_t v) { return v == engine::kNoIndex ? "null" : std::to_string(v); }
+
+struct Track {
+  int64_t pid = 0, tid = 0;
+};
+
+}  // namespace
+
+std::string trace_event_name(const engine::Tag& t) {
+  std::string name;
+  const std::string ph = phase_letter(t);
+  if (engine::is_comm_kind(t.kind)) {
+    name = trace_kind(t.kind);
+    if (!ph.empty()) name += " " + ph;
+  } else {
+    name = ph.empty() ? compute_what(t.kind) : ph + " " + compute_what(t.kind);
+    if (t.kind == OpKind::Forward || t.kind == OpKind::Backward || t.kind == OpKind::BackwardInput ||
+        t.kind == OpKind::WeightGrad || t.kind == OpKind::ForwardBackward)
+      name = ph + fmt::format(" c{}", t.chunk);
+  }
   if (t.layer != engine::kNoIndex) name += fmt::format(" L{}", t.layer);
   if (t.microbatch != engine::kNoIndex) name += fmt::format(" mb{}", t.microbatch);
   return name;
 }
 
-const char* stream_name(int stream) { return stream == 0 ? "compute" : "comm"; }
-
-}  // namespace
-
-void write_chrome_trace(const SimResult& result, std::ostream& out) {
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
-  const auto sep = [&] {
-    if (!first) out << ",\n";
-    first = false;
+void write_chrome_trace(const SimResult& result, const TraceOptions& opt, std::ostream& out) {
+  const int64_t gpn = std::max<int64_t>(1, opt.gpus_per_node);
+  const std::set<int32_t> wanted(opt.ranks.begin(), opt.ranks.end());
+  const auto rank_wanted = [&](int32_t r) { return wanted.empty() || wanted.count(r) > 0; };
+  const auto in_window = [&](double a, double b) { return b >= opt.window_begin_s && a <= opt.window_end_s; };
+  const auto track = [&](int32_t rank, int stream) {
+    return Track{rank / gpn, (rank % gpn) * 256 + stream};
   };
-  // Name each GPU's process and stream threads so the viewer shows them readably.
-  std::set<std::pair<int32_t, int>> threads;
-  for (const Span& s : result.spans) threads.insert({s.rank, s.stream});
-  std::set<int32_t> ranks;
-  for (const auto& [rank, stream] : threads) {
-    if (ranks.insert(rank).second) {
-      sep();
-      out << fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"GPU {}"}}}})", rank, rank);
-    }
-    sep();
-    out << fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{} {}"}}}})", rank,
-                       stream, stream_name(stream), stream);
-  }
+
+  // What the file holds, for whoever opens it later (names from the config: escaped by nlohmann).
+  nlohmann::json other = {{"workload", result.workload},
+                          {"schedule", result.schedule},
+                          {"mode", result.mode},
+                          {"step_time_s", result.step_time_s},
+                          {"ranks", opt.ranks},
+                          {"window_s", {opt.window_begin_s, nullptr}}};
+  if (!std::isinf(opt.window_end_s)) other["window_s"][1] = opt.window_end_s;
+  TraceEventStream ev(out, other.dump());
+
+  // Name the processes (nodes) and threads (GPU streams) the written events use.
+  std::map<std::pair<int32_t, int>, std::set<std::string>> streams;
   for (const Span& s : result.spans) {
-    sep();
-    out << fmt::format(
-        R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{{"chunk":{}}}}})",
-        event_name(s.tag), stream_name(s.stream), s.rank, s.stream, s.start_s * 1e6, (s.end_s - s.start_s) * 1e6,
-        int(s.tag.chunk));
+    if (!rank_wanted(s.rank)) continue;
+    auto& labels = streams[{s.rank, s.stream}];
+    if (s.stream != 0) labels.insert(stream_label(s.tag.kind));
   }
-  out << "\n]}\n";
+  for (const IdleSpan& s : result.idle_spans)
+    if (rank_wanted(s.rank)) streams[{s.rank, 0}];
+  std::set<int64_t> nodes;
+  for (const auto& [key, labels] : streams) {
+    const auto [rank, stream] = key;
+    const Track t = track(rank, stream);
+    if (nodes.insert(t.pid).second) {
+      ev.event(fmt::format(R"({{"ph":"M","name":"process_name","ts":0,"pid":{},"tid":0,"args":{{"name":"node {}"}}}})",
+                           t.pid, t.pid));
+      ev.event(fmt::format(R"({{"ph":"M","name":"process_sort_index","ts":0,"pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+                           t.pid, t.pid));
+    }
+    std::string label = "compute";
+    if (stream != 0) {
+      label = fmt::format("s{}", stream);
+      for (const std::string& l : labels) label += " " + l;
+    }
+    ev.event(fmt::format(R"({{"ph":"M","name":"thread_name","ts":0,"pid":{},"tid":{},"args":{{"name":"GPU {} {}"}}}})",
+                         t.pid, t.tid, rank, label));
+    ev.event(fmt::format(R"({{"ph":"M","name":"thread_sort_index","ts":0,"pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+                         t.pid, t.tid, t.tid));
+  }
+
+  // Ops. Times go through integer nanoseconds so consecutive ops on a stream never overlap.
+  struct Written {
+    int64_t start_ns, end_ns;
+    Track track;
+  };
+  std::unordered_map<uint64_t, Written> written;  // (rank, stream, seq) -> where the op went
+  const auto key = [](int32_t rank, int stream, uint32_t seq) {
+    return uint64_t(uint32_t(rank)) << 40 | uint64_t(stream) << 32 | seq;
+  };
+
+  for (const Span& s : result.spans) {
+    if (!rank_wanted(s.rank) || !in_window(s.start_s, s.end_s)) continue;
+    const Track t = track(s.rank, s.stream);
+    const int64_t a = trace_ns(s.start_s), b = trace_ns(s.end_s);
+    const engine::Tag& g = s.tag;
+    std::string args = fmt::format(R"("kind":"{}","op":"{}","phase":"{}","layer":{},"microbatch":{},"chunk":{})",
+                                   trace_kind(g.kind), engine::to_string(g.kind), phase_letter(g),
+                                   index_or_null(g.layer), index_or_null(g.microbatch), int(g.chunk));
+    if (g.microbatch2 != engine::kNoIndex)
+      args += fmt::format(R"(,"overlaps_microbatch":{},"overlaps_chunk":{})", g.microbatch2, int(g.chunk2));
+    if (s.stream == 0)
+      args += fmt::format(R"(,"flops_fp8":{:.6g})", s.flops);
+    else
+      args += fmt::format(R"(,"bytes_out":{:.6g},"bytes_in":{:.6g})", s.bytes_out, s.bytes_in);
+    ev.event(fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","ts":{},"dur":{},"pid":{},"tid":{},"args":{{{}}}}})",
+                         trace_event_name(g), s.stream == 0 ? "compute" : "comm", trace_us(a), trace_us(b - a), t.pid,
+                         t.tid, args));
+    written.emplace(key(s.rank, s.stream, s.seq), Written{a, b, t});
+  }
+
+  // Idle time on the compute track: the report's bubble / exposed-communication split.
+  for (const IdleSpan& s : result.idle_spans) {
+    if (!rank_wanted(s.rank) || !in_window(s.start_s, s.end_s)) continue;
+    const Track t = track(s.rank, 0);
+    const int64_t a = trace_ns(s.start_s), b = trace_ns(s.end_s);
+    if (b <= a) continue;
+    ev.event(fmt::format(R"({{"ph":"X","name":"{}","cat":"idle","ts":{},"dur":{},"pid":{},"tid":{},"args":{{"kind":"{}"}}}})",
+                         idle_name(s.exposed_classes), trace_us(a), trace_us(b - a), t.pid, t.tid,
+                         s.exposed_classes == 0 ? "bubble" : "exposed-comm"));
+  }
+
+  // Flow arrows, transfer -> the op that needed it. Each end sits strictly inside its
+  // event (1 ns in), where viewers bind it; ops shorter than 2 ns get no arrow.
+  uint64_t id = 0;
+  for (const SpanEdge& e : result.span_edges) {
+    const auto from = written.find(key(e.rank, e.from_stream, e.from_seq));
+    const auto to = written.find(key(e.rank, e.to_stream, e.to_seq));
+    if (from == written.end() || to == written.end()) continue;
+    const Written& f = from->second;
+    const Written& c = to->second;
+    if (f.end_ns - f.start_ns < 2 || c.end_ns - c.start_ns < 2) continue;
+    ++id;
+    ev.event(fmt::format(R"({{"ph":"s","name":"data","cat":"flow","id":{},"ts":{},"pid":{},"tid":{}}})", id,
+                         trace_us(f.end_ns - 1), f.track.pid, f.track.tid));
+    ev.event(fmt::format(R"({{"ph":"f","bp":"e","name":"data","cat":"flow","id":{},"ts":{},"pid":{},"tid":{}}})", id,
+                         trace_us(c.start_ns + 1), c.track.pid, c.track.tid));
+  }
+  write_memory_counters(result, opt, ev);  // traces/memory_counters.cpp
+  ev.close();
 }
 
 }  // namespace stepsim

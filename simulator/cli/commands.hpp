@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "simulator/config/plan.hpp"
 
@@ -9,6 +10,26 @@ namespace stepsim {
 
 int run_roofline(const Plan& plan, bool json);
 // `trace_path` empty: no trace.
-int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& trace_path = "");
+int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& trace_path = "",
+                 const std::string& trace_ranks = "", const std::string& trace_window = "",
+                 bool strict = false);  // strict: exit kPlanDoesNotFitExit (3) when memory does not fit
+
+// `stepsim sweep`: see simulator/cli/sweep_command.cpp.
+struct SweepArgs {
+  std::string config;              // empty: the default config
+  std::vector<std::string> sets;   // shared by every point
+  std::vector<std::string> grids;  // key=v1,v2,...
+  std::string out_dir, emit_jobs, collect_dir, plot_x, png, title;
+  std::vector<std::string> plot_y;
+  int jobs = 0;  // 0: one per hardware thread
+  bool quiet = false;
+};
+int run_sweep(const SweepArgs& args);
+
+// Calibration against a real profiler trace (simulator/calibration/): compare a capture, derive a
+// hardware profile (written to `out_path`), and the speed-of-light-to-reality waterfall.
+int run_compare(const std::string& trace_path, const Plan& plan, bool json, bool quiet);
+int run_calibrate(const std::string& trace_path, const Plan& plan, const std::string& out_path, bool json, bool quiet);
+int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_path, bool routing_sim = true);
 
 }  // namespace stepsim

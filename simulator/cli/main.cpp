@@ -1,4 +1,4 @@
-// The `stepsim` command line: roofline, simulate and platform subcommands over one config.
+// The `stepsim` command line: roofline, simulate, sweep and platform subcommands over one config.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -18,6 +18,8 @@ struct PlanArgs {
   bool json = false;
   bool quiet = false;
   std::string trace;  // simulate: Chrome/Perfetto trace file
+  std::string trace_ranks, trace_window;  // simulate: what the trace holds
+  bool strict = false;  // simulate: exit 3 when the plan does not fit in memory
 };
 
 void add_plan_args(CLI::App* cmd, PlanArgs& a) {
@@ -44,10 +46,45 @@ int main(int argc, char** argv) {
   auto* simulate = app.add_subcommand("simulate", "replay the step on a SimGrid platform");
   add_plan_args(simulate, sim);
   simulate->add_option("--trace", sim.trace, "write a Chrome/Perfetto trace of every op to this file");
+  simulate->add_option("--trace-ranks", sim.trace_ranks, "GPUs the trace holds, e.g. 0-7,64 (default: one per stage)");
+  simulate->add_flag("--strict", sim.strict, "exit with code 3 when a GPU's memory peak exceeds hardware.memory_GiB");
+  simulate->add_option("--trace-window", sim.trace_window, "seconds of the step the trace holds, e.g. 1.0:2.5");
   auto* platform = app.add_subcommand("platform", "write the SimGrid platform XML for a config's cluster");
   platform->add_option("config", plat.config, "YAML config (default: workloads/deepseek-v3.yaml)");
   platform->add_option("--set", plat.sets, "override a config value: key=value");
   platform->add_option("-o,--output", out_path, "output file (default: stdout)");
+  // Calibration: compare and calibrate read a real trace; their config defaults to the capture.
+  PlanArgs cmp, cal, expl;
+  std::string cmp_trace, cal_trace, cal_out, expl_png, expl_profile;
+  auto* compare = app.add_subcommand("compare", "a real profiler trace vs speed of light and the simulated capture");
+  compare->add_option("trace", cmp_trace, "PyTorch-profiler Chrome trace (e.g. DeepSeek's train.json)")->required();
+  add_plan_args(compare, cmp);
+  auto* calibrate = app.add_subcommand("calibrate", "derive a hardware profile from a real profiler trace");
+  calibrate->add_option("trace", cal_trace, "PyTorch-profiler Chrome trace of the capture scenario")->required();
+  add_plan_args(calibrate, cal);
+  calibrate->add_option("-o,--output", cal_out, "profile YAML to write")->required();
+  auto* explain = app.add_subcommand("explain", "the waterfall from speed of light to the calibrated step and the reported one");
+  add_plan_args(explain, expl);
+  explain->add_option("--profile", expl_profile,
+                      "hardware profile (default: workloads/hardware/h800-calibrated.yaml; --set hardware.profile wins)");
+  explain->add_option("--png", expl_png, "also draw the waterfall as a PNG");
+  bool expl_no_routing = false;
+  explain->add_flag("--no-routing-sim", expl_no_routing, "skip the routing-imbalance replay (minutes); its bar is 0");
+  stepsim::SweepArgs sw;
+  auto* sweep = app.add_subcommand("sweep", "simulate every point of a --grid in parallel; CSV and PNG in -o DIR");
+  sweep->add_option("config", sw.config, "YAML config (default: workloads/deepseek-v3.yaml)");
+  sweep->add_option("--set", sw.sets, "override a config value for every point: key=value")->allow_extra_args(false);
+  sweep->add_option("--grid", sw.grids, "key=v1,v2,...: values to sweep (repeatable: cartesian product)")
+      ->allow_extra_args(false);
+  sweep->add_option("-o,--output", sw.out_dir, "sweep directory: sweep.csv, sweep.png, points/");
+  sweep->add_option("-j,--jobs", sw.jobs, "points run at once (default: all cores)");
+  sweep->add_option("--emit-jobs", sw.emit_jobs, "write one shell command per point to this file instead of running");
+  sweep->add_option("--collect", sw.collect_dir, "merge the points of an --emit-jobs sweep directory");
+  sweep->add_option("--plot-x", sw.plot_x, "grid key on the x axis (default: the first --grid)");
+  sweep->add_option("--plot-y", sw.plot_y, "report fields to plot (default: step_time_s)");
+  sweep->add_option("--png", sw.png, "write the chart here instead of DIR/sweep.png");
+  sweep->add_option("--title", sw.title, "chart title (default: the config and --set values)");
+  sweep->add_flag("-q,--quiet", sw.quiet, "no progress on stderr");
 
   try {
     app.parse(argc, argv);
@@ -62,7 +99,22 @@ int main(int argc, char** argv) {
 
   try {
     if (*roofline) return stepsim::run_roofline(load(roof), roof.json);
-    if (*simulate) return stepsim::run_simulate(load(sim), sim.json, sim.quiet, sim.trace);
+    if (*compare || *calibrate) {
+      PlanArgs& a = *compare ? cmp : cal;
+      if (a.config.empty()) a.config = std::string(STEPSIM_SOURCE_DIR) + "/workloads/deepseek-profile-capture.yaml";
+      if (*compare) return stepsim::run_compare(cmp_trace, load(cmp), cmp.json, cmp.quiet);
+      return stepsim::run_calibrate(cal_trace, load(cal), cal_out, cal.json, cal.quiet);
+    }
+    if (*explain) {
+      const std::string profile = expl_profile.empty()
+                                      ? std::string(STEPSIM_SOURCE_DIR) + "/workloads/hardware/h800-calibrated.yaml"
+                                      : expl_profile;
+      expl.sets.insert(expl.sets.begin(), "hardware.profile=" + profile);
+      return stepsim::run_explain(load(expl), expl.json, expl.quiet, expl_png, !expl_no_routing);
+    }
+    if (*simulate) return stepsim::run_simulate(load(sim), sim.json, sim.quiet, sim.trace, sim.trace_ranks,
+                                                      sim.trace_window, sim.strict);
+    if (*sweep) return stepsim::run_sweep(sw);
     if (*platform) {
       const auto xml = stepsim::platform_xml(stepsim::platform_spec(load(plat)));
       if (out_path.empty()) {

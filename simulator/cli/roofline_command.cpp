@@ -3,15 +3,20 @@
 #include "simulator/cli/commands.hpp"
 #include "simulator/roofline/roofline.hpp"
 #include "simulator/roofline/roofline_report.hpp"
+#include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim {
 
 int run_roofline(const Plan& plan, bool json) {
   const Roofline r = compute_roofline(plan);
-  if (json)
-    std::cout << roofline_json(plan, r).dump(2) << "\n";
-  else
-    std::cout << roofline_text(plan, r);
+  const MemoryEstimate memory = estimate_memory(plan);
+  if (json) {
+    auto j = roofline_json(plan, r);
+    j["memory"] = memory_estimate_json(memory);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << roofline_text(plan, r) << "\n" << memory_estimate_text(memory);
+  }
   return 0;
 }
 

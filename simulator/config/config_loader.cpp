@@ -12,6 +12,7 @@
 
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/hf_config.hpp"
+#include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_plan.hpp"
 #include "simulator/config/yaml_tree.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Bool, Choice };
+enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Bool, Choice, StragglerList };
 
 // One accepted key: its type and where its value goes in the Plan.
 struct Field {
@@ -100,14 +101,25 @@ const std::map<std::string, Field>& schema() {
     f["parallel.zero"] = {Kind::Choice,
                           [](Plan& p, const json& v) { p.parallel.zero = std::stoll(v.get<std::string>()); },
                           {"1", "3"}};
+    f["parallel.recompute"] = {Kind::Choice,
+                               [](Plan& p, const json& v) {
+                                 const auto s = v.get<std::string>();
+                                 p.parallel.recompute = s == "none"   ? Recompute::None
+                                                        : s == "full" ? Recompute::Full
+                                                                      : Recompute::DeepSeek;
+                               },
+                               {"none", "deepseek", "full"}};
+    f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
+    f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
     f["schedule"] = {Kind::Choice,
                      [](Plan& p, const json& v) {
                        const auto s = v.get<std::string>();
                        p.parallel.schedule = s == "1f1b" ? Schedule::OneFOneB
                                              : s == "fsdp" ? Schedule::Fsdp
+                                             : s == "capture" ? Schedule::Capture
                                                            : Schedule::DualPipeV;
                      },
-                     {"1f1b", "dualpipev", "fsdp"}};
+                     {"1f1b", "dualpipev", "fsdp", "capture"}};
 
     f["hardware.name"] = {Kind::Text, into(&Plan::hardware, &HardwareConfig::name)};
     f["hardware.fp8_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::fp8_tflops)};
@@ -122,15 +134,46 @@ const std::map<std::string, Field>& schema() {
     f["hardware.nonmatmul_s_per_token_layer"] = {
         Kind::NonNegativeNumber, into(&Plan::hardware, &HardwareConfig::nonmatmul_s_per_token_layer)};
 
+    // Hardware profile (calibration): efficiencies are shares of the rates above, in (0, 1].
+    for (const auto& [key, member] : std::initializer_list<std::pair<const char*, double HardwareConfig::*>>{
+             {"gemm_efficiency", &HardwareConfig::gemm_efficiency},
+             {"bf16_gemm_efficiency", &HardwareConfig::bf16_gemm_efficiency},
+             {"attention_efficiency", &HardwareConfig::attention_efficiency},
+             {"a2a_efficiency", &HardwareConfig::a2a_efficiency}})
+      f[std::string("hardware.") + key] = {Kind::PositiveNumber, into(&Plan::hardware, member)};
+    f["hardware.wgrad_gemm_efficiency"] = {Kind::NonNegativeNumber,
+                                           into(&Plan::hardware, &HardwareConfig::wgrad_gemm_efficiency)};
+    f["hardware.a2a_latency_s"] = {Kind::NonNegativeNumber, into(&Plan::hardware, &HardwareConfig::a2a_latency_s)};
+    f["hardware.a2a_layout_latency_s"] = {Kind::NonNegativeNumber,
+                                          into(&Plan::hardware, &HardwareConfig::a2a_layout_latency_s)};
+    // hardware.profile is merged in before the walk (see apply_hardware_profile).
+    f["hardware.profile"] = {Kind::Text, [](Plan&, const json&) {}};
+    f["hardware.memory_GiB"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::memory_GiB)};
     f["cluster.nodes"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::nodes)};
     f["cluster.gpus_per_node"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::gpus_per_node)};
 
     f["scenario.routing"] = {Kind::Choice,
                              [](Plan& p, const json& v) {
-                               p.scenario.routing =
-                                   v.get<std::string>() == "deepseek" ? Routing::DeepSeek : Routing::Balanced;
+                               const auto s = v.get<std::string>();
+                               p.scenario.routing = s == "deepseek"    ? Routing::DeepSeek
+                                                    : s == "zipf"      ? Routing::Zipf
+                                                    : s == "dirichlet" ? Routing::Dirichlet
+                                                    : s == "hot"       ? Routing::Hot
+                                                    : s == "file"      ? Routing::File
+                                                                       : Routing::Balanced;
                              },
-                             {"balanced", "deepseek"}};
+                             {"balanced", "deepseek", "zipf", "dirichlet", "hot", "file"}};
+    f["scenario.zipf_s"] = {Kind::NonNegativeNumber, into(&Plan::scenario, &ScenarioConfig::zipf_s)};
+    f["scenario.dirichlet_alpha"] = {Kind::PositiveNumber, into(&Plan::scenario, &ScenarioConfig::dirichlet_alpha)};
+    f["scenario.hot_experts"] = {Kind::PositiveInt, into(&Plan::scenario, &ScenarioConfig::hot_experts)};
+    f["scenario.hot_share"] = {Kind::NonNegativeNumber, into(&Plan::scenario, &ScenarioConfig::hot_share)};
+    f["scenario.load_file"] = {Kind::Text, into(&Plan::scenario, &ScenarioConfig::load_file)};
+    f["scenario.layer_correlation"] = {Kind::NonNegativeNumber,
+                                       into(&Plan::scenario, &ScenarioConfig::layer_correlation)};
+    // A list of maps, each item's keys checked on their own (simulator/config/straggler_config.cpp).
+    f["scenario.stragglers"] = {Kind::StragglerList,
+                                [](Plan& p, const json& v) { p.scenario.stragglers = parse_stragglers(v); }};
+    f["scenario.jitter_sigma"] = {Kind::NonNegativeNumber, into(&Plan::scenario, &ScenarioConfig::jitter_sigma)};
     f["scenario.seed"] = {Kind::NonNegativeInt,
                           [](Plan& p, const json& v) { p.scenario.seed = uint64_t(v.get<int64_t>()); }};
     f["scenario.routing_samples"] = {Kind::PositiveInt,
@@ -212,6 +255,7 @@ json check_value(const std::string& where, const std::string& key, const Field& 
     case Kind::Bool:
       if (!v.is_boolean()) fail("expected true or false, got " + describe(v));
       return v;
+    case Kind::StragglerList: return check_straggler_list(where, key, v);
     case Kind::Choice: {
       const std::string s = v.is_string() ? v.get<std::string>() : v.dump();
       for (const auto& c : field.choices)
@@ -300,6 +344,36 @@ void apply_override(json& root, const std::string& text) {
   merge_into(*cur, json{{parts.back(), value}});
 }
 
+// `hardware.profile: PATH` names a YAML file holding a `hardware:` map (a calibrated profile); its
+// keys fill in what the config and --set leave unset (explicit keys win). A relative path is looked
+// up next to the config, then in the current directory.
+void apply_hardware_profile(json& root, const std::string& source, const std::filesystem::path& base_dir) {
+  if (!root.contains("hardware") || !root["hardware"].is_object() || !root["hardware"].contains("profile")) return;
+  json& hw = root["hardware"];
+  if (!hw["profile"].is_string())
+    throw ConfigError(source + ": hardware.profile: expected a path to a YAML file with a hardware: map");
+  std::filesystem::path p = hw["profile"].get<std::string>();
+  if (p.is_relative() && std::filesystem::exists(base_dir / p)) p = base_dir / p;
+  std::ifstream in(p);
+  if (!in || std::filesystem::is_directory(p))
+    throw ConfigError(source + ": hardware.profile: cannot read " + p.string() +
+                      " (relative paths are tried next to the config, then in the current directory)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const json prof = yaml_text_to_json(ss.str(), p.string());
+  if (!prof.is_object() || !prof.contains("hardware") || !prof["hardware"].is_object())
+    throw ConfigError(p.string() + ": expected a hardware: map (a hardware profile, e.g. made by stepsim calibrate)");
+  for (const auto& [k, v] : prof.items())
+    if (k != "hardware") throw ConfigError(p.string() + ": " + k + ": a hardware profile holds only a hardware: map");
+  for (const auto& [k, v] : prof["hardware"].items()) {
+    const std::string key = "hardware." + k;
+    if (k == "profile" || !schema().count(key))
+      throw ConfigError(p.string() + ": " + key + ": unknown or not allowed in a profile; check its spelling (see README)");
+    check_value(p.string(), key, schema().at(key), v);
+    if (!hw.contains(k)) hw[k] = v;
+  }
+}
+
 Plan build_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
                 const std::vector<std::string>& overrides) {
   if (!root.is_object())
@@ -324,6 +398,7 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
     root["model"] = merged;
   }
 
+  apply_hardware_profile(root, source, base_dir);
   std::map<std::string, json> leaves;
   flatten(source, "", root, leaves);
   for (const auto& key : required_keys())
@@ -332,6 +407,9 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
     const Field& field = schema().at(key);
     field.store(plan, check_value(source, key, field, value));
   }
+  // Like model.config_json, a relative load file is found next to the config.
+  if (!plan.scenario.load_file.empty() && std::filesystem::path(plan.scenario.load_file).is_relative())
+    plan.scenario.load_file = (base_dir / plan.scenario.load_file).string();
   validate_plan(plan);
   return plan;
 }
@@ -350,6 +428,11 @@ Plan load_plan(const std::string& path, const std::vector<std::string>& override
   return build_plan(yaml_text_to_json(ss.str(), path), path, base, overrides);
 }
 
+void check_override(const std::string& key_equals_value) {
+  json root = json::object();  // an empty config: only the override's own key and value are checked
+  apply_override(root, key_equals_value);
+}
+
 Plan load_plan_from_string(const std::string& yaml_text, const std::string& source,
                            const std::vector<std::string>& overrides) {
   return build_plan(yaml_text_to_json(yaml_text, source), source, std::filesystem::current_path(), overrides);
@@ -360,10 +443,24 @@ const char* to_string(Schedule s) {
     case Schedule::OneFOneB: return "1f1b";
     case Schedule::DualPipeV: return "dualpipev";
     case Schedule::Fsdp: return "fsdp";
+    case Schedule::Capture: return "capture";
   }
   return "?";
 }
-const char* to_string(Routing r) { return r == Routing::DeepSeek ? "deepseek" : "balanced"; }
+const char* to_string(Recompute r) {
+  return r == Recompute::None ? "none" : r == Recompute::Full ? "full" : "deepseek";
+}
+const char* to_string(Routing r) {
+  switch (r) {
+    case Routing::Balanced: return "balanced";
+    case Routing::DeepSeek: return "deepseek";
+    case Routing::Zipf: return "zipf";
+    case Routing::Dirichlet: return "dirichlet";
+    case Routing::Hot: return "hot";
+    case Routing::File: return "file";
+  }
+  return "?";
+}
 const char* to_string(SimMode m) {
   return m == SimMode::Full ? "full" : m == SimMode::Reduced ? "reduced" : "auto";
 }

@@ -15,6 +15,10 @@ std::string default_config_path();
 // overrides are "dotted.key=value" strings; values are parsed as YAML.
 Plan load_plan(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// Checks one "dotted.key=value" override against the schema alone (key known, value of the right
+// type and range) without a config; sweeps use it to reject a bad --grid before running anything.
+void check_override(const std::string& key_equals_value);
+
 // Same, from YAML text (tests); `source` names it in messages.
 Plan load_plan_from_string(const std::string& yaml_text, const std::string& source,
                            const std::vector<std::string>& overrides = {});

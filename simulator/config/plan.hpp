@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace stepsim {
 
@@ -44,7 +46,14 @@ struct TrainConfig {
   int64_t tokens_per_step() const { return global_batch * seq_len; }
 };
 
-enum class Schedule { OneFOneB, DualPipeV, Fsdp };
+// Capture: one rank runs one overlapped F&B chunk pair and nothing else (no pipeline, no ZeRO
+// collectives, no LM head) -- the scenario of DeepSeek's published profiler trace.
+enum class Schedule { OneFOneB, DualPipeV, Fsdp, Capture };
+
+// Which activations a layer's backward recomputes instead of keeping from its forward.
+// DeepSeek: RMSNorms, MLA up-projections and SwiGLU (DeepSeek-V3 report 3.2.3); Full: everything
+// but the layer's input.
+enum class Recompute { None, DeepSeek, Full };
 
 struct ParallelConfig {
   int64_t pp = 1;            // pipeline ranks (DualPipeV: ranks, each holding two stages)
@@ -52,6 +61,12 @@ struct ParallelConfig {
   int64_t microbatches = 1;  // per pipeline (per data-parallel replica)
   int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 3 = FSDP
   Schedule schedule = Schedule::DualPipeV;
+  // Pipeline chunks with no F&B partner (DualPipeV warm-up and cool-down, every 1F1B chunk) run as
+  // two half-microbatches whose compute hides each other's all-to-all. false = DualPipe's reference
+  // code: such chunks leave their all-to-all exposed.
+  bool split_lone_chunks = false;
+  Recompute recompute = Recompute::DeepSeek;
+  bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
 };
 
 // Achievable rates of one GPU and its links. Speed-of-light vs calibrated is only a matter of
@@ -67,6 +82,17 @@ struct HardwareConfig {
   int64_t sms = 132;
   int64_t comm_sms = 0;        // SMs communication kernels take from compute while in flight
   double nonmatmul_s_per_token_layer = 0;  // norms, SwiGLU, casts; 0 in speed-of-light mode
+  double memory_GiB = 80;      // HBM per GPU (H800: 80 GiB)
+  // Calibration (hardware profile; 1 / 0 = speed of light): the share of the rate above that real
+  // kernels reach, and the all-to-all's share of link bandwidth plus its handshake latency.
+  double gemm_efficiency = 1;          // large GEMMs: FP8 forward and input gradient, and the LM head
+  double wgrad_gemm_efficiency = 0;    // FP8 weight-gradient GEMMs; 0 = gemm_efficiency
+  double bf16_gemm_efficiency = 1;     // BF16 router GEMMs (narrow: N = experts); the LM head uses gemm_efficiency
+  double attention_efficiency = 1;     // attention core (FlashAttention) at the BF16 rate
+  double a2a_efficiency = 1;           // share of link bandwidth an EP all-to-all reaches
+  double a2a_latency_s = 0;            // notify / handshake before every EP all-to-all
+  double a2a_layout_latency_s = 0;     // extra for a forward dispatch that computes its layout
+  double wgrad_efficiency() const { return wgrad_gemm_efficiency > 0 ? wgrad_gemm_efficiency : gemm_efficiency; }
 };
 
 struct ClusterConfig {
@@ -75,12 +101,40 @@ struct ClusterConfig {
   int64_t gpus() const { return nodes * gpus_per_node; }
 };
 
-enum class Routing { Balanced, DeepSeek };
+// How tokens pick experts (workloads/routing/): balanced = every expert gets its mean load; the
+// others draw per-layer popularity and per-microbatch counts from scenario.seed, or read a file.
+enum class Routing { Balanced, DeepSeek, Zipf, Dirichlet, Hot, File };
+
+// A slow or faulty piece of hardware (scenario.stragglers): one GPU or every GPU of a node, for
+// the whole step or the window [from_s, to_s) of simulated time.
+struct Straggler {
+  int64_t gpu = -1;         // one GPU (global id), or
+  int64_t node = -1;        // every GPU of this node
+  double clock = 1;         // compute speed factor (power cap, thermal throttling)
+  double nic_GBps = 0;      // NIC bandwidth per direction while degraded; 0 = unchanged
+  double nvlink_GBps = 0;   // NVLink bandwidth per direction while degraded; 0 = unchanged
+  bool nic_down = false;    // the GPU's NIC is down: its inter-node traffic goes through `via`'s NIC
+  int64_t via = -1;         // GPU on the same node lending its NIC; -1 = the next GPU with a working NIC
+  double from_s = 0;
+  double to_s = std::numeric_limits<double>::infinity();
+};
 
 struct ScenarioConfig {
   Routing routing = Routing::Balanced;
   uint64_t seed = 1;
   int64_t routing_samples = 200000;  // Monte-Carlo tokens for DeepSeek routing statistics
+  double zipf_s = 1.0;               // zipf: popularity of the r-th expert ~ 1 / r^s
+  double dirichlet_alpha = 1.0;      // dirichlet: concentration (smaller = more skewed)
+  int64_t hot_experts = 1;           // hot: this many experts share hot_share of the rows
+  double hot_share = 0.5;
+  std::string load_file;             // file: per-layer per-expert histogram (CSV or JSON)
+  double layer_correlation = 0;      // 0 = each layer picks its popular experts afresh, 1 = same ones
+  std::vector<Straggler> stragglers;  // slow GPUs, nodes, NICs and NVLinks; NICs down
+  double jitter_sigma = 0;           // per-kernel lognormal jitter on compute ops (mean 1)
+  bool perturbed() const { return !stragglers.empty() || jitter_sigma > 0; }
+  // Not a config key: the report's balanced baseline keeps the routing's node statistics but gives
+  // every expert its mean load.
+  bool mean_loads_only = false;
 };
 
 enum class SimMode { Auto, Full, Reduced };
@@ -121,6 +175,7 @@ struct Plan {
 };
 
 const char* to_string(Schedule s);
+const char* to_string(Recompute r);
 const char* to_string(Routing r);
 const char* to_string(SimMode m);
 

@@ -1,10 +1,12 @@
 #include "simulator/config/validate_plan.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/config/straggler_config.hpp"
 
 namespace stepsim {
 namespace {
@@ -107,6 +109,41 @@ void validate_parallel(const Plan& p, const auto& fail) {
                                       " microbatches, got " + str(par.microbatches));
 }
 
+void validate_scenario(const Plan& p, const auto& fail) {
+  const ScenarioConfig& s = p.scenario;
+  if (s.routing != Routing::Balanced && !p.model.is_moe())
+    fail("scenario.routing", std::string(to_string(s.routing)) + " routing needs an MoE model; use balanced");
+  if (s.routing == Routing::Hot && s.hot_experts > p.model.n_routed_experts)
+    fail("scenario.hot_experts", str(s.hot_experts) + " exceeds the " + str(p.model.n_routed_experts) +
+                                     " routed experts; lower it");
+  if (s.hot_share > 1) fail("scenario.hot_share", "is a share of the tokens, between 0 and 1");
+  if (s.layer_correlation > 1) fail("scenario.layer_correlation", "must be between 0 and 1");
+  if (s.routing == Routing::File && s.load_file.empty())
+    fail("scenario.load_file", "routing file needs a load file; set scenario.load_file=PATH (CSV or JSON)");
+}
+
+// Efficiencies are shares of the stated rates; above 1 means the rate itself is too low.
+void validate_hardware_profile(const Plan& p, const auto& fail) {
+  const HardwareConfig& h = p.hardware;
+  const std::pair<const char*, double> shares[] = {
+      {"hardware.gemm_efficiency", h.gemm_efficiency},           {"hardware.wgrad_gemm_efficiency", h.wgrad_gemm_efficiency},
+      {"hardware.bf16_gemm_efficiency", h.bf16_gemm_efficiency}, {"hardware.attention_efficiency", h.attention_efficiency},
+      {"hardware.a2a_efficiency", h.a2a_efficiency}};
+  for (const auto& [key, v] : shares)
+    if (v > 1)
+      fail(key, "is a share of the stated rate and must be at most 1, got " + std::to_string(v) +
+                    "; raise the rate (fp8_tflops, bf16_tflops, ib_GBps) instead");
+  if (p.parallel.schedule != Schedule::Capture) return;
+  // The profiler capture: one rank, one forward chunk overlapped with one backward chunk.
+  if (p.parallel.pp != 1) fail("parallel.pp", "schedule capture runs one pipeline rank; set parallel.pp=1");
+  if (p.parallel.microbatches != 2)
+    fail("parallel.microbatches", "schedule capture overlaps the forward of one microbatch with the backward of "
+                                  "another; set parallel.microbatches=2");
+  if (p.parallel.zero != 1) fail("parallel.zero", "schedule capture has no data-parallel collectives; set parallel.zero=1");
+  if (!p.model.is_moe() || p.model.first_k_dense_replace != 0)
+    fail("model.first_k_dense_replace", "schedule capture pairs MoE layers; use an MoE model with first_k_dense_replace=0");
+}
+
 }  // namespace
 
 void validate_plan(const Plan& p) {
@@ -120,6 +157,7 @@ void validate_plan(const Plan& p) {
                               " GPUs exceed the " + str(kMaxGpus) + " GPUs stepsim models; lower it");
   if (p.train.global_batch > std::numeric_limits<int64_t>::max() / p.train.seq_len)
     fail("train.global_batch", "global_batch x seq_len overflows the tokens per step; lower it");
+  validate_stragglers(p);
   if (p.workload.kind == WorkloadKind::Synthetic) {
     // One abstract pipeline: only the schedule's own limits apply.
     if (p.workload.w_s > p.workload.b_s)
@@ -133,10 +171,17 @@ void validate_plan(const Plan& p) {
   }
   validate_model(p, fail);
   validate_parallel(p, fail);
+  validate_hardware_profile(p, fail);
+  // Memory is given in GiB per GPU; bytes or a cluster total by mistake would make every plan fit.
+  if (p.hardware.memory_GiB > 1024 * 1024) {
+    char v[64];
+    std::snprintf(v, sizeof v, "%g", p.hardware.memory_GiB);
+    fail("hardware.memory_GiB", std::string(v) + " GiB per GPU is more than any GPU holds; give one GPU's memory in "
+                                "GiB (80 for an H800)");
+  }
   if (p.hardware.comm_sms >= p.hardware.sms)
     fail("hardware.comm_sms", "communication cannot take all " + str(p.hardware.sms) + " SMs; use fewer");
-  if (p.scenario.routing == Routing::DeepSeek && !p.model.is_moe())
-    fail("scenario.routing", "deepseek routing needs an MoE model; use balanced");
+  validate_scenario(p, fail);
 }
 
 }  // namespace stepsim

@@ -13,6 +13,7 @@
 
 #include "simulator/engine/engine_state.hpp"
 #include "simulator/engine/progress.hpp"
+#include "simulator/engine/span_recording.hpp"
 #include "simulator/engine/stream_actors.hpp"
 
 namespace stepsim::engine {
@@ -85,6 +86,7 @@ SimResult collect(EngineState& e) {
     rr.ep_comm_s = g.comm_busy[size_t(CommClass::Ep)].total();
     rr.pp_comm_s = g.comm_busy[size_t(CommClass::Pp)].total();
     rr.dp_comm_s = g.comm_busy[size_t(CommClass::Dp)].total();
+    rr.memory = g.memory.peak;
     if (rr.compute_s + rr.exposed_comm_s > most_loaded) {
       most_loaded = rr.compute_s + rr.exposed_comm_s;
       r.critical_rank = rr.rank;
@@ -94,6 +96,7 @@ SimResult collect(EngineState& e) {
     }
     r.ranks.push_back(rr);
   }
+  r.has_memory = e.memory != nullptr;
   r.activities = e.activities;
   r.ops = e.ops_done;
   return r;
@@ -119,6 +122,7 @@ SimResult run(const Workload& workload, const SimOptions& options) {
   e.fp8_flops = spec.gpu_flops;
   e.bf16_flops = workload.bf16_flops() > 0 ? workload.bf16_flops() : spec.gpu_flops;
   e.sm_tax = spec.comm_speed_factor < 1;
+  e.perturb.init(spec, options.jitter_sigma, options.seed);
   e.t_start = sg4::Engine::get_clock();
   e.gpus.resize(hosts.size());
   std::vector<sg4::SemaphorePtr> wakes;  // one per actor, alive until the run ends
@@ -130,8 +134,18 @@ SimResult run(const Workload& workload, const SimOptions& options) {
     g.queues.resize(size_t(streams));
     g.streams.resize(size_t(streams));
     g.simulated = workload.simulated(int64_t(i));
+    g.record = options.record_spans && g.simulated &&
+               (options.span_ranks.empty() || std::find(options.span_ranks.begin(), options.span_ranks.end(),
+                                                        int32_t(i)) != options.span_ranks.end());
     if (g.simulated) g.program = workload.program(int64_t(i));
   }
+  e.memory = workload.memory_model();
+  if (e.memory != nullptr)
+    for (GpuState& g : e.gpus)
+      if (g.simulated) {
+        start_memory(g.memory, e.memory->static_memory(g.id));
+        if (g.record) e.memory_samples.push_back({int32_t(g.id), 0.0, g.memory.fixed.total()});
+      }
   for (GpuState& g : e.gpus) {
     if (!g.simulated) continue;
     for (int s = 0; s < streams; ++s) {
@@ -164,7 +178,15 @@ SimResult run(const Workload& workload, const SimOptions& options) {
 
   SimResult r = collect(e);
   r.has_spans = options.record_spans;
+  for (GpuState& g : e.gpus)
+    if (g.record) record_tail(e, g, e.t_start + r.step_time_s);
   r.spans = std::move(e.spans);
+  r.span_edges = std::move(e.span_edges);
+  r.idle_spans = std::move(e.idle_spans);
+  r.memory_samples = std::move(e.memory_samples);
+  std::vector<bool> simulated;
+  for (const GpuState& g : e.gpus) simulated.push_back(g.simulated);
+  r.stragglers = e.perturb.report(simulated);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;
 }

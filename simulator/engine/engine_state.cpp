@@ -1,4 +1,5 @@
 #include "simulator/engine/engine_state.hpp"
+#include "simulator/engine/span_recording.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -101,9 +102,10 @@ void EngineState::complete(GpuState& g, int stream, const FetchedOp& op, double 
   } else if (op.op.n_out + op.op.n_in > 0 && comm_class(op.op.tag.kind) != CommClass::Pp) {
     g.comm_after_compute.push_back({start, end});  // pipeline sends in the tail feed another stage
   }
+  if (stream == kComputeStream && memory != nullptr)
+    track_memory(g.memory, *memory, g.id, op.op.tag, start - t_start, end - t_start, g.record ? &memory_samples : nullptr);
   ++ops_done;
-  if (options.record_spans)
-    spans.push_back({int32_t(g.id), uint8_t(stream), start - t_start, end - t_start, op.op.tag});
+  if (g.record) record_span(*this, g, stream, op, start, end);
   if (st.waiters.empty()) return;
   // Detach the waiters to wake before releasing any: release() may let other actors run, and they
   // may register new waiters on this stream.

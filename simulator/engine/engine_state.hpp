@@ -16,6 +16,8 @@
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include "simulator/engine/intervals.hpp"
+#include "simulator/engine/memory_tracking.hpp"
+#include "simulator/engine/perturbations.hpp"
 #include "simulator/engine/sim_result.hpp"
 #include "simulator/engine/workload.hpp"
 
@@ -61,6 +63,7 @@ struct GpuState {
   std::vector<StreamState> streams;
   std::unique_ptr<GpuProgram> program;
   bool simulated = true;   // false: a mirrored GPU in a reduced replay (no program, no actors)
+  bool record = false;     // record_spans and this GPU is one the trace wants
   bool exhausted = false;  // the program has emitted everything
   int comm_in_flight = 0;  // comm ops running: > 0 means the SM tax applies
 
@@ -77,6 +80,7 @@ struct GpuState {
   std::vector<Interval> watched_by_class[5];  // the same intervals, by CommClass
   double exposed_by_class[5] = {};          // exposed time per class (classes may overlap)
   double exposed_unpaired = 0;              // exposed while the waiting op had no F&B partner
+  MemoryTrack memory;                       // when the workload has a memory model
 
 
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes;  // (src, dst, channel) -> mailbox
@@ -113,6 +117,11 @@ class EngineState {
   uint64_t activities = 0;
   uint64_t ops_done = 0;
   std::vector<Span> spans;
+  const MemoryModel* memory = nullptr;  // the workload's, or nullptr
+  std::vector<MemorySample> memory_samples;
+  std::vector<SpanEdge> span_edges;
+  std::vector<IdleSpan> idle_spans;
+  Perturbations perturb;  // jitter, waits by peer, NIC detours
   std::string error;
 
  private:

@@ -99,7 +99,7 @@ struct Work {
 };
 
 struct Op {
-  double flops = 0;  // compute: work at the host's pstate-0 speed; comm: unused
+  double flops = 0;  // compute: work at the host's pstate-0 speed; comm: seconds of handshake before the flows
   Tag tag;
   uint16_t n_deps = 0;
   uint16_t n_out = 0;  // outgoing flows

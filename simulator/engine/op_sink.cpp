@@ -59,12 +59,14 @@ OpRef OpSink::compute(const Tag& tag, Work work, std::span<const OpRef> deps) {
 }
 
 OpRef OpSink::comm(int stream, const Tag& tag, std::span<const FlowSpec> out, std::span<const FlowSpec> in,
-                   std::span<const OpRef> deps) {
+                   std::span<const OpRef> deps, double setup_s) {
   if (stream == kComputeStream) throw std::invalid_argument("communication op on the compute stream");
+  if (!(setup_s >= 0)) throw std::invalid_argument("communication op with negative or NaN setup time");
   StreamQueue& q = queue(stream);
   Op op;
   op.tag = tag;
   op.comm = true;
+  op.flops = setup_s;
   op.n_out = count16(out.size(), "outgoing flows");
   op.n_in = count16(in.size(), "incoming flows");
   for (const FlowSpec& f : out) {

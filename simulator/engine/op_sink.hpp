@@ -42,11 +42,13 @@ class OpSink {
 
   // A communication op on comm stream `stream` (>= 1): starts after `deps` and the stream's previous
   // op, completes when every outgoing and incoming flow is done. No flows = a pure sync point.
+  // `setup_s`: the kernel's handshake (e.g. DeepEP's notify) before its flows start; it holds the
+  // comm SMs like the transfer does.
   OpRef comm(int stream, const Tag& tag, std::span<const FlowSpec> out, std::span<const FlowSpec> in,
-             std::span<const OpRef> deps = {});
+             std::span<const OpRef> deps = {}, double setup_s = 0);
   OpRef comm(int stream, const Tag& tag, std::span<const FlowSpec> out, std::span<const FlowSpec> in,
-             std::initializer_list<OpRef> deps) {
-    return comm(stream, tag, out, in, std::span<const OpRef>(deps.begin(), deps.size()));
+             std::initializer_list<OpRef> deps, double setup_s = 0) {
+    return comm(stream, tag, out, in, std::span<const OpRef>(deps.begin(), deps.size()), setup_s);
   }
 
   // The reference the next op emitted on `stream` of this GPU will have.

@@ -12,12 +12,36 @@
 #include <vector>
 
 #include "simulator/engine/op.hpp"
+#include "simulator/engine/straggler_result.hpp"
 
 namespace stepsim {
 
 struct SimOptions {
   bool quiet = false;         // no progress line on stderr
   bool record_spans = false;  // keep every op's (rank, stream, start, end, tag): memory grows per op
+  std::vector<int32_t> span_ranks;  // record_spans: only these GPUs (empty: every simulated GPU)
+  double jitter_sigma = 0;           // scenario.jitter_sigma: lognormal factor on every compute op
+  uint64_t seed = 1;                 // scenario.seed, for the jitter draws
+};
+
+// A GPU's memory at its peak over the step (all 0 when the workload has no memory model):
+// static parts plus the activations live at that moment.
+struct RankMemory {
+  double peak_bytes = 0;
+  double peak_t_s = 0;  // when the peak is first reached, seconds since the step began
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double buffers_bytes = 0;      // communication buffers, FSDP gather staging
+  double activations_bytes = 0;  // saved by forwards for their backwards
+  double recompute_bytes = 0;    // recompute working sets (parallel.recompute=full)
+};
+
+// Bytes a GPU holds from time t_s on (recorded with spans, for the trace's counter track).
+struct MemorySample {
+  int32_t rank = 0;
+  double t_s = 0;
+  double bytes = 0;
 };
 
 struct RankResult {
@@ -38,6 +62,7 @@ struct RankResult {
   double exposed_pp_s = 0;
   double exposed_dp_s = 0;
   double exposed_unpaired_s = 0;
+  RankMemory memory;
 };
 
 struct Span {
@@ -46,6 +71,29 @@ struct Span {
   double start_s = 0;
   double end_s = 0;
   engine::Tag tag;
+  uint32_t seq = 0;      // the op's index on its stream (flow arrows refer to it)
+  double flops = 0;      // compute: work in FLOPs at the FP8 rate (BF16 work counts double)
+  double bytes_out = 0;  // comm: bytes this GPU sends
+  double bytes_in = 0;   // comm: bytes it receives
+};
+
+// An op that waited for a communication op on another stream of its GPU (a transfer and the task
+// it unblocks): the flow arrow of a trace.
+struct SpanEdge {
+  int32_t rank = 0;
+  uint8_t from_stream = 0;
+  uint8_t to_stream = 0;
+  uint32_t from_seq = 0;
+  uint32_t to_seq = 0;
+};
+
+// Compute-stream idle time, split as RankResult splits it: exposed_classes == 0 is bubble, else
+// the bitmask (1 << CommClass) of the communication kinds the compute stream waited on.
+struct IdleSpan {
+  int32_t rank = 0;
+  uint8_t exposed_classes = 0;
+  double start_s = 0;
+  double end_s = 0;
 };
 
 struct SimResult {
@@ -65,6 +113,11 @@ struct SimResult {
   double wall_s = 0;
   bool has_spans = false;
   std::vector<Span> spans;
+  bool has_memory = false;  // the workload tracked memory (RankResult::memory is filled)
+  std::vector<MemorySample> memory_samples;  // with spans only
+  std::vector<SpanEdge> span_edges;
+  std::vector<IdleSpan> idle_spans;
+  StragglerReport stragglers;  // who waited for whom; NIC detours; the unperturbed baseline
 };
 
 }  // namespace stepsim

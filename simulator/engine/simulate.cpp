@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "simulator/engine/baseline_step.hpp"
 #include "simulator/engine/engine.hpp"
 #include "workloads/deepseek/model_workload.hpp"
 #include "workloads/synthetic/synthetic_workload.hpp"
@@ -21,8 +22,14 @@ std::unique_ptr<engine::Workload> make_workload(const Plan& plan) {
 }  // namespace
 
 SimResult simulate(const Plan& plan, const SimOptions& options) {
+  // A perturbed step is compared with the same plan unperturbed (run first, in a child process).
+  const double baseline_s = plan.scenario.perturbed() ? simulate_baseline_step(plan) : -1;
   const std::unique_ptr<engine::Workload> workload = make_workload(plan);
-  SimResult r = engine::run(*workload, options);
+  SimOptions opt = options;
+  opt.jitter_sigma = plan.scenario.jitter_sigma;
+  opt.seed = plan.scenario.seed;
+  SimResult r = engine::run(*workload, opt);
+  r.stragglers.baseline_step_s = baseline_s;
   r.schedule = to_string(plan.parallel.schedule);
   return r;
 }

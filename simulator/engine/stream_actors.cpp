@@ -1,4 +1,5 @@
 #include "simulator/engine/stream_actors.hpp"
+#include "simulator/engine/span_recording.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -40,7 +41,15 @@ void run_compute_stream(EngineState& e, GpuState& g, sg4::Semaphore* wake) {
         uint32_t& upto = g.streams[d.stream()].watch_upto;
         upto = upto == kNoWatch ? d.seq : std::max(upto, d.seq);
       }
-      for (const OpRef& d : cur.deps) e.wait(d, wake);
+      e.perturb.idle_since(g.id, t0);
+      const OpRef* ended_on = nullptr;  // the dep whose completion ended the wait
+      for (const OpRef& d : cur.deps) {
+        const double before = now();
+        e.wait(d, wake);
+        if (now() > before) ended_on = &d;
+      }
+      e.perturb.idle_since(g.id, -1);
+      if (ended_on != nullptr) e.perturb.waited(g.id, ended_on->gpu(), now() - t0);
       for (StreamState& st : g.streams) st.watch_upto = kNoWatch;
       g.watching = false;
       const double exposed = covered_within(g.watched, t0, now());
@@ -49,14 +58,17 @@ void run_compute_stream(EngineState& e, GpuState& g, sg4::Semaphore* wake) {
         if (!g.watched_by_class[c].empty()) g.exposed_by_class[c] += covered_within(g.watched_by_class[c], t0, now());
       // Ops of an overlapped F&B pair carry their partner's microbatch in microbatch2.
       if (cur.op.tag.microbatch2 == kNoIndex) g.exposed_unpaired += exposed;
+      if (g.record) record_wait(e, g, t0, now());
     }
+    e.perturb.compute_starts(g.id);
     const double start = now();
     if (cur.op.flops > 0) {
-      sg4::this_actor::execute(cur.op.flops);
+      sg4::this_actor::execute(cur.op.flops * e.perturb.jitter(g.id));
       ++e.activities;
     }
     const double end = now();
     g.compute_s += end - start;
+    e.perturb.compute_done(g.id);  // before complete() wakes the GPUs waiting on this op
     e.complete(g, kComputeStream, cur, start, end);
   }
 }
@@ -75,12 +87,15 @@ void run_comm_stream(EngineState& e, GpuState& g, int stream, sg4::Semaphore* wa
     const size_t n_out = cur.op.n_out, n_in = cur.op.n_in;
     if (n_out + n_in > 0) {
       e.comm_started(g, stream);
+      if (cur.op.flops > 0) sg4::this_actor::sleep_for(cur.op.flops);  // handshake before the data moves
       comms.clear();
+      const double posted = now();
       received.assign(n_in, nullptr);  // sized before posting: the gets write into it
       for (size_t i = 0; i < n_out; ++i) {
         const FlowSpec& f = cur.flows[i];
         const GpuState& peer = e.gpus[f.peer];
         const auto bytes = uint64_t(std::llround(f.bytes));
+        e.perturb.flow_sent(g.id, f.peer, f.bytes);
         if (peer.simulated)
           comms.push_back(e.mailbox(g, g.id, f.peer, f.channel)->put_async(&payload_token, bytes));
         else  // mirrored peer: nobody posts the receive, so send straight to its host
@@ -107,6 +122,7 @@ void run_comm_stream(EngineState& e, GpuState& g, int stream, sg4::Semaphore* wa
         // A collective or all-to-all kernel occupies the GPU from its start, waiting for slower
         // peers included (what a profiler shows as communication); only a pipeline receive whose
         // sender has not produced its data yet counts as bubble until the data moves.
+        e.perturb.comm_joined(g.id, cur.flows, comms, posted);  // the compute stream waits on it
         auto& by_class = g.watched_by_class[size_t(comm_class(cur.op.tag.kind))];
         if (comm_class(cur.op.tag.kind) == CommClass::Pp) {
           g.watched.insert(g.watched.end(), moving.begin(), moving.end());

@@ -9,6 +9,7 @@
 
 #include "platforms/cluster_platform.hpp"
 #include "simulator/engine/op_sink.hpp"
+#include "simulator/engine/memory_model.hpp"
 
 namespace stepsim::engine {
 
@@ -36,6 +37,8 @@ class Workload {
   virtual bool simulated(int64_t /*gpu*/) const { return true; }
   virtual double expected_ops() const { return 0; }     // for the progress line; 0 = unknown
   virtual std::string mode() const { return "full"; }   // "full", or what was aggregated
+  // Bytes per GPU along the step; nullptr: the workload does not model memory.
+  virtual const MemoryModel* memory_model() const { return nullptr; }
 };
 
 }  // namespace stepsim::engine

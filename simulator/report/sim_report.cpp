@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "simulator/report/memory_report.hpp"
 #include "simulator/roofline/roofline_report.hpp"
+#include "simulator/report/straggler_report.hpp"
 
 namespace stepsim {
 namespace {
@@ -76,9 +78,12 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
                           {"exposed_ep_s", rank.exposed_ep_s},
                           {"exposed_pp_s", rank.exposed_pp_s},
                           {"exposed_dp_s", rank.exposed_dp_s},
-                          {"exposed_unpaired_s", rank.exposed_unpaired_s}});
+                          {"exposed_unpaired_s", rank.exposed_unpaired_s},
+                          {"memory_peak_bytes", r.has_memory ? nlohmann::json(rank.memory.peak_bytes) : nullptr}});
+  j["memory"] = memory_json(plan, r);
   j["explanation"] = explain_difference(plan, r, roof);
   j["roofline"] = roofline_json(plan, roof);
+  j["stragglers"] = stragglers_json(plan, r);
   j["sim"] = {{"activities", r.activities}, {"ops", r.ops},      {"wall_s", r.wall_s},
               {"mode", r.mode},             {"workload", r.workload}, {"schedule", r.schedule},
               {"ranks_simulated", r.ranks.size()}};
@@ -114,8 +119,12 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
                                    d_exposed, crit->exposed_comm_s, crit->exposed_ep_s);
     if (plan.parallel.schedule == Schedule::DualPipeV)
       what += fmt::format(", {:.3f} s of it outside overlapped F&B pairs, i.e. in the warm-up and cool-down chunks "
-                          "where no other chunk's compute can hide it",
-                          crit->exposed_unpaired_s);
+                          "where no other chunk's compute can hide it{}",
+                          crit->exposed_unpaired_s,
+                          plan.parallel.split_lone_chunks
+                              ? " (they run as two halves hiding each other's transfers, but a forward's "
+                                "all-to-all outlasts its compute)"
+                              : " (parallel.split_lone_chunks=true would overlap two halves of each)");
     what += fmt::format("; pipeline sends {:.3f} s{}; data-parallel collectives {:.3f} s{})", crit->exposed_pp_s,
                         plan.parallel.schedule == Schedule::DualPipeV
                             ? ", each F&B pair waiting for its neighbours' activations and gradients"
@@ -169,7 +178,7 @@ std::string synthetic_text(const Plan& plan, const SimResult& r) {
 }  // namespace
 
 std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof) {
-  if (plan.workload.kind == WorkloadKind::Synthetic) return synthetic_text(plan, r);
+  if (plan.workload.kind == WorkloadKind::Synthetic) return synthetic_text(plan, r) + stragglers_text(plan, r);
   const StepSummary s = summarize(r);
   std::string out;
   out += fmt::format("stepsim simulate: {} on {} x {} {} ({} GPUs), {} PP {} ({} stages), EP {}, DP {}, ZeRO-{}, {} "
@@ -209,6 +218,8 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      roof.tokens_per_step / r.step_time_s / double(plan.gpus()));
   const std::string why = explain_difference(plan, r, roof);
   if (!why.empty()) out += why + "\n";
+  out += stragglers_text(plan, r);
+  out += memory_text(plan, r);
   return out;
 }
 

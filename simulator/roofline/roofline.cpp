@@ -106,7 +106,8 @@ double bubble_share(const Plan& plan) {
     case Schedule::OneFOneB: return (p - 1) / m;
     // (PP-1)(F&B + B - 3W) with B = 2F, W = F, F&B = F + B = 3F: 2F (PP-1) over 2 chunks x m x 3F.
     case Schedule::DualPipeV: return (p - 1) * 2.0 / (6.0 * m);
-    case Schedule::Fsdp: return 0;
+    case Schedule::Fsdp:
+    case Schedule::Capture: return 0;
   }
   return 0;
 }

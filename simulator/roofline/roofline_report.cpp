@@ -15,6 +15,9 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   j["bubble_share"] = r.bubble_share;
   j["exposed_comm_s"] = r.exposed_comm_s;
   j["step_time_s"] = r.step_time_s;
+  // The simulation's share names, so a sweep can plot each simulated share beside its roofline.
+  j["exposed_comm_share"] = r.step_time_s > 0 ? r.exposed_comm_s / r.step_time_s : 0.0;
+  j["bubble_share_of_compute"] = r.bubble_share;
   j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
   j["remote_nodes"] = r.routing.remote_nodes;
   j["ep_share_of_compute"] = r.ep_share_of_compute;

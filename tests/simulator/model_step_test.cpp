@@ -83,7 +83,8 @@ TEST(ModelStep, FsdpWithEightMicrobatchesIsCommsBoundLikeTheSeed) {
 }
 
 TEST(ModelStep, OneFOneBShowsItsBubbleAndTheAllToAllItCannotHide) {
-  const Plan plan = model_plan({"schedule=1f1b"});
+  // As the reference 1F1B runs it: every chunk whole (LoneChunkSplit covers the halves).
+  const Plan plan = model_plan({"schedule=1f1b", "parallel.split_lone_chunks=false"});
   const SimResult r = simulate_plan(plan);
   expect_exact_split(r);
   const auto critical = std::find_if(r.ranks.begin(), r.ranks.end(),

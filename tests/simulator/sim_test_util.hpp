@@ -111,6 +111,14 @@ inline std::string encode(const SimResult& r) {
   put(b, r.wall_s);
   put(b, r.has_spans);
   put_vec(b, r.spans);
+  put_vec(b, r.stragglers.rank_waits);
+  put_vec(b, r.stragglers.waited_for);
+  put_vec(b, r.stragglers.root_causes);
+  put_vec(b, r.stragglers.detours);
+  put(b, r.stragglers.rerouted_bytes);
+  put(b, r.stragglers.baseline_step_s);
+  put_vec(b, r.span_edges);
+  put_vec(b, r.idle_spans);
   return b;
 }
 
@@ -131,6 +139,14 @@ inline SimResult decode(const std::string& b) {
   r.wall_s = in.get<double>();
   r.has_spans = in.get<bool>();
   r.spans = in.get_vec<Span>();
+  r.stragglers.rank_waits = in.get_vec<RankWait>();
+  r.stragglers.waited_for = in.get_vec<WaitedFor>();
+  r.stragglers.root_causes = in.get_vec<WaitedFor>();
+  r.stragglers.detours = in.get_vec<NicDetour>();
+  r.stragglers.rerouted_bytes = in.get<double>();
+  r.stragglers.baseline_step_s = in.get<double>();
+  r.span_edges = in.get_vec<SpanEdge>();
+  r.idle_spans = in.get_vec<IdleSpan>();
   return r;
 }
 

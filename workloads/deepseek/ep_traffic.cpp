@@ -70,6 +70,59 @@ AllToAll ep_all_to_all(const Plan& plan, const EpLayout& l, int64_t gpu, const T
   return a;
 }
 
+AllToAll ep_all_to_all_loaded(const Plan& plan, const RoutingStats& routing, int64_t gpu, const TokensOf& tokens_of,
+                              double bytes_per_copy, const double* share) {
+  AllToAll a;
+  const ModelConfig& m = plan.model;
+  if (!m.is_moe() || plan.parallel.ep == 1) return a;
+  const int64_t g = plan.cluster.gpus_per_node, ep = plan.parallel.ep;
+  const int64_t first = gpu / ep * ep, slot = gpu - first;
+  const double k = double(m.num_experts_per_tok);
+  if (ep <= g) {
+    // The group is inside one node: a token needs GPU j when one of its k rows lands there.
+    const auto touch = [&](int64_t j) { return 1.0 - std::pow(1.0 - share[j], k); };
+    for (int64_t j = 0; j < ep; ++j) {
+      if (j == slot) continue;
+      a.out.push_back({first + j, tokens_of(gpu) * touch(j) * bytes_per_copy});
+      a.in.push_back({first + j, tokens_of(first + j) * touch(slot) * bytes_per_copy});
+    }
+    return a;
+  }
+  const int64_t nodes = ep / g, node = slot / g, local = slot % g;
+  std::vector<double> node_share(size_t(nodes), 0.0), node_touch(size_t(nodes), 0.0), experts_there(size_t(nodes), 0.0);
+  for (int64_t j = 0; j < ep; ++j) node_share[size_t(j / g)] += share[j];
+  for (int64_t n = 0; n < nodes; ++n) {
+    node_touch[size_t(n)] = std::min(1.0, routing.mean_nodes * node_share[size_t(n)]);
+    experts_there[size_t(n)] = node_touch[size_t(n)] > 0 ? k * node_share[size_t(n)] / node_touch[size_t(n)] : 0.0;
+  }
+  // Chance that a token reaching node n's rail needs GPU j of that node.
+  const auto gpu_touch = [&](int64_t j) {
+    const double ns = node_share[size_t(j / g)];
+    return ns > 0 ? 1.0 - std::pow(1.0 - share[j] / ns, experts_there[size_t(j / g)]) : 0.0;
+  };
+  // Copies arriving at rail `rail` of this node: tokens of every group GPU on that rail that need it.
+  const auto arriving = [&](int64_t rail) {
+    double sum = 0;
+    for (int64_t n = 0; n < nodes; ++n) sum += tokens_of(first + n * g + rail);
+    return sum * node_touch[size_t(node)];
+  };
+  for (int64_t n = 0; n < nodes; ++n) {
+    if (n == node) continue;
+    const int64_t peer = first + n * g + local;
+    a.out.push_back({peer, tokens_of(gpu) * node_touch[size_t(n)] * bytes_per_copy});
+    a.in.push_back({peer, tokens_of(peer) * node_touch[size_t(node)] * bytes_per_copy});
+  }
+  const double here = arriving(local);
+  for (int64_t j = node * g; j < (node + 1) * g; ++j) {
+    if (j == slot) continue;
+    a.out.push_back({first + j, here * gpu_touch(j) * bytes_per_copy});
+    a.in.push_back({first + j, arriving(j % g) * gpu_touch(slot) * bytes_per_copy});
+  }
+  return a;
+}
+
+AllToAll reversed(const AllToAll& a) { return {a.in, a.out}; }
+
 AllToAll ring_equivalent(const Plan& plan, const AllToAll& a, int64_t gpu) {
   AllToAll r;
   if (a.out.empty() && a.in.empty()) return r;

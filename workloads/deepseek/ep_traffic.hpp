@@ -40,6 +40,20 @@ using TokensOf = std::function<double(int64_t gpu)>;
 AllToAll ep_all_to_all(const Plan& plan, const EpLayout& layout, int64_t gpu, const TokensOf& tokens_of,
                        double bytes_per_copy);
 
+// The to-experts all-to-all (dispatch, and combine's gradient) under uneven expert loads:
+// `slot_share[j]` is the share of the group's routed rows the j-th GPU of the EP group receives.
+// A token needs node n with probability min(1, mean_nodes x the node's share) (touches follow the
+// load; each touched node still gets k / mean_nodes of its experts on average), and a GPU of a
+// node it touches with probability 1 - (1 - its share of the node)^(experts per touched node).
+// With every share 1 / ep this is ep_all_to_all exactly. One flow per peer: under uneven loads no
+// ring carries the same bytes on every port.
+AllToAll ep_all_to_all_loaded(const Plan& plan, const RoutingStats& routing, int64_t gpu, const TokensOf& tokens_of,
+                              double bytes_per_copy, const double* slot_share);
+
+// The from-experts direction (combine, and dispatch's gradient) retraces the to-experts flows
+// backwards: what a GPU received it now sends.
+AllToAll reversed(const AllToAll& a);
+
 // The same all-to-all as ring-equivalent flows: one IB flow carrying everything this GPU sends to
 // other nodes, to the same local rank on the next node of the group (and one in from the previous
 // node), and one NVLink flow to the next local GPU. Every NIC and NVLink port carries the same bytes

@@ -141,7 +141,9 @@ std::vector<StageLayers> partition_layers(const Plan& plan) {
   }
   std::vector<StageLayers> out(static_cast<size_t>(stages));
   for (int64_t s = 0; s < stages; ++s)
-    out[size_t(s)] = {cut[size_t(s)], cut[size_t(s + 1)] - cut[size_t(s)], s + 1 == stages};
+    // The profiler capture runs transformer layers only (no LM head).
+    out[size_t(s)] = {cut[size_t(s)], cut[size_t(s + 1)] - cut[size_t(s)],
+                      s + 1 == stages && plan.parallel.schedule != Schedule::Capture};
   return out;
 }
 

@@ -135,10 +135,9 @@ void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink
 OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
                                const std::vector<OpRef>& deps) {
   const PartCost& c = w_.cost(layer, part);
-  const double seqs = w_.sequences(gpu_, ref.mb);
-  // Balanced routing: this GPU's experts receive, on average, k rows per token of its EP group.
-  const double rows = w_.ep_group_mean_sequences(gpu_, ref.mb) * double(plan_.train.seq_len) *
-                      double(plan_.model.num_experts_per_tok);
+  const double seqs = w_.sequences(gpu_, ref.mb) * share_;
+  // This GPU's experts' rows: k per token of its EP group on average, more if they are popular.
+  const double rows = w_.routed_rows(gpu_, layer, ref.mb) * share_;
   const double fp8_rate = plan_.hardware.fp8_tflops * 1e12, bf16_rate = plan_.hardware.bf16_tflops * 1e12;
   const double flops = c.fp8_flops_per_seq * seqs + c.routed_flops_per_row * rows +
                        c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
@@ -149,7 +148,7 @@ OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart pa
 }
 
 OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep) {
-  const double flops = w_.head_flops_per_seq() * w_.sequences(gpu_, ref.mb);
+  const double flops = w_.head_flops_per_seq() * w_.sequences(gpu_, ref.mb) * share_;
   const auto deps = present(dep);
   return sink.compute(tag(OpKind::Head, phase, ref, -1), engine::Work::bf16(flops), std::span<const OpRef>(deps));
 }
@@ -158,23 +157,30 @@ OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase
                                   const sched::ChunkRef& ref, bool fp8_payload, OpRef dep) {
   // The flows depend only on the payload and, when GPUs hold different batches, the microbatch:
   // build them once per such key (this runs millions of times in a full replay).
-  const int64_t key = (w_.uniform_batch() ? 0 : int64_t(ref.mb) + 1) * 2 + (fp8_payload ? 1 : 0);
+  int64_t key = ((w_.uniform_batch() ? 0 : int64_t(ref.mb) + 1) * 2 + (fp8_payload ? 1 : 0)) * 2 +
+                (share_ < 1 ? 1 : 0);
+  if (!w_.loads().balanced()) {
+    // Uneven expert loads: the flows also depend on the layer and microbatch (every one differs).
+    key = ((int64_t(ref.mb) * plan_.model.num_hidden_layers + layer) * 2 + (fp8_payload ? 1 : 0)) * 2 +
+          (share_ < 1 ? 1 : 0);
+    if (a2a_cache_.size() > 64) a2a_cache_.clear();  // each key recurs once (forward, backward): stay small
+  }
   auto it = a2a_cache_.find(key);
   if (it == a2a_cache_.end()) {
     const double bytes_per_copy =
-        fp8_payload ? dispatch_bytes_per_token(plan_.model) : combine_bytes_per_token(plan_.model);
-    const double seq_len = double(plan_.train.seq_len);
-    const AllToAll a = ring_equivalent(
-        plan_,
-        ep_all_to_all(plan_, w_.ep_layout(), gpu_, [&](int64_t g) { return w_.sequences(g, ref.mb) * seq_len; },
-                      bytes_per_copy),
-        gpu_);
+        (fp8_payload ? dispatch_bytes_per_token(plan_.model) : combine_bytes_per_token(plan_.model)) /
+        plan_.hardware.a2a_efficiency;  // a kernel reaching a share of the links moves more "wire bytes"
+    // FP8 payloads travel towards the experts (dispatch, combine's gradient), BF16 ones back.
+    const AllToAll a = w_.ep_flows(gpu_, layer, ref.mb, share_, fp8_payload, bytes_per_copy);
     CachedFlows c;
     for (const auto& f : a.out) c.out.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
     for (const auto& f : a.in) c.in.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
     it = a2a_cache_.emplace(key, std::move(c)).first;
   }
-  return sink.comm(kStreamEp, tag(kind, phase, ref, layer, partner_), it->second.out, it->second.in, {dep});
+  // Handshake first (DeepEP's notify); a forward dispatch also builds the layout the rest reuse.
+  const double setup_s = plan_.hardware.a2a_latency_s +
+                         (kind == OpKind::EpDispatch && phase == Phase::Forward ? plan_.hardware.a2a_layout_latency_s : 0.0);
+  return sink.comm(kStreamEp, tag(kind, phase, ref, layer, partner_), it->second.out, it->second.in, {dep}, setup_s);
 }
 
 void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) {
@@ -257,6 +263,69 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   if (!b.zero_bubble) compute(sink, bl, LayerPart::AttnW, b.ref, {});
 }
 
+// A lone forward chunk as two half-microbatches (parallel.split_lone_chunks): per MoE layer the
+// halves alternate on the compute stream, so one half's attention or experts run while the other
+// half's dispatch or combine moves (the two-micro-batch overlap DeepSeek uses where no F&B
+// partner exists). Both halves start from the received input; the chunk ends with the second.
+void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
+  Pass a = f, b = f;
+  share_ = 0.5;
+  for (const int64_t item : f.items) {
+    if (item == kHead || !w_.layer_is_moe(item)) {
+      forward_item(a, item, sink);
+      forward_item(b, item, sink);
+      continue;
+    }
+    const OpRef attn_a = compute(sink, item, LayerPart::AttnF, a.ref, present(a.last));
+    const OpRef d_a = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, a.ref, true, attn_a);
+    const OpRef attn_b = compute(sink, item, LayerPart::AttnF, b.ref, present(b.last));
+    const OpRef m_a = compute(sink, item, LayerPart::MlpF, a.ref, {d_a});
+    const OpRef d_b = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, b.ref, true, attn_b);
+    a.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, a.ref, false, m_a);
+    const OpRef m_b = compute(sink, item, LayerPart::MlpF, b.ref, {d_b});
+    b.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, b.ref, false, m_b);
+  }
+  share_ = 1;
+  // Ops of one stream complete in order and both halves' last ops share a stream, so the second
+  // half's last op implies the first's.
+  f.last = b.last;
+}
+
+// The same for a lone backward chunk: combine-gradient, MLP B (and W), dispatch-gradient,
+// attention B (and W), each half in turn.
+void ModelGpuProgram::backward_halves(Pass& bp, engine::OpSink& sink) {
+  Pass a = bp, b = bp;
+  share_ = 0.5;
+  for (const int64_t item : bp.items) {
+    if (item == kHead || !w_.layer_is_moe(item)) {
+      backward_item(a, item, sink);
+      backward_item(b, item, sink);
+      continue;
+    }
+    const OpRef cb_a = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, a.ref, true,
+                                  a.last ? *a.last : last_compute(sink));
+    const OpRef cb_b = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
+                                  b.last ? *b.last : last_compute(sink));
+    const OpRef mb_a = compute(sink, item, LayerPart::MlpB, a.ref, {cb_a});
+    if (!bp.zero_bubble) compute(sink, item, LayerPart::MlpW, a.ref, {});
+    const OpRef db_a = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, a.ref, false, mb_a);
+    const OpRef mb_b = compute(sink, item, LayerPart::MlpB, b.ref, {cb_b});
+    if (!bp.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    const OpRef db_b = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb_b);
+    a.last = compute(sink, item, LayerPart::AttnB, a.ref, {db_a});
+    if (!bp.zero_bubble) compute(sink, item, LayerPart::AttnW, a.ref, {});
+    b.last = compute(sink, item, LayerPart::AttnB, b.ref, {db_b});
+    if (!bp.zero_bubble) compute(sink, item, LayerPart::AttnW, b.ref, {});
+  }
+  share_ = 1;
+  bp.last = b.last;
+}
+
+bool ModelGpuProgram::split_lone(const Pass& p) const {
+  if (!plan_.parallel.split_lone_chunks || fsdp_) return false;
+  return std::any_of(p.items.begin(), p.items.end(), [&](int64_t i) { return i >= 0 && w_.layer_is_moe(i); });
+}
+
 void ModelGpuProgram::weight_pass(sched::ChunkRef ref, engine::OpSink& sink) {
   Pass b = backward_pass(ref, false);
   for (const int64_t item : b.items) {
@@ -274,14 +343,18 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
     case sched::Pass::F: {
       Pass f = forward_pass(op.fwd);
       receive(f, false, sink);
-      for (const int64_t item : f.items) forward_item(f, item, sink);
+      if (split_lone(f)) forward_halves(f, sink);
+      else
+        for (const int64_t item : f.items) forward_item(f, item, sink);
       send(f, false, sink);
       break;
     }
     case sched::Pass::B: {
       Pass b = backward_pass(op.bwd, op.zero_bubble);
       receive(b, true, sink);
-      for (const int64_t item : b.items) backward_item(b, item, sink);
+      if (split_lone(b)) backward_halves(b, sink);
+      else
+        for (const int64_t item : b.items) backward_item(b, item, sink);
       send(b, true, sink);
       break;
     }
@@ -315,7 +388,7 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
     }
   }
   // ZeRO-1: reduce-scatter a chunk's gradients as soon as they are final.
-  if (fsdp_) return;
+  if (fsdp_ || plan_.parallel.schedule == Schedule::Capture) return;  // capture: no ZeRO collectives
   for (size_t c = 0; c < final_grad_op_.size(); ++c) {
     if (final_grad_op_[c] != int64_t(index)) continue;
     const int64_t stage = w_.schedule().stage_of(rank_, int32_t(c));
@@ -327,7 +400,7 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
 }
 
 void ModelGpuProgram::finish(engine::OpSink& sink) {
-  if (fsdp_) return;
+  if (fsdp_ || plan_.parallel.schedule == Schedule::Capture) return;  // capture: no ZeRO collectives
   // After the (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
   double non_expert = 0, expert = 0;
   for (int32_t c = 0; c < w_.schedule().chunks_per_rank(); ++c) {

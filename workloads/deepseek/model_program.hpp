@@ -47,6 +47,10 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   // A forward MoE layer overlapped with a backward MoE layer (DualPipe's F&B).
   void overlapped_moe_layers(Pass& f, int64_t f_layer, Pass& b, int64_t b_layer, engine::OpSink& sink);
   void weight_pass(sched::ChunkRef ref, engine::OpSink& sink);
+  // parallel.split_lone_chunks: a chunk without an F&B partner runs as two interleaved halves.
+  bool split_lone(const Pass& p) const;
+  void forward_halves(Pass& f, engine::OpSink& sink);
+  void backward_halves(Pass& b, engine::OpSink& sink);
 
   engine::OpRef compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
                         const std::vector<engine::OpRef>& deps);
@@ -77,6 +81,7 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   };
   std::map<int64_t, CachedFlows> a2a_cache_;  // see all_to_all()
   const sched::ChunkRef* partner_ = nullptr;   // while emitting an overlapped pair: the other chunk
+  double share_ = 1;                           // share of the microbatch the ops cover (halves: 0.5)
 };
 
 }  // namespace stepsim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "platforms/cluster_platform.hpp"
+#include "workloads/deepseek/kernel_efficiency.hpp"
 #include "workloads/deepseek/local_batch.hpp"
 #include "workloads/deepseek/model_program.hpp"
 #include "workloads/model/model_params.hpp"
@@ -15,6 +16,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       stages_(partition_layers(plan)),
       routing_(routing_stats(plan)),
       ep_layout_(stepsim::ep_layout(plan, routing_)),
+      loads_(plan),
       params_(count_params(plan.model)) {
   const int64_t layers = plan.model.num_hidden_layers;
   const ModelParams& params = params_;
@@ -23,19 +25,42 @@ ModelWorkload::ModelWorkload(const Plan& plan)
     const LayerWork one = layer_work(plan, l, 1.0, 0.0);
     for (int part = 0; part < kLayerParts; ++part) {
       PartCost& c = costs_[size_t(l * kLayerParts + part)];
-      c.fp8_flops_per_seq = one.parts[part].flops(Precision::FP8);
-      c.bf16_flops_per_seq = one.parts[part].flops(Precision::BF16);
+      // The hardware profile's efficiencies are folded in here: FLOPs a GPU at the stated rate
+      // would need to take as long as the real kernels (all 1 at speed of light).
+      const LayerPart lp = LayerPart(part);
+      c.fp8_flops_per_seq = effective_flops(one.parts[part], lp, Precision::FP8, plan.hardware);
+      c.bf16_flops_per_seq = effective_flops(one.parts[part], lp, Precision::BF16, plan.hardware);
       c.nonmatmul_s_per_seq = one.parts[part].nonmatmul_s;
       const bool mlp = part == int(LayerPart::MlpF) || part == int(LayerPart::MlpB) || part == int(LayerPart::MlpW);
-      if (mlp && one.moe) c.routed_flops_per_row = 2.0 * double(params.expert);
+      const bool wgrad = part == int(LayerPart::MlpW);
+      if (mlp && one.moe)
+        c.routed_flops_per_row =
+            2.0 * double(params.expert) / (wgrad ? plan.hardware.wgrad_efficiency() : plan.hardware.gemm_efficiency);
     }
   }
-  head_flops_per_seq_ = lm_head_work(plan, 1.0).flops(Precision::BF16);
+  // The LM head is one large GEMM: it gets the large-GEMM efficiency (bf16_gemm_efficiency is
+  // measured on the routers' narrow GEMMs, a different shape).
+  head_flops_per_seq_ = lm_head_work(plan, 1.0).flops(Precision::BF16) / plan.hardware.gemm_efficiency;
   uniform_batch_ = plan.train.global_batch % plan.dp() == 0 &&
                    (plan.train.global_batch / plan.dp()) % plan.parallel.microbatches == 0;
   // Every replica (and EP group) runs the same program on the same loads while routing is
   // balanced and nothing perturbs a GPU, so by symmetry one stands for all; `auto` takes it.
   reduced_ = plan.sim.mode != SimMode::Full;
+  if (reduced_ && plan.scenario.perturbed()) {  // a slow GPU or jitter makes replicas differ
+    reduced_ = false;
+    full_reason_ = "stragglers or jitter make the replicas differ, so every GPU is replayed";
+  }
+  // Uneven expert loads make the GPUs of an EP group differ, but every EP group runs the same
+  // loads: one group per pipeline rank still stands for the others when every group holds the
+  // same batch. Otherwise replay every GPU.
+  if (reduced_ && !loads_.balanced()) {
+    if (!uniform_batch_) {
+      reduced_ = false;
+      full_reason_ = "uneven expert loads with uneven batches: EP groups differ, so every GPU is replayed";
+    } else if (plan.parallel.zero != 3) {
+      ep_group_reduced_ = true;
+    }
+  }
   // Uneven batches: each EP group's mean load per microbatch, asked for by every compute op.
   if (!uniform_batch_) {
     const int64_t ep = plan.parallel.ep, groups = plan.dp() / ep, m = plan.parallel.microbatches;
@@ -44,6 +69,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       for (int64_t mb = 0; mb < m; ++mb)
         group_mean_sequences_[size_t(d / ep * m + mb)] += sequences(d, mb) / double(ep);
   }
+  memory_ = std::make_unique<ModelMemory>(*this);
 }
 
 ModelWorkload::~ModelWorkload() = default;
@@ -61,6 +87,7 @@ std::unique_ptr<engine::GpuProgram> ModelWorkload::program(int64_t gpu) const {
 bool ModelWorkload::simulated(int64_t gpu) const {
   if (!reduced_) return true;
   if (plan_.parallel.zero == 3) return gpu < plan_.parallel.ep;  // one EP group holds both batch sizes
+  if (ep_group_reduced_) return gpu % plan_.dp() < plan_.parallel.ep;
   return gpu % plan_.dp() == 0;                                   // replica 0 of every stage
 }
 
@@ -84,14 +111,21 @@ double ModelWorkload::expected_ops() const {
       }
     }
     const double gpus_like_this = double(plan_.gpus()) / double(ranks);
-    const double simulated = !reduced_ ? gpus_like_this : plan_.parallel.zero == 3 ? double(plan_.parallel.ep) : 1.0;
+    const double simulated = !reduced_                                          ? gpus_like_this
+                             : plan_.parallel.zero == 3 || ep_group_reduced_ ? double(plan_.parallel.ep)
+                                                                              : 1.0;
     total += ops * simulated;
   }
   return total;
 }
 
 std::string ModelWorkload::mode() const {
-  if (!reduced_) return "full";
+  if (!reduced_) return full_reason_.empty() ? "full" : "full: " + full_reason_;
+  if (ep_group_reduced_)
+    return fmt::format("reduced: EP group 0 of every pipeline rank ({} x {} GPUs) simulated, since uneven expert "
+                       "loads make the GPUs of a group differ; the other {} groups per rank run the same loads and "
+                       "mirror it (DP flows to them run against their hosts)",
+                       plan_.parallel.ep, plan_.parallel.pp, plan_.dp() / plan_.parallel.ep - 1);
   if (plan_.parallel.zero == 3)
     return fmt::format("reduced: EP group 0 ({} GPUs) simulated; the other {} groups mirror it (flows to them run "
                        "against their hosts)",
@@ -139,6 +173,29 @@ double ModelWorkload::ep_group_mean_sequences(int64_t gpu, int64_t mb) const {
   if (uniform_batch_) return sequences(gpu, mb);
   const int64_t group = gpu % plan_.dp() / plan_.parallel.ep;
   return group_mean_sequences_[size_t(group * plan_.parallel.microbatches + mb)];
+}
+
+}  // namespace stepsim
+
+namespace stepsim {
+
+double ModelWorkload::routed_rows(int64_t gpu, int64_t layer, int64_t mb) const {
+  const double per_gpu = ep_group_mean_sequences(gpu, mb) * double(plan_.train.seq_len) *
+                         double(plan_.model.num_experts_per_tok);
+  if (loads_.balanced() || !layer_is_moe(layer)) return per_gpu;
+  const int64_t slot = gpu % plan_.dp() % plan_.parallel.ep;
+  return per_gpu * double(plan_.parallel.ep) * loads_.slot_share(layer, mb, slot);
+}
+
+AllToAll ModelWorkload::ep_flows(int64_t gpu, int64_t layer, int64_t mb, double scale, bool to_experts,
+                                 double bytes_per_copy) const {
+  const double tokens_per_seq = double(plan_.train.seq_len) * scale;
+  const auto tokens_of = [&](int64_t g) { return sequences(g, mb) * tokens_per_seq; };
+  if (loads_.balanced())
+    return ring_equivalent(plan_, ep_all_to_all(plan_, ep_layout_, gpu, tokens_of, bytes_per_copy), gpu);
+  const AllToAll a =
+      ep_all_to_all_loaded(plan_, routing_, gpu, tokens_of, bytes_per_copy, loads_.slot_shares(layer, mb));
+  return to_experts ? a : reversed(a);
 }
 
 }  // namespace stepsim

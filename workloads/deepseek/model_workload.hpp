@@ -14,7 +14,9 @@
 #include "workloads/deepseek/ep_traffic.hpp"
 #include "workloads/deepseek/layer_partition.hpp"
 #include "workloads/deepseek/layer_work.hpp"
+#include "workloads/deepseek/model_memory.hpp"
 #include "workloads/model/model_params.hpp"
+#include "workloads/routing/expert_loads.hpp"
 #include "workloads/routing/routing_stats.hpp"
 
 namespace stepsim {
@@ -56,6 +58,7 @@ class ModelWorkload : public engine::Workload {
   double expected_ops() const override;
   std::string mode() const override;
   bool simulated(int64_t gpu) const override;
+  const engine::MemoryModel* memory_model() const override { return memory_.get(); }
   // Every GPU runs every microbatch on the same number of sequences.
   bool uniform_batch() const { return uniform_batch_; }
 
@@ -76,6 +79,15 @@ class ModelWorkload : public engine::Workload {
   // Sequences GPU `gpu` runs in microbatch `mb`, and the mean over its EP group.
   double sequences(int64_t gpu, int64_t mb) const;
   double ep_group_mean_sequences(int64_t gpu, int64_t mb) const;
+  // Routed-expert rows GPU `gpu` computes in layer `layer` of microbatch `mb`: its experts' share
+  // of the EP group's k rows per token (the mean share while loads are balanced).
+  double routed_rows(int64_t gpu, int64_t layer, int64_t mb) const;
+  // One all-to-all of GPU `gpu`: towards the experts (dispatch, combine's gradient) or back.
+  // `scale` is the share of the microbatch it carries. Balanced loads: ring-equivalent flows, the
+  // same for every layer; uneven loads: one flow per peer, sized by the layer's loads.
+  AllToAll ep_flows(int64_t gpu, int64_t layer, int64_t mb, double scale, bool to_experts, double bytes_per_copy) const;
+  const ExpertLoads& loads() const { return loads_; }
+  const RoutingStats& routing() const { return routing_; }
 
  private:
   Plan plan_;
@@ -83,12 +95,16 @@ class ModelWorkload : public engine::Workload {
   std::vector<StageLayers> stages_;
   RoutingStats routing_;
   EpLayout ep_layout_;
+  ExpertLoads loads_;
   ModelParams params_;
   std::vector<PartCost> costs_;
   double head_flops_per_seq_ = 0;
   bool uniform_batch_ = true;
   std::vector<double> group_mean_sequences_;  // [EP group * microbatches + mb], uneven batches only
+  std::unique_ptr<ModelMemory> memory_;  // built last: it reads the members above
   bool reduced_ = false;  // one data-parallel replica (PP plans) or one EP group (FSDP) stands for all
+  bool ep_group_reduced_ = false;  // uneven loads, PP plans: EP group 0 of every rank stands for the others
+  std::string full_reason_;        // why an `auto` run with uneven loads replays every GPU
 };
 
 }  // namespace stepsim

@@ -1,0 +1,138 @@
+#include "simulator/calibration/calibrate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "simulator/config/config_error.hpp"
+
+namespace stepsim::calib {
+namespace {
+
+double at(const std::map<std::string, double>& m, const std::string& k) {
+  const auto it = m.find(k);
+  return it == m.end() ? 0.0 : it->second;
+}
+
+}  // namespace
+
+Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
+  require_capture(plan, "calibrate");
+  const CaptureSol sol = capture_sol(plan);
+  const PhaseMap real = capture_real(trace);
+  const double layers = double(trace.layers);
+  // Kernel seconds of a class in a phase, per layer.
+  const auto cls = [&](const std::string& phase, const std::string& c) {
+    const auto it = trace.phase_class_s.find(phase);
+    return it == trace.phase_class_s.end() ? 0.0 : at(it->second, c) / layers;
+  };
+  const auto sol_cls = [&](const std::string& phase, const std::string& c) {
+    const auto it = sol.class_s.find(phase);
+    return it == sol.class_s.end() ? 0.0 : at(it->second, c);
+  };
+  const auto need = [&](double v, const std::string& what) {
+    if (!(v > 0))
+      throw ConfigError(trace.path + ": no " + what + " kernels found; cannot calibrate from this trace");
+    return v;
+  };
+
+  const HardwareConfig& hw0 = plan.hardware;
+  const double k = double(hw0.sms) / double(hw0.sms - hw0.comm_sms);
+  const double comm_busy = at(trace.phase_s, "comm_F") + at(trace.phase_s, "comm_B");
+  const double f = trace.capture_span_s > 0 ? std::clamp(comm_busy / trace.capture_span_s, 0.0, 1.0) : 1.0;
+  const double tax = 1 + f * (k - 1);
+
+  Calibration c;
+  c.hardware = hw0;
+  HardwareConfig& hw = c.hardware;
+  auto& d = c.derivation;
+  d.push_back({"comm_sms", fmt::format("the capture config's DeepEP SMs; the trace's communication stream is busy "
+                                       "{:.1f} % of the capture, so kernels see an average SM-tax factor "
+                                       "1 + {:.3f} x ({:.4f} - 1) = {:.4f}",
+                                       100 * f, f, k, tax)});
+
+  const double fp8_real = need(cls("F", "gemm_moe_fp8") + cls("F", "gemm_dense_fp8") + cls("B", "gemm_moe_fp8") +
+                                   cls("B", "gemm_dense_fp8"),
+                               "FP8 GEMM");
+  const double fp8_sol = sol_cls("F", "fp8_gemm") + sol_cls("B", "fp8_gemm");
+  hw.gemm_efficiency = std::min(1.0, fp8_sol * tax / fp8_real);
+  d.push_back({"gemm_efficiency", fmt::format("FP8 GEMMs of F and B: SOL {:.3f} ms x {:.4f} / trace {:.3f} ms per layer",
+                                              fp8_sol * 1e3, tax, fp8_real * 1e3)});
+
+  const double att_real = need(cls("F", "attention") + cls("B", "attention"), "attention");
+  const double att_sol = sol_cls("F", "attention") + sol_cls("B", "attention");
+  hw.attention_efficiency = std::min(1.0, att_sol * tax / att_real);
+  d.push_back({"attention_efficiency", fmt::format("attention F + B: SOL {:.3f} ms x {:.4f} / trace {:.3f} ms",
+                                                   att_sol * 1e3, tax, att_real * 1e3)});
+
+  const double bf16_real = cls("F", "gemm_bf16") + cls("B", "gemm_bf16");
+  const double bf16_sol = sol_cls("F", "bf16_gemm") + sol_cls("B", "bf16_gemm");
+  hw.bf16_gemm_efficiency = bf16_real > 0 ? std::min(1.0, bf16_sol * tax / bf16_real) : hw0.bf16_gemm_efficiency;
+  d.push_back({"bf16_gemm_efficiency",
+               fmt::format("BF16 GEMMs (routers, N = {} experts) F + B: SOL {:.4f} ms x {:.4f} / trace {:.4f} ms; "
+                           "the LM head (not in the trace) gets gemm_efficiency, being one large GEMM",
+                           plan.model.n_routed_experts, bf16_sol * 1e3, tax, bf16_real * 1e3)});
+
+  const double w_bf16 = sol_cls("W", "bf16_gemm") * tax / hw.bf16_gemm_efficiency;
+  const double w_real = need(real.at("W") - w_bf16, "weight-gradient");
+  hw.wgrad_gemm_efficiency = std::min(1.0, sol_cls("W", "fp8_gemm") * tax / w_real);
+  d.push_back({"wgrad_gemm_efficiency",
+               fmt::format("W span {:.3f} ms less its BF16 GEMMs {:.3f} ms, against SOL {:.3f} ms x {:.4f}",
+                           real.at("W") * 1e3, w_bf16 * 1e3, sol_cls("W", "fp8_gemm") * 1e3, tax)});
+
+  double matmul_fb = 0;
+  for (const char* p : {"F", "B"})
+    for (const char* cl : {"gemm_moe_fp8", "gemm_dense_fp8", "gemm_wgrad_fp8", "gemm_bf16", "attention"})
+      matmul_fb += cls(p, cl);
+  const double nonmatmul = std::max(0.0, real.at("F") + real.at("B") - matmul_fb);
+  hw.nonmatmul_s_per_token_layer = nonmatmul / tax / sol.tokens;
+  d.push_back({"nonmatmul_s_per_token_layer",
+               fmt::format("F + B spans {:.3f} ms less their matmul kernels {:.3f} ms = {:.3f} ms per layer, / {:.4f} "
+                           "/ {:.0f} tokens (a third charged to F, two thirds to B)",
+                           (real.at("F") + real.at("B")) * 1e3, matmul_fb * 1e3, nonmatmul * 1e3, tax, sol.tokens)});
+
+  const double xfer_f = cls("comm_F", "ep_dispatch") + cls("comm_F", "ep_combine");
+  const double xfer_b = cls("comm_B", "ep_dispatch") + cls("comm_B", "ep_combine");
+  need(xfer_f + xfer_b, "DeepEP dispatch / combine");
+  const double xfer_sol = sol.phase_s.at("comm_F") + sol.phase_s.at("comm_B");
+  hw.a2a_efficiency = std::min(1.0, xfer_sol / (xfer_f + xfer_b));
+  d.push_back({"a2a_efficiency", fmt::format("dispatch + combine transfers F + B: SOL {:.3f} ms / trace {:.3f} ms",
+                                             xfer_sol * 1e3, (xfer_f + xfer_b) * 1e3)});
+  const double sim_xfer_f = sol.phase_s.at("comm_F") / hw.a2a_efficiency;
+  const double sim_xfer_b = sol.phase_s.at("comm_B") / hw.a2a_efficiency;
+  hw.a2a_latency_s = std::max(0.0, (real.at("comm_B") - sim_xfer_b) / 2);
+  hw.a2a_layout_latency_s = std::max(0.0, real.at("comm_F") - sim_xfer_f - 2 * hw.a2a_latency_s);
+  d.push_back({"a2a_latency_s",
+               fmt::format("comm_B {:.3f} ms less its two transfers at that efficiency ({:.3f} ms), per all-to-all "
+                           "(trace notify kernels in B: {:.3f} ms)",
+                           real.at("comm_B") * 1e3, sim_xfer_b * 1e3, cls("comm_B", "ep_notify") * 1e3)});
+  d.push_back({"a2a_layout_latency_s",
+               fmt::format("comm_F {:.3f} ms less its transfers ({:.3f} ms) and two handshakes (trace notify kernels "
+                           "in F: {:.3f} ms)",
+                           real.at("comm_F") * 1e3, sim_xfer_f * 1e3, cls("comm_F", "ep_notify") * 1e3)});
+  return c;
+}
+
+std::string profile_yaml(const Calibration& c, const std::string& trace_path) {
+  const HardwareConfig& h = c.hardware;
+  std::string out = fmt::format(
+      "# Hardware profile made by `stepsim calibrate {}`.\n"
+      "# Load it with --set hardware.profile=PATH (keys set in the config or by --set win).\n"
+      "# Efficiencies are shares of the stated rates (fp8_tflops {}, bf16_tflops {}, ib_GBps {}, nvlink_GBps {}).\n"
+      "# How each value was derived (per layer of the capture):\n",
+      trace_path, h.fp8_tflops, h.bf16_tflops, h.ib_GBps, h.nvlink_GBps);
+  for (const auto& [key, how] : c.derivation) out += fmt::format("#   {}: {}\n", key, how);
+  out += "hardware:\n";
+  out += fmt::format("  comm_sms: {}\n", h.comm_sms);
+  out += fmt::format("  gemm_efficiency: {:.4f}\n", h.gemm_efficiency);
+  out += fmt::format("  wgrad_gemm_efficiency: {:.4f}\n", h.wgrad_gemm_efficiency);
+  out += fmt::format("  bf16_gemm_efficiency: {:.4f}\n", h.bf16_gemm_efficiency);
+  out += fmt::format("  attention_efficiency: {:.4f}\n", h.attention_efficiency);
+  out += fmt::format("  nonmatmul_s_per_token_layer: {:.4e}\n", h.nonmatmul_s_per_token_layer);
+  out += fmt::format("  a2a_efficiency: {:.4f}\n", h.a2a_efficiency);
+  out += fmt::format("  a2a_latency_s: {:.4e}\n", h.a2a_latency_s);
+  out += fmt::format("  a2a_layout_latency_s: {:.4e}\n", h.a2a_layout_latency_s);
+  return out;
+}
+
+}  // namespace stepsim::calib

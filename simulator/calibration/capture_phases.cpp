@@ -1,0 +1,113 @@
+#include "simulator/calibration/capture_phases.hpp"
+
+#include <algorithm>
+
+#include "simulator/config/config_error.hpp"
+#include "workloads/deepseek/ep_traffic.hpp"
+#include "workloads/deepseek/layer_work.hpp"
+#include "workloads/deepseek/model_workload.hpp"
+#include "workloads/routing/routing_stats.hpp"
+
+namespace stepsim::calib {
+
+const std::vector<std::string>& phase_names() {
+  static const std::vector<std::string> names = {"F", "B", "W", "comm_F", "comm_B"};
+  return names;
+}
+
+void require_capture(const Plan& plan, const std::string& command) {
+  if (plan.parallel.schedule != Schedule::Capture || plan.workload.kind != WorkloadKind::Model)
+    throw ConfigError(plan.source + ": schedule: " + command +
+                      " needs the profiler-capture scenario (schedule: capture); use "
+                      "workloads/deepseek-profile-capture.yaml");
+}
+
+namespace {
+
+// Seconds of one all-to-all seen from GPU 0: its busiest link direction at the stated bandwidth.
+double all_to_all_sol_s(const Plan& plan, const EpLayout& layout, double tokens, double bytes_per_copy) {
+  const AllToAll a = ring_equivalent(
+      plan, ep_all_to_all(plan, layout, 0, [&](int64_t) { return tokens; }, bytes_per_copy), 0);
+  const int64_t g = plan.cluster.gpus_per_node;
+  double worst = 0;
+  for (const auto* flows : {&a.out, &a.in})
+    for (const PeerFlow& f : *flows) {
+      const bool ib = f.peer / g != 0;  // GPU 0 sits on node 0
+      worst = std::max(worst, f.bytes / ((ib ? plan.hardware.ib_GBps : plan.hardware.nvlink_GBps) * 1e9));
+    }
+  return worst;
+}
+
+}  // namespace
+
+CaptureSol capture_sol(const Plan& plan) {
+  require_capture(plan, "this command");
+  CaptureSol sol;
+  const double sequences = plan.sequences_per_replica() / double(plan.parallel.microbatches);
+  sol.tokens = sequences * double(plan.train.seq_len);
+  const double rows = sol.tokens * double(plan.model.num_experts_per_tok);  // balanced routing
+  const double fp8 = plan.hardware.fp8_tflops * 1e12, bf16 = plan.hardware.bf16_tflops * 1e12;
+  const int64_t layers = plan.model.num_hidden_layers;
+  const std::pair<LayerPart, const char*> parts[] = {{LayerPart::AttnF, "F"}, {LayerPart::MlpF, "F"},
+                                                     {LayerPart::AttnB, "B"}, {LayerPart::MlpB, "B"},
+                                                     {LayerPart::AttnW, "W"}, {LayerPart::MlpW, "W"}};
+  for (int64_t l = 0; l < layers; ++l) {
+    const LayerWork w = layer_work(plan, l, sequences, rows);
+    for (const auto& [part, phase] : parts)
+      for (const Kernel& k : w.part(part).kernels) {
+        const bool attention = k.name.starts_with("attention_core");
+        const char* cls = attention ? "attention" : k.precision == Precision::BF16 ? "bf16_gemm" : "fp8_gemm";
+        sol.class_s[phase][cls] += k.flops / (k.precision == Precision::BF16 ? bf16 : fp8) / double(layers);
+      }
+  }
+  for (const char* p : {"F", "B", "W"}) {
+    sol.phase_s[p] = 0;
+    for (const auto& [cls, s] : sol.class_s[p]) sol.phase_s[p] += s;
+  }
+  // Forward: dispatch (FP8 + scales) then combine (BF16); backward: combine's gradient (FP8) then
+  // dispatch's gradient (BF16): the same bytes both ways.
+  const EpLayout layout = ep_layout(plan, routing_stats(plan));
+  const double one_way = all_to_all_sol_s(plan, layout, sol.tokens, dispatch_bytes_per_token(plan.model)) +
+                         all_to_all_sol_s(plan, layout, sol.tokens, combine_bytes_per_token(plan.model));
+  sol.phase_s["comm_F"] = sol.phase_s["comm_B"] = one_way;
+  return sol;
+}
+
+PhaseMap capture_sim(const Plan& plan, const SimResult& result) {
+  require_capture(plan, "this command");
+  if (!result.has_spans) throw std::logic_error("capture_sim needs a simulation with record_spans");
+  PhaseMap m;
+  for (const auto& p : phase_names()) m[p] = 0;
+  for (const Span& s : result.spans) {
+    if (s.rank != 0) continue;
+    const double d = s.end_s - s.start_s;
+    const engine::Phase ph = s.tag.phase;
+    if (s.stream == kStreamCompute) {
+      if (ph == engine::Phase::Forward) m["F"] += d;
+      if (ph == engine::Phase::Backward) m["B"] += d;
+      if (ph == engine::Phase::Weight) m["W"] += d;
+    } else if (s.stream == kStreamEp) {
+      if (ph == engine::Phase::Forward) m["comm_F"] += d;
+      if (ph == engine::Phase::Backward) m["comm_B"] += d;
+    }
+  }
+  for (auto& [p, v] : m) v /= double(plan.model.num_hidden_layers);
+  return m;
+}
+
+PhaseMap capture_real(const traces::ProfileSummary& trace) {
+  if (trace.layers <= 0)
+    throw ConfigError(trace.path + ": no F&B layer pairs found (no attn(F) ... phase annotations); cannot compare");
+  PhaseMap m;
+  for (const auto& p : phase_names()) {
+    const auto span = trace.phase_span_s.find(p);
+    const auto sum = trace.phase_s.find(p);
+    const double v = span != trace.phase_span_s.end() && span->second > 0 ? span->second
+                     : sum != trace.phase_s.end()                         ? sum->second
+                                                                          : 0.0;
+    m[p] = v / double(trace.layers);
+  }
+  return m;
+}
+
+}  // namespace stepsim::calib

@@ -1,0 +1,124 @@
+#include "simulator/calibration/explain.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "simulator/roofline/roofline.hpp"
+
+namespace stepsim::calib {
+
+Plan speed_of_light(const Plan& plan) {
+  Plan p = plan;
+  HardwareConfig& h = p.hardware;
+  h.gemm_efficiency = h.bf16_gemm_efficiency = h.attention_efficiency = h.a2a_efficiency = 1;
+  h.wgrad_gemm_efficiency = 0;
+  h.a2a_latency_s = h.a2a_layout_latency_s = 0;
+  h.comm_sms = 0;
+  h.nonmatmul_s_per_token_layer = 0;
+  return p;
+}
+
+namespace {
+
+// DeepSeek-V3 report 4.2: the batch grows from 3072 to 15360 sequences over the first 469B of the
+// 14.8T pre-training tokens.
+constexpr double kRampStartBatch = 3072, kRampTokens = 469e9, kPretrainTokens = 14.8e12;
+
+}  // namespace
+
+Explanation explain(const Plan& calibrated, const SimulateFn& sim, bool routing_sim) {
+  Explanation x;
+  Plan cal = calibrated;
+  cal.sim.mode = SimMode::Reduced;
+  const Plan sol = speed_of_light(cal);
+  const Roofline roof = compute_roofline(sol);
+  x.roofline_step_s = roof.step_time_s;
+  x.reported_step_s = roof.reported_step_s;
+
+  // One more effect switched on per simulation.
+  Plan eff = sol;
+  eff.hardware.gemm_efficiency = cal.hardware.gemm_efficiency;
+  eff.hardware.wgrad_gemm_efficiency = cal.hardware.wgrad_gemm_efficiency;
+  eff.hardware.bf16_gemm_efficiency = cal.hardware.bf16_gemm_efficiency;
+  eff.hardware.attention_efficiency = cal.hardware.attention_efficiency;
+  Plan nonmatmul = eff;
+  nonmatmul.hardware.nonmatmul_s_per_token_layer = cal.hardware.nonmatmul_s_per_token_layer;
+  const StepSplit s0 = sim(sol), s1 = sim(eff), s2 = sim(nonmatmul), s4 = sim(cal);
+  x.sol_sim_step_s = s0.step_time_s;
+  x.calibrated_sim_s = s4.step_time_s;
+
+  auto& st = x.steps;
+  double total = 0;
+  const auto add = [&](const std::string& effect, double to, WaterfallStep::Kind kind, const std::string& how) {
+    st.push_back({effect, to, to - total, kind, how});
+    total = to;
+  };
+  const auto step = [&](const std::string& effect, double to, const std::string& how) {
+    add(effect, to, WaterfallStep::Kind::Step, how);
+  };
+  add("speed-of-light compute", s0.compute_s, WaterfallStep::Kind::Total,
+      fmt::format("simulation, every calibration key off: mean compute per GPU (the closed-form roofline step is {:.3f} s)",
+                  x.roofline_step_s));
+  step("kernel efficiency", s1.compute_s,
+       fmt::format("simulation + gemm {:.3f}, wgrad {:.3f}, bf16 {:.3f}, attention {:.3f} efficiency: mean compute",
+                   cal.hardware.gemm_efficiency, cal.hardware.wgrad_efficiency(), cal.hardware.bf16_gemm_efficiency,
+                   cal.hardware.attention_efficiency));
+  step("non-matmul kernels", s2.compute_s,
+       fmt::format("simulation + {:.3g} s per token-layer of norms, casts, SwiGLU: mean compute",
+                   cal.hardware.nonmatmul_s_per_token_layer));
+  step(fmt::format("SM tax ({} of {} SMs)", cal.hardware.comm_sms, cal.hardware.sms), s4.compute_s,
+       "simulation + comm SMs and the calibrated all-to-all (the whole profile): mean compute");
+  step("exposed communication", s4.compute_s + s4.exposed_comm_s,
+       "same simulation: mean exposed communication per GPU");
+  step("pipeline bubble", s4.compute_s + s4.exposed_comm_s + s4.bubble_s,
+       "same simulation: mean bubble per GPU (compute + exposed + bubble = its step time)");
+  add("calibrated simulation", s4.step_time_s, WaterfallStep::Kind::Total,
+      "stepsim simulate with the hardware profile");
+
+  // Effects the balanced single-step capture cannot show, each simulated against the calibrated
+  // simulation and added (routing imbalance replays a whole EP group per stage: the slow one).
+  StepSplit last = s4;
+  if (cal.scenario.routing == Routing::Balanced && !routing_sim) {
+    step("routing imbalance", total, "0: skipped (--no-routing-sim); run without it to simulate scenario.routing=deepseek");
+  } else if (cal.scenario.routing == Routing::Balanced) {
+    Plan routed = cal;
+    routed.scenario.routing = Routing::DeepSeek;
+    const StepSplit r = sim(routed);
+    step("routing imbalance", total + r.step_time_s - s4.step_time_s,
+         fmt::format("simulation + scenario.routing=deepseek (seeded group-limited top-{} routing): "
+                     "{:.3f} s - {:.3f} s",
+                     cal.model.num_experts_per_tok, r.step_time_s, s4.step_time_s));
+    last = r;
+  } else {
+    step("routing imbalance", total,
+         fmt::format("already in the calibrated simulation (scenario.routing={})", to_string(cal.scenario.routing)));
+  }
+  step("stragglers", total,
+       "0: not modelled here -- DeepSeek published no per-GPU speed data; simulate with scenario.stragglers or "
+       "scenario.jitter_sigma to see what a given slow GPU costs");
+  Plan mtp = cal;
+  mtp.model.num_hidden_layers += 1;
+  const StepSplit m = sim(mtp);
+  step("MTP (depth 1)", total + m.step_time_s - s4.step_time_s,
+       fmt::format("simulation + one more MoE layer (the MTP module's transformer block; its projection and second "
+                   "LM-head pass not counted): {:.3f} s - {:.3f} s",
+                   m.step_time_s, s4.step_time_s));
+  // Per-step fixed costs (the bubble) weigh more on the smaller batches of the ramp: per token the
+  // ramp costs bubble x (mean over its tokens of B / b - 1) more, b rising linearly in tokens.
+  const double b1 = double(cal.train.global_batch);
+  const double mean_ratio = b1 * std::log(b1 / kRampStartBatch) / (b1 - kRampStartBatch);
+  const double ramp = b1 > kRampStartBatch ? last.bubble_s * (mean_ratio - 1) * kRampTokens / kPretrainTokens : 0;
+  step("batch-size ramp", total + ramp,
+       fmt::format("formula: bubble {:.3f} s x (B ln(B/3072)/(B-3072) - 1 = {:.3f}) x 469B/14.8T tokens",
+                   last.bubble_s, mean_ratio - 1));
+  x.prediction_s = total;
+  add("calibrated prediction", total, WaterfallStep::Kind::Total, "every modelled effect");
+  x.unexplained_s = x.reported_step_s - x.prediction_s;
+  add("unexplained", x.reported_step_s, WaterfallStep::Kind::Unexplained,
+      fmt::format("DeepSeek's reported {:.2f} s less the prediction (checkpointing, restarts, evaluation, ...)",
+                  x.reported_step_s));
+  return x;
+}
+
+}  // namespace stepsim::calib

@@ -1,0 +1,64 @@
+// `stepsim calibrate REAL_TRACE.json [CONFIG] -o PROFILE.yaml`: derives a hardware profile from a
+// profiler capture, writes it, and checks it by simulating the capture scenario with it.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "simulator/calibration/calibrate.hpp"
+#include "simulator/cli/commands.hpp"
+#include "simulator/config/config_error.hpp"
+#include "simulator/engine/simulate.hpp"
+
+namespace stepsim {
+
+int run_calibrate(const std::string& trace_path, const Plan& plan, const std::string& out_path, bool json,
+                  bool quiet) {
+  calib::require_capture(plan, "calibrate");
+  if (out_path.empty()) throw ConfigError("calibrate: -o: missing; name the profile file to write, e.g. -o profile.yaml");
+  std::ofstream out(out_path);  // open first: a bad path fails before the work
+  if (!out) throw ConfigError(out_path + ": cannot write the profile; check the path (-o)");
+  const traces::ProfileSummary trace = traces::read_profile_trace(trace_path);
+  const calib::Calibration c = calib::calibrate(trace, plan);
+  out << calib::profile_yaml(c, trace_path);
+  if (!out.flush()) throw ConfigError(out_path + ": cannot write the profile; check the path (-o)");
+
+  // The check: the capture simulated with the profile, against the trace.
+  Plan checked = plan;
+  checked.hardware = c.hardware;
+  SimOptions options;
+  options.quiet = quiet;
+  options.record_spans = true;
+  const calib::PhaseMap sim = calib::capture_sim(checked, simulate(checked, options));
+  const calib::PhaseMap real = calib::capture_real(trace);
+  if (json) {
+    nlohmann::json j;
+    j["profile"] = out_path;
+    const HardwareConfig& h = c.hardware;
+    j["hardware"] = {{"comm_sms", h.comm_sms},
+                     {"gemm_efficiency", h.gemm_efficiency},
+                     {"wgrad_gemm_efficiency", h.wgrad_gemm_efficiency},
+                     {"bf16_gemm_efficiency", h.bf16_gemm_efficiency},
+                     {"attention_efficiency", h.attention_efficiency},
+                     {"nonmatmul_s_per_token_layer", h.nonmatmul_s_per_token_layer},
+                     {"a2a_efficiency", h.a2a_efficiency},
+                     {"a2a_latency_s", h.a2a_latency_s},
+                     {"a2a_layout_latency_s", h.a2a_layout_latency_s}};
+    for (const auto& p : calib::phase_names())
+      j["check"][p] = {{"real_s", real.at(p)}, {"sim_s", sim.at(p)}, {"error", sim.at(p) / real.at(p) - 1}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::string text = fmt::format("wrote {}\n\n", out_path);
+  for (const auto& [key, how] : c.derivation) text += fmt::format("  {}: {}\n", key, how);
+  text += fmt::format("\ncheck: {} simulated with the profile, per layer\n", plan.source);
+  text += fmt::format("{:<8} {:>10} {:>10} {:>8}\n", "phase", "real ms", "sim ms", "error");
+  for (const auto& p : calib::phase_names())
+    text += fmt::format("{:<8} {:>10.3f} {:>10.3f} {:>+7.1f}%\n", p, real.at(p) * 1e3, sim.at(p) * 1e3,
+                        100 * (sim.at(p) / real.at(p) - 1));
+  std::cout << text;
+  return 0;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,129 @@
+// `stepsim sweep`: runs `simulate --json` over the cartesian product of --grid values in parallel
+// child processes of this same binary (or writes their command lines for a cluster), then merges
+// the reports into DIR/sweep.csv and DIR/sweep.png.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "simulator/cli/commands.hpp"
+#include "simulator/config/config_error.hpp"
+#include "simulator/config/config_loader.hpp"
+#include "simulator/sweep/collect.hpp"
+#include "simulator/sweep/grid.hpp"
+#include "simulator/sweep/manifest.hpp"
+#include "simulator/sweep/process_pool.hpp"
+
+namespace stepsim {
+namespace {
+
+using namespace stepsim::sweep;
+
+std::string absolute(const std::string& path) { return std::filesystem::absolute(path).lexically_normal().string(); }
+
+void check_plot_x(const Manifest& m) {
+  if (m.plot_x.empty()) return;
+  for (const auto& a : m.axes)
+    if (a.key == m.plot_x) return;
+  throw ConfigError("--plot-x " + m.plot_x + ": not one of the --grid keys; plot against a key the sweep varies");
+}
+
+int report(const CollectSummary& s, bool quiet) {
+  if (!quiet || s.failed)
+    std::fprintf(stderr, "stepsim sweep: %d points, %d failed; wrote %s%s\n", s.points, s.failed, s.csv.c_str(),
+                 s.plotted ? (" and " + s.png).c_str() : "");
+  return s.failed ? 1 : 0;
+}
+
+int collect_only(const SweepArgs& a) {
+  if (!a.config.empty() || !a.grids.empty() || !a.sets.empty() || !a.emit_jobs.empty())
+    throw ConfigError("--collect " + a.collect_dir + ": takes only the sweep directory (and --plot-x/--plot-y); the grid is in its sweep.json");
+  Manifest m = read_manifest(a.collect_dir);
+  if (!a.plot_x.empty()) m.plot_x = a.plot_x;
+  if (!a.plot_y.empty()) m.plot_y = a.plot_y;
+  if (!a.png.empty()) m.png = absolute(a.png);
+  if (!a.title.empty()) m.title = a.title;
+  check_plot_x(m);
+  return report(collect(a.collect_dir, m), a.quiet);
+}
+
+// Every point's plan is checked here; only when none is valid is that bad input (exit 2), because
+// a grid may legitimately cross into impossible plans (those points record their error).
+void check_some_point_loads(const Manifest& m, const std::vector<GridPoint>& grid) {
+  std::string first_error;
+  for (const auto& p : grid) {
+    auto overrides = m.sets;
+    for (const auto& o : p.overrides()) overrides.push_back(o);
+    try {
+      load_plan(m.config, overrides);
+      return;
+    } catch (const ConfigError& e) {
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  throw ConfigError(first_error + " (every point of the sweep fails this way)");
+}
+
+int emit_jobs(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint>& grid) {
+  std::ofstream out(a.emit_jobs);
+  const std::string dir = absolute(a.out_dir);
+  for (const auto& p : grid) out << point_shell_line(m, p, dir, int(grid.size())) << "\n";
+  if (!out) throw ConfigError(a.emit_jobs + ": cannot write the job list; check the path (--emit-jobs)");
+  if (!a.quiet)
+    std::fprintf(stderr,
+                 "stepsim sweep: wrote %zu job lines to %s; run each (e.g. a Slurm array task runs line "
+                 "$SLURM_ARRAY_TASK_ID+1), then: stepsim sweep --collect %s\n",
+                 grid.size(), a.emit_jobs.c_str(), a.out_dir.c_str());
+  return 0;
+}
+
+int run_local(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint>& grid) {
+  const int n = int(grid.size());
+  std::vector<Job> jobs;
+  for (const auto& p : grid)
+    jobs.push_back({point_argv(m, p), point_json_path(a.out_dir, p.index, n), point_err_path(a.out_dir, p.index, n)});
+  const int parallel = a.jobs > 0 ? a.jobs : std::max(1, int(std::thread::hardware_concurrency()));
+  if (!a.quiet)
+    std::fprintf(stderr, "stepsim sweep: %d points, %d at a time, into %s\n", n, std::min(parallel, n), a.out_dir.c_str());
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0, failed = 0;
+  const auto statuses = run_jobs(jobs, parallel, [&](size_t, const JobStatus& s) {
+    ++done;
+    failed += s.ok() ? 0 : 1;
+    if (a.quiet) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double eta = elapsed / done * (n - done);
+    std::fprintf(stderr, "stepsim sweep: %d/%d points done%s, %.0f s elapsed, ETA %.0f s\n", done, n,
+                 failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "", elapsed, eta);
+  });
+  return report(collect(a.out_dir, m, statuses), a.quiet);
+}
+
+}  // namespace
+
+int run_sweep(const SweepArgs& a) {
+  if (!a.collect_dir.empty()) return collect_only(a);
+  if (a.out_dir.empty()) throw ConfigError("-o: missing; give the sweep's output directory, for example -o sweeps/fsdp");
+  if (a.jobs < 0) throw ConfigError("-j " + std::to_string(a.jobs) + ": must be a positive number of parallel points (or 0 for all cores)");
+  Manifest m;
+  for (const auto& g : a.grids) m.axes.push_back(parse_grid_axis(g));
+  check_grid(m.axes);
+  for (const auto& s : a.sets) check_override(s);
+  m.config = absolute(a.config.empty() ? default_config_path() : a.config);
+  m.sets = a.sets;
+  m.plot_x = a.plot_x;
+  m.plot_y = a.plot_y;
+  m.png = a.png.empty() ? "" : absolute(a.png);
+  m.title = a.title;
+  check_plot_x(m);
+  std::error_code ec;
+  m.binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) throw ConfigError("/proc/self/exe: cannot find the stepsim binary to run each point (" + ec.message() + ")");
+  const auto grid = cartesian_product(m.axes);
+  check_some_point_loads(m, grid);
+  write_manifest(a.out_dir, m);
+  return a.emit_jobs.empty() ? run_local(a, m, grid) : emit_jobs(a, m, grid);
+}
+
+}  // namespace stepsim

@@ -1,0 +1,246 @@
+#include "simulator/plot/chart.hpp"
+
+#include <cairo.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "simulator/config/config_error.hpp"
+
+namespace stepsim::plot {
+namespace {
+
+constexpr int kWidth = 960, kHeight = 600;
+constexpr double kLeft = 90, kRight = 30, kTop = 60, kBottom = 110;
+
+struct Rgb {
+  double r, g, b;
+};
+// A colour-blind-safe palette (Okabe-Ito).
+constexpr Rgb kPalette[] = {{0.00, 0.45, 0.70}, {0.84, 0.37, 0.00}, {0.00, 0.62, 0.45},
+                            {0.80, 0.47, 0.65}, {0.34, 0.71, 0.91}, {0.90, 0.62, 0.00}};
+
+using SurfacePtr = std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)>;
+using ContextPtr = std::unique_ptr<cairo_t, decltype(&cairo_destroy)>;
+
+struct Canvas {
+  SurfacePtr surface{cairo_image_surface_create(CAIRO_FORMAT_ARGB32, kWidth, kHeight), &cairo_surface_destroy};
+  ContextPtr cr{cairo_create(surface.get()), &cairo_destroy};
+
+  Canvas() {
+    cairo_set_source_rgb(cr.get(), 1, 1, 1);
+    cairo_paint(cr.get());
+    cairo_select_font_face(cr.get(), "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  }
+  void colour(Rgb c, double alpha = 1) { cairo_set_source_rgba(cr.get(), c.r, c.g, c.b, alpha); }
+  // Text anchored at (x, y): align 0 = left, 0.5 = centre, 1 = right; baseline at y.
+  void text(const std::string& s, double x, double y, double size, double align = 0, double angle = 0) {
+    cairo_set_font_size(cr.get(), size);
+    cairo_text_extents_t ext;
+    cairo_text_extents(cr.get(), s.c_str(), &ext);
+    cairo_save(cr.get());
+    cairo_translate(cr.get(), x, y);
+    cairo_rotate(cr.get(), angle);
+    cairo_move_to(cr.get(), -align * ext.x_advance, 0);
+    cairo_show_text(cr.get(), s.c_str());
+    cairo_restore(cr.get());
+  }
+  void line(double x0, double y0, double x1, double y1, double width) {
+    cairo_set_line_width(cr.get(), width);
+    cairo_move_to(cr.get(), x0, y0);
+    cairo_line_to(cr.get(), x1, y1);
+    cairo_stroke(cr.get());
+  }
+  void write(const std::string& path) {
+    cairo_surface_flush(surface.get());
+    if (cairo_surface_write_to_png(surface.get(), path.c_str()) != CAIRO_STATUS_SUCCESS)
+      throw ConfigError(path + ": cannot write the PNG file; check that its folder exists and is writable");
+  }
+};
+
+// "Nice" tick step (1, 2 or 5 times a power of ten) giving about `target` ticks over `span`.
+double nice_step(double span, int target) {
+  if (span <= 0) return 1;
+  const double raw = span / target;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / mag;
+  return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag;
+}
+
+std::string format_tick(double v, double step) {
+  char buf[32];
+  const int decimals = step >= 1 ? 0 : int(std::ceil(-std::log10(step)));
+  std::snprintf(buf, sizeof buf, "%.*f", std::min(decimals, 6), v);
+  return buf;
+}
+
+struct Axis {
+  double lo = 0, hi = 1;
+  double step = 1;
+};
+
+Axis nice_axis(double lo, double hi, bool from_zero) {
+  if (from_zero) lo = std::min(lo, 0.0);
+  if (hi <= lo) hi = lo + 1;
+  Axis a;
+  a.step = nice_step(hi - lo, 6);
+  a.lo = std::floor(lo / a.step) * a.step;
+  a.hi = std::ceil(hi / a.step) * a.step;
+  return a;
+}
+
+// Frame, horizontal grid and y ticks; returns the y-to-pixel map's parameters through the axis.
+void draw_frame(Canvas& c, const std::string& title, const std::string& y_label, const Axis& y) {
+  cairo_t* cr = c.cr.get();
+  const double x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
+  c.colour({0, 0, 0});
+  c.text(title, kWidth / 2.0, 32, 18, 0.5);
+  c.text(y_label, 24, (y0 + y1) / 2, 13, 0.5, -M_PI / 2);
+  for (double v = y.lo; v <= y.hi + y.step * 1e-9; v += y.step) {
+    const double py = y0 - (v - y.lo) / (y.hi - y.lo) * (y0 - y1);
+    c.colour({0.88, 0.88, 0.88});
+    c.line(x0, py, x1, py, 1);
+    c.colour({0.2, 0.2, 0.2});
+    c.text(format_tick(v, y.step), x0 - 8, py + 4, 11, 1);
+  }
+  c.colour({0, 0, 0});
+  cairo_set_line_width(cr, 1.2);
+  cairo_rectangle(cr, x0, y1, x1 - x0, y0 - y1);
+  cairo_stroke(cr);
+}
+
+}  // namespace
+
+void write_line_chart_png(const LineChart& chart, const std::string& path) {
+  Canvas c;
+  cairo_t* cr = c.cr.get();
+  const auto tx = [&](double x) { return chart.log2_x ? std::log2(std::max(x, 1e-300)) : x; };
+
+  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
+  std::vector<double> xs;
+  for (const Series& s : chart.series) {
+    for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
+      xlo = std::min(xlo, tx(s.x[i]));
+      xhi = std::max(xhi, tx(s.x[i]));
+      ylo = std::min(ylo, s.y[i]);
+      yhi = std::max(yhi, s.y[i]);
+      xs.push_back(s.x[i]);
+    }
+  }
+  if (xs.empty()) xlo = 0, xhi = 1, ylo = 0, yhi = 1;
+  if (xhi <= xlo) xhi = xlo + 1;
+  const Axis y = nice_axis(ylo, yhi, chart.y_from_zero);
+  draw_frame(c, chart.title, chart.y_label, y);
+
+  const double px0 = kLeft + 20, px1 = kWidth - kRight - 20, py0 = kHeight - kBottom, py1 = kTop;
+  const auto px = [&](double x) { return px0 + (tx(x) - xlo) / (xhi - xlo) * (px1 - px0); };
+  const auto py = [&](double v) { return py0 - (v - y.lo) / (y.hi - y.lo) * (py0 - py1); };
+
+  // x ticks at the data's own x values (sweeps are few, named points).
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  c.colour({0.2, 0.2, 0.2});
+  for (const double x : xs) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    c.line(px(x), py0, px(x), py0 + 5, 1);
+    c.text(buf, px(x), py0 + 20, 11, 0.5);
+  }
+  c.text(chart.x_label, (px0 + px1) / 2, py0 + 45, 13, 0.5);
+
+  double legend_x = kLeft, legend_y = kHeight - 40;
+  for (size_t k = 0; k < chart.series.size(); ++k) {
+    const Series& s = chart.series[k];
+    const Rgb col = kPalette[k % std::size(kPalette)];
+    c.colour(col);
+    cairo_set_line_width(cr, 2.5);
+    const double dash[] = {8, 5};
+    cairo_set_dash(cr, dash, s.dashed ? 2 : 0, 0);
+    const size_t n = std::min(s.x.size(), s.y.size());
+    for (size_t i = 0; i < n; ++i) {
+      if (i == 0) cairo_move_to(cr, px(s.x[i]), py(s.y[i]));
+      else cairo_line_to(cr, px(s.x[i]), py(s.y[i]));
+    }
+    cairo_stroke(cr);
+    cairo_set_dash(cr, nullptr, 0, 0);
+    for (size_t i = 0; i < n; ++i) {
+      cairo_arc(cr, px(s.x[i]), py(s.y[i]), 4, 0, 2 * M_PI);
+      cairo_fill(cr);
+    }
+    // Legend below the axis label: entries laid out left to right by their text width, wrapping.
+    cairo_set_font_size(cr, 12);
+    cairo_text_extents_t ext;
+    cairo_text_extents(cr, s.label.c_str(), &ext);
+    const double entry = 38 + ext.x_advance + 24;
+    if (legend_x + entry > kWidth - kRight && legend_x > kLeft) legend_x = kLeft, legend_y += 18;
+    const double lx = legend_x, ly = legend_y;
+    legend_x += entry;
+    c.colour(col);
+    cairo_set_dash(cr, dash, s.dashed ? 2 : 0, 0);
+    c.line(lx, ly - 4, lx + 30, ly - 4, 2.5);
+    cairo_set_dash(cr, nullptr, 0, 0);
+    c.colour({0, 0, 0});
+    c.text(s.label, lx + 38, ly, 12);
+  }
+  c.write(path);
+}
+
+void write_waterfall_png(const WaterfallChart& chart, const std::string& path) {
+  Canvas c;
+  cairo_t* cr = c.cr.get();
+  double hi = chart.reference;
+  for (const WaterfallBar& b : chart.bars) hi = std::max(hi, b.value);
+  const Axis y = nice_axis(0, hi * 1.05, true);
+  draw_frame(c, chart.title, chart.y_label, y);
+
+  const double px0 = kLeft, px1 = kWidth - kRight, py0 = kHeight - kBottom, py1 = kTop;
+  const auto py = [&](double v) { return py0 - (v - y.lo) / (y.hi - y.lo) * (py0 - py1); };
+  const size_t n = std::max<size_t>(chart.bars.size(), 1);
+  const double slot = (px1 - px0) / double(n), width = slot * 0.62;
+  double previous = 0;
+  for (size_t i = 0; i < chart.bars.size(); ++i) {
+    const WaterfallBar& b = chart.bars[i];
+    const double from = b.kind == WaterfallBar::Kind::Total ? 0 : previous;
+    const double x = px0 + slot * double(i) + (slot - width) / 2;
+    const double top = py(std::max(from, b.value)), bottom = py(std::min(from, b.value));
+    const Rgb col = b.kind == WaterfallBar::Kind::Total         ? Rgb{0.00, 0.45, 0.70}
+                    : b.kind == WaterfallBar::Kind::Unexplained ? Rgb{0.60, 0.60, 0.60}
+                    : b.value >= from                           ? Rgb{0.84, 0.37, 0.00}
+                                                                : Rgb{0.00, 0.62, 0.45};
+    c.colour(col);
+    cairo_rectangle(cr, x, top, width, std::max(bottom - top, 1.0));
+    cairo_fill(cr);
+    if (b.kind == WaterfallBar::Kind::Unexplained) {  // hatch: not a modelled effect
+      c.colour({1, 1, 1}, 0.8);
+      cairo_save(cr);
+      cairo_rectangle(cr, x, top, width, std::max(bottom - top, 1.0));
+      cairo_clip(cr);
+      for (double d = -(bottom - top); d < width; d += 8) c.line(x + d, bottom, x + d + (bottom - top), top, 1.5);
+      cairo_restore(cr);
+    }
+    if (i + 1 < chart.bars.size()) {  // connector to the next bar
+      c.colour({0.4, 0.4, 0.4});
+      c.line(x + width, py(b.value), x + slot, py(b.value), 0.8);
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, b.kind == WaterfallBar::Kind::Total ? "%.2f" : "%+.2f", b.value - from);
+    c.colour({0, 0, 0});
+    c.text(buf, x + width / 2, top - 5, 10, 0.5);
+    c.text(b.label, x + width / 2, py0 + 14, 10, 1, -M_PI / 5);
+    previous = b.value;
+  }
+  if (chart.reference >= 0) {
+    c.colour({0.75, 0.1, 0.1});
+    const double dash[] = {6, 4};
+    cairo_set_dash(cr, dash, 2, 0);
+    c.line(px0, py(chart.reference), px1, py(chart.reference), 1.8);
+    cairo_set_dash(cr, nullptr, 0, 0);
+    c.text(chart.reference_label, px0 + 8, py(chart.reference) - 6, 12, 0);
+  }
+  c.write(path);
+}
+
+}  // namespace stepsim::plot

@@ -1,0 +1,45 @@
+// PNG charts for reports (sweeps, the roofline-to-reality waterfall), drawn with Cairo so a user
+// needs no Python or gnuplot. Axes, ticks, legend and labels are laid out here once; callers only
+// describe the data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace stepsim::plot {
+
+struct Series {
+  std::string label;
+  std::vector<double> x, y;
+  bool dashed = false;  // e.g. the roofline beside the simulation
+};
+
+struct LineChart {
+  std::string title, x_label, y_label;
+  std::vector<Series> series;
+  bool log2_x = false;  // microbatch counts 1, 2, 4, 8 read best on a log2 axis
+  bool y_from_zero = true;
+};
+
+// Throws stepsim::ConfigError naming `path` when the file cannot be written.
+void write_line_chart_png(const LineChart& chart, const std::string& path);
+
+// One bar of a waterfall: a total drawn from zero, or a step from the previous bar's top to
+// `value` (up or down), or what is left unexplained (hatched grey, also from the previous top).
+struct WaterfallBar {
+  enum class Kind { Total, Step, Unexplained };
+  std::string label;
+  double value = 0;  // the running total after this bar (seconds)
+  Kind kind = Kind::Step;
+};
+
+struct WaterfallChart {
+  std::string title, y_label;
+  std::vector<WaterfallBar> bars;
+  double reference = -1;          // a horizontal reference line (e.g. the reported step); < 0 = none
+  std::string reference_label;
+};
+
+void write_waterfall_png(const WaterfallChart& chart, const std::string& path);
+
+}  // namespace stepsim::plot

@@ -1,0 +1,72 @@
+#include "simulator/report/memory_report.hpp"
+
+#include <fmt/format.h>
+
+namespace stepsim {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+nlohmann::json breakdown_json(const RankMemory& m) {
+  return {{"weights_bytes", m.weights_bytes},         {"grads_bytes", m.grads_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},     {"buffers_bytes", m.buffers_bytes},
+          {"activations_bytes", m.activations_bytes}, {"recompute_bytes", m.recompute_bytes}};
+}
+
+}  // namespace
+
+double memory_capacity_bytes(const Plan& plan) { return plan.hardware.memory_GiB * kGiB; }
+
+const RankResult* memory_peak_rank(const SimResult& r) {
+  if (!r.has_memory) return nullptr;
+  const RankResult* best = nullptr;
+  for (const RankResult& rank : r.ranks)
+    if (best == nullptr || rank.memory.peak_bytes > best->memory.peak_bytes) best = &rank;
+  return best;
+}
+
+bool memory_fits(const Plan& plan, const SimResult& r) {
+  const RankResult* peak = memory_peak_rank(r);
+  return peak == nullptr || peak->memory.peak_bytes <= memory_capacity_bytes(plan);
+}
+
+nlohmann::json memory_json(const Plan& plan, const SimResult& r) {
+  const RankResult* peak = memory_peak_rank(r);
+  if (peak == nullptr) return nullptr;
+  int64_t over = 0;
+  for (const RankResult& rank : r.ranks) over += rank.memory.peak_bytes > memory_capacity_bytes(plan) ? 1 : 0;
+  return {{"peak_bytes", peak->memory.peak_bytes},
+          {"peak_rank", peak->rank},
+          {"peak_t_s", peak->memory.peak_t_s},
+          {"capacity_bytes", memory_capacity_bytes(plan)},
+          {"fits", memory_fits(plan, r)},
+          {"ranks_over_capacity", over},
+          {"breakdown", breakdown_json(peak->memory)},
+          {"recompute", to_string(plan.parallel.recompute)},
+          {"fp8_stash", plan.parallel.fp8_stash}};
+}
+
+std::string memory_text(const Plan& plan, const SimResult& r) {
+  const RankResult* peak = memory_peak_rank(r);
+  if (peak == nullptr) return "";
+  const double cap = memory_capacity_bytes(plan);
+  std::string out = fmt::format(
+      "\nmemory per GPU (recompute {}, {} stashes; capacity {:g} GiB)\n", to_string(plan.parallel.recompute),
+      plan.parallel.fp8_stash ? "FP8" : "BF16", plan.hardware.memory_GiB);
+  out += fmt::format("  {:<8}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>10}\n", "GPU", "peak GiB", "at s",
+                     "weights", "grads", "optim", "buffers", "activations", "fits");
+  for (const RankResult& rank : r.ranks) {
+    const RankMemory& m = rank.memory;
+    out += fmt::format("  {:<8}{:>12.2f}{:>10.3f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>12.2f}{:>10}\n", rank.rank,
+                       m.peak_bytes / kGiB, m.peak_t_s, m.weights_bytes / kGiB, m.grads_bytes / kGiB,
+                       m.optimizer_bytes / kGiB, m.buffers_bytes / kGiB,
+                       (m.activations_bytes + m.recompute_bytes) / kGiB, m.peak_bytes <= cap ? "yes" : "NO");
+  }
+  out += fmt::format("  peak {:.2f} GiB ({:.2f} GB) on GPU {} at {:.3f} s: {}\n", peak->memory.peak_bytes / kGiB,
+                     peak->memory.peak_bytes / 1e9, peak->rank, peak->memory.peak_t_s,
+                     memory_fits(plan, r) ? "the plan fits" : "THE PLAN DOES NOT FIT (simulate --strict exits 3)");
+  return out;
+}
+
+}  // namespace stepsim

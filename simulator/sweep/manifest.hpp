@@ -1,0 +1,38 @@
+// What a sweep directory holds, so `--collect DIR` can rebuild the table without the original
+// command line: DIR/sweep.json (this manifest), DIR/points/NNN.json (each point's simulate --json)
+// and NNN.err (its stderr), DIR/sweep.csv and DIR/sweep.png.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/sweep/grid.hpp"
+
+namespace stepsim::sweep {
+
+struct Manifest {
+  std::string binary;             // the stepsim that runs each point
+  std::string config;             // absolute path of the config
+  std::vector<std::string> sets;  // --set overrides shared by every point
+  std::vector<GridAxis> axes;
+  std::string plot_x;               // empty: the first grid key
+  std::vector<std::string> plot_y;  // empty: step_time_s
+  std::string png;                  // empty: DIR/sweep.png
+  std::string title;                // empty: the config's file name and the --set values
+};
+
+std::string manifest_path(const std::string& dir);
+std::string point_json_path(const std::string& dir, int index, int points);
+std::string point_err_path(const std::string& dir, int index, int points);
+
+// Creates DIR/points and writes DIR/sweep.json; ConfigError when the directory cannot be written.
+void write_manifest(const std::string& dir, const Manifest& m);
+// ConfigError naming the file when it is missing or not a sweep manifest.
+Manifest read_manifest(const std::string& dir);
+
+// The simulate command line of one point, as argv (for the local runner).
+std::vector<std::string> point_argv(const Manifest& m, const GridPoint& p);
+// The same as one shell line with its output redirected into the sweep directory (for --emit-jobs).
+std::string point_shell_line(const Manifest& m, const GridPoint& p, const std::string& dir, int points);
+
+}  // namespace stepsim::sweep

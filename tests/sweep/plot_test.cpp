@@ -1,0 +1,62 @@
+// The sweep chart's series: simulation solid and `roofline.FIELD` dashed, points sorted by x,
+// shares in percent, one pair of lines per value of the other grid keys, failed points left out.
+#include <gtest/gtest.h>
+
+#include "simulator/config/config_error.hpp"
+#include "simulator/sweep/sweep_plot.hpp"
+
+namespace stepsim::sweep {
+namespace {
+
+SweepTable table(const std::vector<GridAxis>& axes, const std::vector<std::map<std::string, std::string>>& fields,
+                 const std::vector<std::string>& errors) {
+  const auto pts = cartesian_product(axes);
+  std::vector<PointOutcome> out;
+  for (size_t i = 0; i < pts.size(); ++i) out.push_back({pts[i], fields[i], errors[i]});
+  return build_table(axes, out);
+}
+
+TEST(SweepPlot, SimulationSolidRooflineDashedInPercentSortedByX) {
+  const std::vector<GridAxis> axes = {{"parallel.microbatches", {"8", "1", "4", "2"}}};
+  const auto t = table(axes,
+                       {{{"exposed_comm_share", "0.70"}, {"roofline.exposed_comm_share", "0.693"}},
+                        {{"exposed_comm_share", "0.42"}, {"roofline.exposed_comm_share", "0.130"}},
+                        {},
+                        {{"exposed_comm_share", "0.49"}, {"roofline.exposed_comm_share", "0.311"}}},
+                       {"", "", "stepsim: error: boom", ""});
+  const auto c = sweep_chart(t, axes, "parallel.microbatches", {"exposed_comm_share"}, "fsdp");
+  ASSERT_EQ(c.series.size(), 2u);
+  EXPECT_FALSE(c.series[0].dashed);
+  EXPECT_TRUE(c.series[1].dashed);
+  // The failed point (4 microbatches) is left out; the rest sorted by x; ratios drawn in percent.
+  EXPECT_EQ(c.series[0].x, (std::vector<double>{1, 2, 8}));
+  ASSERT_EQ(c.series[0].y.size(), 3u);
+  EXPECT_NEAR(c.series[0].y[0], 42.0, 1e-12);
+  EXPECT_NEAR(c.series[1].y[2], 69.3, 1e-12);
+  EXPECT_TRUE(c.log2_x);  // 1 to 8
+  EXPECT_EQ(c.x_label, "parallel.microbatches");
+  EXPECT_NE(c.y_label.find("%"), std::string::npos);
+}
+
+TEST(SweepPlot, OtherGridKeysGetTheirOwnLinesAndNoRooflineWhenAbsent) {
+  const std::vector<GridAxis> axes = {{"schedule", {"1f1b", "dualpipev"}}, {"parallel.microbatches", {"20", "30"}}};
+  const auto t = table(axes, {{{"step_time_s", "3"}}, {{"step_time_s", "2"}}, {{"step_time_s", "1.5"}}, {{"step_time_s", "1"}}},
+                       {"", "", "", ""});
+  const auto c = sweep_chart(t, axes, "parallel.microbatches", {"step_time_s"}, "t");
+  ASSERT_EQ(c.series.size(), 2u);  // one solid line per schedule, no roofline column
+  EXPECT_NE(c.series[0].label.find("schedule=1f1b"), std::string::npos);
+  EXPECT_NE(c.series[1].label.find("schedule=dualpipev"), std::string::npos);
+  EXPECT_EQ(c.series[1].y, (std::vector<double>{1.5, 1}));  // seconds, not scaled
+  EXPECT_FALSE(c.log2_x);  // 20 to 30
+}
+
+TEST(SweepPlot, RejectsUnknownFieldsAndNonGridOrNonNumericX) {
+  const std::vector<GridAxis> axes = {{"schedule", {"1f1b", "fsdp"}}};
+  const auto t = table(axes, {{{"step_time_s", "3"}}, {{"step_time_s", "2"}}}, {"", ""});
+  EXPECT_THROW(sweep_chart(t, axes, "schedule", {"step_time_z"}, "t"), ConfigError);
+  EXPECT_THROW(sweep_chart(t, axes, "step_time_s", {"step_time_s"}, "t"), ConfigError);
+  EXPECT_THROW(sweep_chart(t, axes, "schedule", {"step_time_s"}, "t"), ConfigError);  // 1f1b is not a number
+}
+
+}  // namespace
+}  // namespace stepsim::sweep

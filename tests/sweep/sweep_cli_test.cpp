@@ -1,0 +1,200 @@
+// `stepsim sweep` end to end through the binary: CSV rows against the 1F1B closed form, the PNG,
+// --emit-jobs + --collect giving the same CSV, bad grid keys, failing points, reproducibility.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh directory per test (ctest runs tests in parallel processes).
+std::string temp_dir(const std::string& name) {
+  const std::string d = ::testing::TempDir() + "stepsim_sweep_" + name + "_" + std::to_string(getpid());
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+Result run(const std::string& args, const std::string& dir) {
+  const std::string err_file = dir + "/cli_stderr.txt";
+  const std::string cmd = std::string(STEPSIM_BINARY) + " " + args + " 2>" + err_file;
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_file);
+  return r;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (const char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// A synthetic 1F1B pipeline with communication off: 4 ranks, F = 1 s, B = 2 s per microbatch
+// (2048 GPUs / 4 ranks = 512 replicas x 30 sequences, so 2 and 6 microbatches divide evenly).
+const std::string kSynthetic =
+    "--set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=4 --set workload.f_s=1 "
+    "--set workload.b_s=2 --set workload.w_s=1 --set workload.send_bytes=0";
+
+size_t column(const std::vector<std::string>& header, const std::string& name) {
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return i;
+  ADD_FAILURE() << "no column " << name;
+  return 0;
+}
+
+TEST(SweepCli, TwoPointSweepMatchesTheClosedFormAndDrawsAPng) {
+  const std::string dir = temp_dir("two");
+  const Result r = run("sweep " + kSynthetic + " --grid parallel.microbatches=2,6 -j 2 -o " + dir, dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;                                  // stdout stays clean
+  EXPECT_NE(r.err.find("2/2 points done"), std::string::npos) << r.err;  // progress on stderr
+  const auto lines = split(slurp(dir + "/sweep.csv"), '\n');
+  ASSERT_EQ(lines.size(), 3u);  // header + one row per point
+  const auto header = split(lines[0], ',');
+  EXPECT_EQ(header[0], "parallel.microbatches");
+  EXPECT_EQ(header[1], "error");
+  // 1F1B makespan with communication off: (m + PP - 1)(F + B).
+  const double expect[] = {(2 + 3) * 3.0, (6 + 3) * 3.0};
+  for (int i = 0; i < 2; ++i) {
+    const auto row = split(lines[size_t(i) + 1], ',');
+    ASSERT_EQ(row.size() + (lines[size_t(i) + 1].back() == ',' ? 1 : 0), header.size());
+    EXPECT_EQ(row[0], i == 0 ? "2" : "6");
+    EXPECT_EQ(row[1], "");
+    EXPECT_NEAR(std::stod(row[column(header, "step_time_s")]), expect[i], 1e-9 * expect[i]);
+  }
+  for (const char* f : {"/points/000.json", "/points/001.json", "/points/000.err", "/points/001.err", "/sweep.json"})
+    EXPECT_TRUE(fs::exists(dir + f)) << f;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(slurp(dir + "/points/001.json"))["step_time_s"].get<double>(), expect[1]);
+  const std::string png = slurp(dir + "/sweep.png");
+  ASSERT_GE(png.size(), 8u);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
+TEST(SweepCli, EmitJobsThenCollectGivesTheDirectRunsCsv) {
+  const std::string dir = temp_dir("emit");
+  const std::string grid = " --grid parallel.microbatches=2,6 --grid workload.f_s=1,0.5 ";
+  ASSERT_EQ(run("sweep " + kSynthetic + grid + "-o " + dir + "/direct", dir).code, 0);
+  const Result e = run("sweep " + kSynthetic + grid + "-o " + dir + "/cluster --emit-jobs " + dir + "/jobs.txt", dir);
+  ASSERT_EQ(e.code, 0) << e.err;
+  const auto jobs = split(slurp(dir + "/jobs.txt"), '\n');
+  ASSERT_EQ(jobs.size(), 4u);  // 2 x 2 points, one shell line each
+  EXPECT_FALSE(fs::exists(dir + "/cluster/sweep.csv"));
+  // Before the jobs run, collect reports every point missing and fails.
+  EXPECT_NE(run("sweep --collect " + dir + "/cluster", dir).code, 0);
+  for (const auto& line : jobs) ASSERT_EQ(std::system(line.c_str()), 0) << line;  // as GNU parallel would
+  const Result c = run("sweep --collect " + dir + "/cluster", dir);
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(slurp(dir + "/cluster/sweep.csv"), slurp(dir + "/direct/sweep.csv"));
+  EXPECT_EQ(split(slurp(dir + "/cluster/sweep.csv"), '\n').size(), 5u);
+  EXPECT_EQ(slurp(dir + "/cluster/sweep.png").substr(0, 4), "\x89PNG");
+}
+
+TEST(SweepCli, UnknownGridKeyIsOneErrorLineAndExitTwo) {
+  const std::string dir = temp_dir("badkey");
+  const Result r = run("sweep --grid parallel.microbatchez=1,2 -o " + dir + "/out", dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("parallel.microbatchez"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out/points")) << "nothing may start before the grid is checked";
+  EXPECT_EQ(run("sweep --grid parallel.microbatches=2 --plot-x parallel.pp -o " + dir + "/out", dir).code, 2);
+  EXPECT_EQ(run("sweep --collect " + dir + "/nowhere", dir).code, 2);
+}
+
+TEST(SweepCli, AFailingPointIsRecordedWhileTheOthersRun) {
+  const std::string dir = temp_dir("fail");
+  // DualPipeV needs at least 2 x PP = 8 microbatches: 6 is an impossible plan, 10 is fine.
+  const Result r = run("sweep " + kSynthetic + " --set schedule=dualpipev --grid parallel.microbatches=6,10 -q -o " + dir, dir);
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto lines = split(slurp(dir + "/sweep.csv"), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[1].find("DualPipeV needs at least"), std::string::npos) << lines[1];
+  const auto header = split(lines[0], ',');
+  const auto ok_row = split(lines[2], ',');
+  EXPECT_EQ(ok_row[1], "");
+  EXPECT_GT(std::stod(ok_row[column(header, "step_time_s")]), 0.0);
+  // Every point impossible: bad input, exit 2 before anything runs.
+  EXPECT_EQ(run("sweep " + kSynthetic + " --set schedule=dualpipev --grid parallel.microbatches=2,6 -o " + dir + "/none", dir).code, 2);
+}
+
+TEST(SweepCli, ANonNumericGridKeyGivesTheCsvWithoutAChart) {
+  const std::string dir = temp_dir("names");
+  const Result r = run("sweep " + kSynthetic + " --set parallel.microbatches=10 --grid schedule=1f1b,dualpipev -q -o " + dir, dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(split(slurp(dir + "/sweep.csv"), '\n').size(), 3u);
+  EXPECT_FALSE(fs::exists(dir + "/sweep.png"));
+  EXPECT_NE(r.err.find("not numeric"), std::string::npos) << r.err;
+}
+
+TEST(SweepCli, SameSweepTwiceGivesByteIdenticalCsv) {
+  const std::string dir = temp_dir("repeat");
+  const std::string args = "sweep " + kSynthetic + " --set workload.send_bytes=1e8 --grid parallel.microbatches=2,6 -q -o ";
+  ASSERT_EQ(run(args + dir + "/a", dir).code, 0);
+  ASSERT_EQ(run(args + dir + "/b -j 1", dir).code, 0);
+  const std::string a = slurp(dir + "/a/sweep.csv");
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, slurp(dir + "/b/sweep.csv"));
+  EXPECT_EQ(a.find("wall_s"), std::string::npos);  // wall time would differ run to run
+}
+
+// The shares the docs/ figures plot, from the roofline the sweep draws dashed: the seed's FSDP
+// exposed share 13 / 31 / 51 / 69 % at 1 / 2 / 4 / 8 microbatches, and DualPipeV's bubble
+// (PP-1)/(3m) of compute.
+TEST(SweepCli, RooflineCarriesTheSharesASweepPlots) {
+  const std::string dir = temp_dir("roof");
+  const int m[] = {1, 2, 4, 8};
+  const double seed[] = {0.13, 0.31, 0.51, 0.69};
+  for (int i = 0; i < 4; ++i) {
+    const Result r = run("roofline --json --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 "
+                         "--set parallel.microbatches=" + std::to_string(m[i]), dir);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_NEAR(j["exposed_comm_share"].get<double>(), seed[i], 0.005) << m[i];  // the seed rounds to 1 %
+  }
+  for (const int mb : {20, 60}) {
+    const Result r = run("roofline --json --set parallel.microbatches=" + std::to_string(mb), dir);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NEAR(nlohmann::json::parse(r.out)["bubble_share_of_compute"].get<double>(), 7.0 / (3.0 * mb), 1e-12);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,73 @@
+// `stepsim simulate --trace` end to end on a small synthetic pipeline: the options reach the file,
+// and bad selections are one error line with exit code 2.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string err;
+};
+
+Result run(const std::string& args) {
+  static int calls = 0;
+  const std::string err_file =
+      ::testing::TempDir() + "trace_cli_err_" + std::to_string(getpid()) + "_" + std::to_string(calls++) + ".txt";
+  const std::string cmd = std::string(STEPSIM_BINARY) + " " + args + " >/dev/null 2>" + err_file;
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream ss;
+  ss << std::ifstream(err_file).rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+// Four pipeline ranks of 1 s forward chunks, one GPU per node (the synthetic platform).
+const std::string kSynthetic =
+    "simulate --quiet --set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=4 "
+    "--set parallel.microbatches=4 --set workload.f_s=1 --set workload.b_s=2 --set workload.w_s=1 "
+    "--set workload.send_bytes=1e6";
+
+TEST(TraceCli, RanksAndWindowReachTheFile) {
+  const std::string path = ::testing::TempDir() + "trace_cli_" + std::to_string(getpid()) + ".json";
+  const Result r = run(kSynthetic + " --trace " + path + " --trace-ranks 1-2 --trace-window 2:5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  size_t ops = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    const int64_t pid = e.at("pid");
+    EXPECT_TRUE(pid == 1 || pid == 2) << e.dump();
+    if (e["ph"] != "X") continue;
+    ++ops;
+    const double a = e["ts"].get<double>() * 1e-6, b = a + e["dur"].get<double>() * 1e-6;
+    EXPECT_TRUE(b >= 2 - 1e-9 && a <= 5 + 1e-9) << e.dump();
+  }
+  EXPECT_GT(ops, 0u);
+}
+
+void expect_one_error_line(const Result& r, const std::string& what) {
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
+TEST(TraceCli, BadSelectionsAreOneErrorLine) {
+  const std::string path = ::testing::TempDir() + "unused.json";
+  expect_one_error_line(run(kSynthetic + " --trace " + path + " --trace-ranks 7"), "--trace-ranks");
+  expect_one_error_line(run(kSynthetic + " --trace " + path + " --trace-window 5:2"), "--trace-window");
+  expect_one_error_line(run(kSynthetic + " --trace-ranks 0"), "--trace FILE.json");
+  expect_one_error_line(run(kSynthetic + " --trace /no/such/dir/t.json"), "/no/such/dir/t.json");
+}
+
+}  // namespace

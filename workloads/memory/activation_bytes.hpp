@@ -1,0 +1,28 @@
+// Activation bytes one layer keeps from its forward for its backward, per token, under a recompute
+// policy: the part-2 accounting of the seed series (ezyang, "DeepSeek-V3: from roofline to
+// reality", 02-hopper-memory). A tensor is kept when some backward needs it and the policy does not
+// rebuild it; GEMM inputs kept for the weight gradient are FP8 with one FP32 scale per 128 values
+// (DeepSeek-V3 report 3.3.2) when parallel.fp8_stash is on, BF16 otherwise.
+#pragma once
+
+#include "simulator/config/plan.hpp"
+
+namespace stepsim {
+
+struct LayerActivations {
+  // Kept from the layer's forward until its weight gradient is done.
+  double saved_per_token = 0;
+  // Rebuilt by the backward under parallel.recompute=full (everything but the layer input), live
+  // from the layer's first backward op until its weight gradient is done; 0 otherwise.
+  double recompute_per_token = 0;
+};
+
+LayerActivations layer_activations(const Plan& plan, bool moe_layer);
+
+// The LM head keeps its logits (BF16) and their softmax (FP32) for the loss's backward.
+double head_activation_bytes_per_token(const ModelConfig& m);
+
+// Bytes per value of a saved FP8 GEMM input (1 + 4/128), or BF16's 2 without FP8 stashes.
+double stash_bytes_per_value(const Plan& plan);
+
+}  // namespace stepsim

@@ -1,0 +1,105 @@
+#include "workloads/memory/memory_estimate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "schedules/schedule.hpp"
+#include "workloads/deepseek/layer_partition.hpp"
+#include "workloads/memory/activation_bytes.hpp"
+#include "workloads/memory/state_bytes.hpp"
+#include "workloads/model/model_params.hpp"
+
+namespace stepsim {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace
+
+double in_flight_microbatches(const Plan& plan, int64_t rank) {
+  const double pp = double(plan.parallel.pp), m = double(plan.parallel.microbatches);
+  // DualPipeV: seed part 2, PP + 1/2 on every rank; 1F1B: PP - rank; one at a time otherwise.
+  if (plan.parallel.schedule == Schedule::DualPipeV) return pp + 0.5;
+  if (plan.parallel.schedule == Schedule::OneFOneB) return std::min(pp - double(rank), m);
+  return 1;
+}
+
+MemoryEstimate estimate_memory(const Plan& plan) {
+  const ModelParams params = count_params(plan.model);
+  const std::vector<StageLayers> stages = partition_layers(plan);
+  const auto schedule = sched::make_schedule(plan.parallel.schedule, plan.parallel.pp, plan.parallel.microbatches);
+  const double tokens = largest_microbatch_tokens(plan);
+  const LayerActivations dense = layer_activations(plan, false), moe = layer_activations(plan, true);
+  MemoryEstimate best;
+  for (int64_t rank = 0; rank < plan.parallel.pp; ++rank) {
+    MemoryEstimate e;
+    e.rank = rank;
+    e.microbatch_tokens = tokens;
+    e.in_flight_microbatches = in_flight_microbatches(plan, rank);
+    HeldParams held;
+    double saved_per_token = 0, recompute_per_token = 0;
+    for (int32_t c = 0; c < schedule->chunks_per_rank(); ++c) {
+      const int64_t stage = schedule->stage_of(rank, c);
+      const StageLayers& s = stages[size_t(stage)];
+      held += stage_held_params(plan, params, s, stage == 0);
+      for (int64_t l = s.first; l < s.first + s.count; ++l) {
+        const bool is_moe = plan.model.is_moe() && l >= plan.model.first_k_dense_replace;
+        const LayerActivations& a = is_moe ? moe : dense;
+        saved_per_token += a.saved_per_token;
+        recompute_per_token = std::max(recompute_per_token, a.recompute_per_token);
+        ++e.layers;
+        if (is_moe) ++e.moe_layers;
+      }
+      e.lm_head = e.lm_head || s.has_lm_head;
+    }
+    e.fixed = static_memory(plan, held);
+    // The head's logits live for one microbatch (its backward follows at once); a full-recompute
+    // backward rebuilds one layer at a time.
+    e.activations_bytes = tokens * (e.in_flight_microbatches * saved_per_token + recompute_per_token +
+                                    (e.lm_head ? head_activation_bytes_per_token(plan.model) : 0.0));
+    e.total_bytes = e.fixed.total() + e.activations_bytes;
+    e.capacity_bytes = plan.hardware.memory_GiB * kGiB;
+    e.fits = e.total_bytes <= e.capacity_bytes;
+    if (rank == 0 || e.total_bytes > best.total_bytes) best = e;
+  }
+  return best;
+}
+
+nlohmann::json memory_estimate_json(const MemoryEstimate& e) {
+  return {{"rank", e.rank},
+          {"layers", e.layers},
+          {"moe_layers", e.moe_layers},
+          {"lm_head", e.lm_head},
+          {"in_flight_microbatches", e.in_flight_microbatches},
+          {"microbatch_tokens", e.microbatch_tokens},
+          {"weights_bytes", e.fixed.weights_bytes},
+          {"grads_bytes", e.fixed.grads_bytes},
+          {"optimizer_bytes", e.fixed.optimizer_bytes},
+          {"buffers_bytes", e.fixed.buffers_bytes},
+          {"activations_bytes", e.activations_bytes},
+          {"total_bytes", e.total_bytes},
+          {"capacity_bytes", e.capacity_bytes},
+          {"fits", e.fits}};
+}
+
+std::string memory_estimate_text(const MemoryEstimate& e) {
+  std::string out = fmt::format(
+      "memory (static estimate, busiest pipeline rank {}: {} layers ({} MoE){}, {:g} microbatches of {:g} tokens "
+      "in flight)\n",
+      e.rank, e.layers, e.moe_layers, e.lm_head ? " + LM head" : "", e.in_flight_microbatches, e.microbatch_tokens);
+  const auto line = [&](const char* name, double bytes) {
+    out += fmt::format("  {:<26}{:>10.2f} GB{:>10.2f} GiB\n", name, bytes / 1e9, bytes / kGiB);
+  };
+  line("weights (BF16)", e.fixed.weights_bytes);
+  line("gradients (FP32)", e.fixed.grads_bytes);
+  line("optimizer state", e.fixed.optimizer_bytes);
+  line("buffers", e.fixed.buffers_bytes);
+  line("activations", e.activations_bytes);
+  line("total", e.total_bytes);
+  out += fmt::format("  {} in {:g} GiB per GPU\n", e.fits ? "fits" : "DOES NOT FIT", e.capacity_bytes / kGiB);
+  return out;
+}
+
+}  // namespace stepsim

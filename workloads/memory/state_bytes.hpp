@@ -1,0 +1,47 @@
+// Bytes a GPU holds for the whole step, apart from activations: BF16 weights, FP32 gradients and
+// the optimizer state (FP32 master weights + two BF16 Adam moments, as DeepSeek-V3 keeps them,
+// report 3.3.4), sharded the way the plan says, plus persistent buffers: the MoE all-to-all's send
+// and receive buffers and, under FSDP, the gather staging (current + prefetched unit) and one unit
+// of unsharded gradients awaiting its reduce-scatter (allocated for the whole step, as the seed
+// series assumes).
+#pragma once
+
+#include <vector>
+
+#include "simulator/config/plan.hpp"
+#include "simulator/engine/memory_model.hpp"
+#include "workloads/deepseek/layer_partition.hpp"
+#include "workloads/model/model_params.hpp"
+
+namespace stepsim {
+
+inline constexpr double kWeightBytesPerParam = 2;     // BF16
+inline constexpr double kGradBytesPerParam = 4;       // FP32 accumulation
+inline constexpr double kOptimizerBytesPerParam = 8;  // FP32 master + BF16 first and second moments
+
+// Parameters one GPU holds before any ZeRO sharding (routed experts already divided over EP).
+struct HeldParams {
+  double non_expert = 0;
+  double expert = 0;
+  HeldParams& operator+=(const HeldParams& o) {
+    non_expert += o.non_expert;
+    expert += o.expert;
+    return *this;
+  }
+};
+
+// One layer, the embedding (stage 0) and the LM head with the final norm (its stage).
+HeldParams layer_held_params(const Plan& plan, const ModelParams& p, int64_t layer);
+HeldParams stage_held_params(const Plan& plan, const ModelParams& p, const StageLayers& s, bool first_stage);
+
+// The largest FSDP unit a GPU gathers (a layer, with the embedding on layer 0, or the head), in
+// parameters per GPU after gathering.
+double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p);
+
+// Tokens of the largest microbatch a GPU runs.
+double largest_microbatch_tokens(const Plan& plan);
+
+// `held`: what the GPU's stages hold (the whole model for FSDP).
+engine::StaticMemory static_memory(const Plan& plan, const HeldParams& held);
+
+}  // namespace stepsim
