@@ -137,6 +137,7 @@ std::string trace_event_name(const engine::Tag& t) {
   }
   if (t.layer != engine::kNoIndex) name += fmt::format(" L{}", t.layer);
   if (t.microbatch != engine::kNoIndex) name += fmt::format(" mb{}", t.microbatch);
+  if (t.half) name += fmt::format(" half{}", t.half);
   return name;
 }
 
@@ -207,6 +208,7 @@ void write_chrome_trace(const SimResult& result, const TraceOptions& opt, std::o
     std::string args = fmt::format(R"("kind":"{}","op":"{}","phase":"{}","layer":{},"microbatch":{},"chunk":{})",
                                    trace_kind(g.kind), engine::to_string(g.kind), phase_letter(g),
                                    index_or_null(g.layer), index_or_null(g.microbatch), int(g.chunk));
+    if (g.half) args += fmt::format(R"(,"half":{})", int(g.half));
     if (g.microbatch2 != engine::kNoIndex)
       args += fmt::format(R"(,"overlaps_microbatch":{},"overlaps_chunk":{})", g.microbatch2, int(g.chunk2));
     if (s.stream == 0)

@@ -60,6 +60,7 @@ struct Tag {
   Phase phase = Phase::None;
   uint8_t chunk = 0;
   uint8_t chunk2 = 0;
+  uint8_t half = 0;  // parallel.split_lone_chunks: 1 or 2 for the microbatch's halves, else 0
   uint16_t microbatch = kNoIndex;
   uint16_t microbatch2 = kNoIndex;
   uint16_t layer = kNoIndex;

@@ -28,7 +28,7 @@ Phase phase_of(LayerPart p) {
 }
 
 engine::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t layer,
-                const sched::ChunkRef* partner = nullptr) {
+                const sched::ChunkRef* partner = nullptr, uint8_t half = 0) {
   engine::Tag t;
   if (partner) {
     t.microbatch2 = uint16_t(partner->mb);
@@ -39,6 +39,7 @@ engine::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t la
   t.chunk = uint8_t(ref.chunk);
   t.microbatch = uint16_t(ref.mb);
   t.layer = layer < 0 ? engine::kNoIndex : uint16_t(layer);
+  t.half = half;
   return t;
 }
 
@@ -143,14 +144,14 @@ OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart pa
                        c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
   const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
-  return sink.compute(tag(kind, phase_of(part), ref, layer, partner_), engine::Work::fp8(flops),
+  return sink.compute(tag(kind, phase_of(part), ref, layer, partner_, half_), engine::Work::fp8(flops),
                       std::span<const OpRef>(deps));
 }
 
 OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep) {
   const double flops = w_.head_flops_per_seq() * w_.sequences(gpu_, ref.mb) * share_;
   const auto deps = present(dep);
-  return sink.compute(tag(OpKind::Head, phase, ref, -1), engine::Work::bf16(flops), std::span<const OpRef>(deps));
+  return sink.compute(tag(OpKind::Head, phase, ref, -1, nullptr, half_), engine::Work::bf16(flops), std::span<const OpRef>(deps));
 }
 
 OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase, int64_t layer,
@@ -180,7 +181,7 @@ OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase
   // Handshake first (DeepEP's notify); a forward dispatch also builds the layout the rest reuse.
   const double setup_s = plan_.hardware.a2a_latency_s +
                          (kind == OpKind::EpDispatch && phase == Phase::Forward ? plan_.hardware.a2a_layout_latency_s : 0.0);
-  return sink.comm(kStreamEp, tag(kind, phase, ref, layer, partner_), it->second.out, it->second.in, {dep}, setup_s);
+  return sink.comm(kStreamEp, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
 }
 
 void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) {
@@ -270,22 +271,30 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
 void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
   Pass a = f, b = f;
   share_ = 0.5;
+  const auto half = [&](uint8_t h) { half_ = h; };  // labels the ops for reports and traces
   for (const int64_t item : f.items) {
     if (item == kHead || !w_.layer_is_moe(item)) {
-      forward_item(a, item, sink);
-      forward_item(b, item, sink);
+      half(1), forward_item(a, item, sink);
+      half(2), forward_item(b, item, sink);
       continue;
     }
+    half(1);
     const OpRef attn_a = compute(sink, item, LayerPart::AttnF, a.ref, present(a.last));
     const OpRef d_a = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, a.ref, true, attn_a);
+    half(2);
     const OpRef attn_b = compute(sink, item, LayerPart::AttnF, b.ref, present(b.last));
+    half(1);
     const OpRef m_a = compute(sink, item, LayerPart::MlpF, a.ref, {d_a});
+    half(2);
     const OpRef d_b = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, b.ref, true, attn_b);
+    half(1);
     a.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, a.ref, false, m_a);
+    half(2);
     const OpRef m_b = compute(sink, item, LayerPart::MlpF, b.ref, {d_b});
     b.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, b.ref, false, m_b);
   }
   share_ = 1;
+  half_ = 0;
   // Ops of one stream complete in order and both halves' last ops share a stream, so the second
   // half's last op implies the first's.
   f.last = b.last;
@@ -296,28 +305,36 @@ void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
 void ModelGpuProgram::backward_halves(Pass& bp, engine::OpSink& sink) {
   Pass a = bp, b = bp;
   share_ = 0.5;
+  const auto half = [&](uint8_t h) { half_ = h; };
   for (const int64_t item : bp.items) {
     if (item == kHead || !w_.layer_is_moe(item)) {
-      backward_item(a, item, sink);
-      backward_item(b, item, sink);
+      half(1), backward_item(a, item, sink);
+      half(2), backward_item(b, item, sink);
       continue;
     }
+    half(1);
     const OpRef cb_a = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, a.ref, true,
                                   a.last ? *a.last : last_compute(sink));
+    half(2);
     const OpRef cb_b = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
                                   b.last ? *b.last : last_compute(sink));
+    half(1);
     const OpRef mb_a = compute(sink, item, LayerPart::MlpB, a.ref, {cb_a});
     if (!bp.zero_bubble) compute(sink, item, LayerPart::MlpW, a.ref, {});
     const OpRef db_a = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, a.ref, false, mb_a);
+    half(2);
     const OpRef mb_b = compute(sink, item, LayerPart::MlpB, b.ref, {cb_b});
     if (!bp.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
     const OpRef db_b = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb_b);
+    half(1);
     a.last = compute(sink, item, LayerPart::AttnB, a.ref, {db_a});
     if (!bp.zero_bubble) compute(sink, item, LayerPart::AttnW, a.ref, {});
+    half(2);
     b.last = compute(sink, item, LayerPart::AttnB, b.ref, {db_b});
     if (!bp.zero_bubble) compute(sink, item, LayerPart::AttnW, b.ref, {});
   }
   share_ = 1;
+  half_ = 0;
   bp.last = b.last;
 }
 

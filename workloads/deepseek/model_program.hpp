@@ -81,6 +81,7 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   };
   std::map<int64_t, CachedFlows> a2a_cache_;  // see all_to_all()
   const sched::ChunkRef* partner_ = nullptr;   // while emitting an overlapped pair: the other chunk
+  uint8_t half_ = 0;                           // which half the ops belong to (0 = whole microbatch)
   double share_ = 1;                           // share of the microbatch the ops cover (halves: 0.5)
 };
 
