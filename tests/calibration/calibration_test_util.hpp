@@ -3,6 +3,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
+
+#include "tests/cli_runner.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,30 +38,7 @@ inline std::map<std::string, double> summary_phases_s() {
           {"comm_B", (5.78 + 7.56) * 1e-3}}; // combine(B) + dispatch(B)
 }
 
-struct RunResult {
-  int code = -1;
-  std::string out, err;
-};
+using RunResult = CliResult;
 
-inline RunResult run_stepsim(const std::string& args) {
-  static int calls = 0;
-  const std::string err_file = ::testing::TempDir() + "stepsim_calib_stderr_" + std::to_string(getpid()) + "_" +
-                               std::to_string(calls++) + ".txt";
-  const std::string cmd = std::string(STEPSIM_BINARY) + " " + args + " 2>" + err_file;
-  RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  std::filesystem::remove(err_file);
-  return r;
-}
 
 }  // namespace stepsim::test

@@ -2,6 +2,8 @@
 // another, the stragglers report, and one-line errors with exit code 2 for bad items.
 #include <gtest/gtest.h>
 
+#include "tests/cli_runner.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,29 +15,9 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = stepsim::test::CliResult;
 
-Result run(const std::string& args) {
-  static int calls = 0;  // one stderr file per call: ctest runs tests in parallel
-  const std::string err_file =
-      ::testing::TempDir() + "stepsim_strag_" + std::to_string(getpid()) + "_" + std::to_string(calls++) + ".txt";
-  Result r;
-  FILE* p = popen((std::string(STEPSIM_BINARY) + " " + args + " 2>" + err_file).c_str(), "r");
-  if (!p) return r;
-  char buf[65536];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  std::remove(err_file.c_str());
-  return r;
-}
+Result run(const std::string& args) { return stepsim::test::run_stepsim(args); }
 
 const std::string kPipeline =
     "simulate --json --quiet --set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=4 "

@@ -3,6 +3,8 @@
 // documented keys, and the roofline prints the static estimate.
 #include <gtest/gtest.h>
 
+#include "tests/cli_runner.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,30 +22,9 @@
 namespace stepsim {
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = stepsim::test::CliResult;
 
-Result run(const std::string& args) {
-  static int calls = 0;
-  const std::string err_file =
-      ::testing::TempDir() + "stepsim_mem_stderr_" + std::to_string(getpid()) + "_" + std::to_string(calls++) + ".txt";
-  const std::string cmd = std::string(STEPSIM_BINARY) + " " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  return r;
-}
+Result run(const std::string& args) { return stepsim::test::run_stepsim(args); }
 
 std::string error_of(const std::vector<std::string>& sets) {
   try {

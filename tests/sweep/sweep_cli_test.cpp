@@ -2,6 +2,8 @@
 // --emit-jobs + --collect giving the same CSV, bad grid keys, failing points, reproducibility.
 #include <gtest/gtest.h>
 
+#include "tests/cli_runner.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,10 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = stepsim::test::CliResult;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -39,20 +38,7 @@ std::string temp_dir(const std::string& name) {
   return d;
 }
 
-Result run(const std::string& args, const std::string& dir) {
-  const std::string err_file = dir + "/cli_stderr.txt";
-  const std::string cmd = std::string(STEPSIM_BINARY) + " " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_file);
-  return r;
-}
+Result run(const std::string& args, const std::string& /*dir*/) { return stepsim::test::run_stepsim(args); }
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;

@@ -2,6 +2,8 @@
 // and bad selections are one error line with exit code 2.
 #include <gtest/gtest.h>
 
+#include "tests/cli_runner.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,24 +15,9 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string err;
-};
+using Result = stepsim::test::CliResult;
 
-Result run(const std::string& args) {
-  static int calls = 0;
-  const std::string err_file =
-      ::testing::TempDir() + "trace_cli_err_" + std::to_string(getpid()) + "_" + std::to_string(calls++) + ".txt";
-  const std::string cmd = std::string(STEPSIM_BINARY) + " " + args + " >/dev/null 2>" + err_file;
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream ss;
-  ss << std::ifstream(err_file).rdbuf();
-  r.err = ss.str();
-  return r;
-}
+Result run(const std::string& args) { return stepsim::test::run_stepsim(args); }
 
 // Four pipeline ranks of 1 s forward chunks, one GPU per node (the synthetic platform).
 const std::string kSynthetic =

@@ -1,0 +1,47 @@
+// Runs the stepsim binary as a user would and captures its exit code, stdout and stderr, for
+// every test folder that checks the command line end to end.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace stepsim::test {
+
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+
+// `args` is appended to the binary's path as shell words; `cwd` (optional) is where it runs.
+inline CliResult run_stepsim(const std::string& args, const std::string& cwd = "") {
+  // One stderr file per call: ctest runs the tests of one binary in parallel processes.
+  static int calls = 0;
+  const std::string err_file =
+      ::testing::TempDir() + "stepsim_stderr_" + std::to_string(getpid()) + "_" + std::to_string(calls++) + ".txt";
+  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(STEPSIM_BINARY) + " " + args +
+                          " 2>" + err_file;
+  CliResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+}  // namespace stepsim::test
