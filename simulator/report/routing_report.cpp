@@ -1,8 +1,6 @@
 #include "simulator/report/routing_report.hpp"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +8,7 @@
 #include <map>
 
 #include "schedules/schedule.hpp"
+#include "simulator/engine/child_run.hpp"
 #include "simulator/engine/simulate.hpp"
 #include "workloads/deepseek/layer_partition.hpp"
 #include "workloads/routing/expert_loads.hpp"
@@ -98,34 +97,17 @@ std::optional<double> mean_load_step_s(const Plan& plan, bool quiet) {
   if (!quiet) std::fprintf(stderr, "stepsim: simulating the mean-load step for the routing report\n");
   Plan base = plan;
   base.scenario.mean_loads_only = true;
-  int fds[2];
-  if (pipe(fds) != 0) return std::nullopt;
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return std::nullopt;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    double step = -1;
-    try {
+  try {
+    const double step = run_in_child_value<double>([&] {
       SimOptions options;
       options.quiet = true;
-      step = simulate(base, options).step_time_s;
-    } catch (...) {
-    }
-    const ssize_t n = write(fds[1], &step, sizeof step);
-    _exit(n == sizeof step ? 0 : 1);  // no atexit handlers, no stdio flush: the parent owns stdout
+      return simulate(base, options).step_time_s;
+    });
+    if (step > 0) return step;
+  } catch (const std::runtime_error&) {
+    // The report then says the slowdown is unknown; the main replay's result stands.
   }
-  close(fds[1]);
-  double step = -1;
-  const ssize_t n = read(fds[0], &step, sizeof step);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (n != sizeof step || step <= 0) return std::nullopt;
-  return step;
+  return std::nullopt;
 }
 
 nlohmann::json routing_json(const Plan& plan, const SimResult& r, std::optional<double> base_s) {

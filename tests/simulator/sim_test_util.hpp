@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "simulator/config/config_loader.hpp"
+#include "simulator/engine/child_run.hpp"
 #include "simulator/engine/simulate.hpp"
 
 namespace stepsim::test {
@@ -155,40 +156,7 @@ inline SimResult decode(const std::string& b) {
 // Runs `sim` in a forked child and returns its result; rethrows its error message as
 // std::runtime_error.
 inline SimResult in_child(const std::function<SimResult()>& sim) {
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    close(fds[0]);
-    std::string out;
-    char ok = 1;
-    try {
-      out = detail::encode(sim());
-    } catch (const std::exception& e) {
-      ok = 0;
-      out = e.what();
-    }
-    std::string msg(1, ok);
-    msg += out;
-    for (size_t at = 0; at < msg.size();) {
-      const ssize_t n = write(fds[1], msg.data() + at, msg.size() - at);
-      if (n <= 0) break;
-      at += size_t(n);
-    }
-    close(fds[1]);
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string msg;
-  char chunk[65536];
-  for (ssize_t n; (n = read(fds[0], chunk, sizeof chunk)) > 0;) msg.append(chunk, size_t(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (msg.empty() || !WIFEXITED(status)) throw std::runtime_error("the simulation child crashed");
-  if (msg[0] == 0) throw std::runtime_error(msg.substr(1));
-  return detail::decode(msg.substr(1));
+  return detail::decode(run_in_child([&] { return detail::encode(sim()); }));
 }
 
 inline SimResult run_synthetic(const Synthetic& s, bool spans = false) {
