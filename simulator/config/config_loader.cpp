@@ -58,6 +58,7 @@ const std::map<std::string, int64_t ModelConfig::*>& model_int_keys() {
       {"moe_intermediate_size", &ModelConfig::moe_intermediate_size},
       {"n_routed_experts", &ModelConfig::n_routed_experts},
       {"n_shared_experts", &ModelConfig::n_shared_experts},
+      {"shared_expert_intermediate_size", &ModelConfig::shared_expert_intermediate_size},
       {"num_experts_per_tok", &ModelConfig::num_experts_per_tok},
       {"n_group", &ModelConfig::n_group},
       {"topk_group", &ModelConfig::topk_group},

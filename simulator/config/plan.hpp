@@ -20,6 +20,7 @@ struct ModelConfig {
   int64_t moe_intermediate_size = 0;   // one expert's FFN width
   int64_t n_routed_experts = 0;        // 0 = dense model
   int64_t n_shared_experts = 0;
+  int64_t shared_expert_intermediate_size = 0;  // Qwen2-MoE: one always-on expert of this width
   int64_t num_experts_per_tok = 0;
   int64_t n_group = 1;                 // expert groups (DeepSeek maps one group to one node)
   int64_t topk_group = 1;              // groups a token may use (node-limited routing)

@@ -51,7 +51,8 @@ ModelParams count_params(const ModelConfig& m) {
   if (m.is_moe()) {
     p.expert = 3 * h * m.moe_intermediate_size;
     p.router = m.n_routed_experts * h + m.n_routed_experts;
-    p.shared_experts = m.n_shared_experts * p.expert;
+    // DeepSeek: n_shared_experts experts of the routed width; Qwen2-MoE: one shared expert of its own width.
+    p.shared_experts = m.n_shared_experts * p.expert + 3 * h * m.shared_expert_intermediate_size;
     p.experts_per_layer = m.n_routed_experts;
     p.experts_per_token = m.num_experts_per_tok;
   }

@@ -1,0 +1,104 @@
+// Each shipped Hugging Face config.json, read as-is, must give the parameter counts its model card
+// publishes. stepsim's "activated" is N of 6ND: the parameters a token's matmuls use (shared and
+// top-k routed experts, the LM head; the embedding is a lookup, not a matmul). DeepSeek's cards
+// quote that; Mistral's count the embedding row a token reads too, so theirs is compared with
+// activated + embedding.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "simulator/config/config_loader.hpp"
+#include "workloads/model/model_params.hpp"
+
+namespace stepsim {
+namespace {
+
+ModelConfig shipped_model(const std::string& file) {
+  // The default plan with only the model swapped (EP 1 suits every expert count).
+  return load_plan(default_config_path(), {"model.config_json=models/" + file, "parallel.ep=1"}).model;
+}
+
+void expect_within_1_percent(double ours, double published, const char* what) {
+  EXPECT_NEAR(ours / published, 1.0, 0.01) << what << ": ours " << ours / 1e9 << " B vs published "
+                                           << published / 1e9 << " B";
+}
+
+TEST(ModelCards, Llama31_8b) {
+  const auto p = count_params(shipped_model("llama-3.1-8b.config.json"));
+  // huggingface.co/meta-llama/Llama-3.1-8B: "Model size 8.03B params" (safetensors).
+  expect_within_1_percent(double(p.total()), 8.03e9, "total");
+  EXPECT_EQ(p.activated() + p.embedding, p.total());
+}
+
+TEST(ModelCards, Llama31_70b) {
+  const auto p = count_params(shipped_model("llama-3.1-70b.config.json"));
+  // huggingface.co/meta-llama/Llama-3.1-70B: "Model size 70.6B params" (safetensors); dense, so
+  // every parameter but the embedding lookup is activated.
+  expect_within_1_percent(double(p.total()), 70.6e9, "total");
+  EXPECT_EQ(p.activated() + p.embedding, p.total());
+  EXPECT_EQ(p.routed_experts_total(), 0);
+}
+
+TEST(ModelCards, Llama31_405b) {
+  const auto p = count_params(shipped_model("llama-3.1-405b.config.json"));
+  // huggingface.co/meta-llama/Llama-3.1-405B: "Model size 406B params" (safetensors).
+  expect_within_1_percent(double(p.total()), 406e9, "total");
+  EXPECT_EQ(p.activated() + p.embedding, p.total());
+}
+
+TEST(ModelCards, Mixtral8x22b) {
+  const auto p = count_params(shipped_model("mixtral-8x22b.config.json"));
+  // Mistral AI, "Cheaper, Better, Faster, Stronger" (Mixtral 8x22B announcement and model card):
+  // "uses only 39B active parameters out of 141B".
+  expect_within_1_percent(double(p.total()), 141e9, "total");
+  expect_within_1_percent(double(p.activated() + p.embedding), 39e9, "active");
+}
+
+TEST(ModelCards, Mixtral8x7b) {
+  const auto p = count_params(shipped_model("mixtral-8x7b.config.json"));
+  // Mistral AI, "Mixtral of experts" announcement: "46.7B total parameters but only uses 12.9B
+  // parameters per token".
+  expect_within_1_percent(double(p.total()), 46.7e9, "total");
+  expect_within_1_percent(double(p.activated() + p.embedding), 12.9e9, "active");
+}
+
+TEST(ModelCards, Qwen2_57bA14b) {
+  const auto m = shipped_model("qwen2-57b-a14b.config.json");
+  EXPECT_EQ(m.shared_expert_intermediate_size, 20480);
+  const auto p = count_params(m);
+  // Qwen2 release notes (qwenlm.github.io/blog/qwen2, model table): 57.41B parameters, 56.32B
+  // without the embedding and LM head.
+  expect_within_1_percent(double(p.total()), 57.41e9, "total");
+  expect_within_1_percent(double(p.total() - p.embedding - p.lm_head), 56.32e9, "non-embedding");
+  // The card gives the activated count only as "A14B" (whole billions): 13.5 B to 14.5 B. Without
+  // the 20480-wide shared expert (28 x 3 x 3584 x 20480 = 6.17 B) it would read 7.5 B.
+  EXPECT_GE(double(p.activated()), 13.5e9);
+  EXPECT_LE(double(p.activated()), 14.5e9);
+  // By hand: per layer attention 2 x 3584^2 + 2 x 3584 x 512, shared expert 3 x 3584 x 20480, eight
+  // routed experts 8 x 3 x 3584 x 2560, router 64 x 3584 (+ 64: stepsim counts DeepSeek-V3's
+  // balancing bias for every router), two norms; then the LM head and the final norm.
+  const double layer = 2.0 * 3584 * 3584 + 2.0 * 3584 * 512 + 3.0 * 3584 * 20480 + 8 * 3.0 * 3584 * 2560 +
+                       64.0 * 3584 + 64 + 2 * 3584;
+  EXPECT_DOUBLE_EQ(double(p.activated()), 28 * layer + 151936.0 * 3584 + 3584);
+}
+
+TEST(ModelCards, DeepSeekV2) {
+  const auto m = shipped_model("deepseek-v2.config.json");
+  EXPECT_EQ(m.moe_layers(), 59);
+  const auto p = count_params(m);
+  // huggingface.co/deepseek-ai/DeepSeek-V2 and the DeepSeek-V2 report (arXiv 2405.04434):
+  // "236B total parameters, of which 21B are activated for each token".
+  expect_within_1_percent(double(p.total()), 236e9, "total");
+  expect_within_1_percent(double(p.activated()), 21e9, "activated");
+}
+
+TEST(ModelCards, DeepSeekV3) {
+  const auto p = count_params(shipped_model("deepseek-v3.config.json"));
+  // huggingface.co/deepseek-ai/DeepSeek-V3, README_WEIGHTS.md: 671B main-model parameters (the
+  // 11.5B MTP module aside), 36.7B activated.
+  expect_within_1_percent(double(p.total()), 671e9, "total");
+  expect_within_1_percent(double(p.activated()), 36.7e9, "activated");
+}
+
+}  // namespace
+}  // namespace stepsim
