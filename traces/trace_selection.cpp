@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "simulator/config/config_error.hpp"
+#include "workloads/layout/rank_layout.hpp"
 
 namespace stepsim {
 namespace {
@@ -48,7 +49,11 @@ TraceOptions default_trace_options(const Plan& plan) {
   if (plan.parallel.zero == 3) {
     for (int64_t g = 0; g < std::min(plan.gpus(), plan.cluster.gpus_per_node); ++g) o.ranks.push_back(int32_t(g));
   } else {
-    for (int64_t p = 0; p < plan.parallel.pp; ++p) o.ranks.push_back(int32_t(p * plan.dp()));
+    // Data-parallel replica 0 of every pipeline rank: the GPUs a reduced replay simulates.
+    const RankLayout layout(plan);
+    for (int64_t p = 0; p < plan.parallel.pp; ++p)
+      for (int64_t c = 0; c < layout.cp(); ++c)
+        for (const int64_t g : layout.tp_group(layout.gpu(p, 0, c, 0))) o.ranks.push_back(int32_t(g));
   }
   return o;
 }

@@ -58,6 +58,8 @@ enum class Recompute { None, DeepSeek, Full };
 
 struct ParallelConfig {
   int64_t pp = 1;            // pipeline ranks (DualPipeV: ranks, each holding two stages)
+  int64_t tp = 1;            // tensor-parallel ranks (Megatron, with sequence parallelism)
+  int64_t cp = 1;            // context-parallel ranks (a sequence split over them)
   int64_t ep = 1;            // expert-parallel group size
   int64_t microbatches = 1;  // per pipeline (per data-parallel replica)
   int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 3 = FSDP
@@ -167,11 +169,13 @@ struct Plan {
   SimConfig sim;
   WorkloadConfig workload;
 
-  // Derived layout. GPUs are numbered node-major: gpu = node * gpus_per_node + local.
+  // Derived sizes. GPUs are numbered node-major: gpu = node * gpus_per_node + local; where each
+  // GPU sits in the plan is workloads/layout/rank_layout.hpp's job.
   int64_t gpus() const { return cluster.gpus(); }
-  int64_t dp() const { return gpus() / parallel.pp; }              // replicas of the pipeline
+  int64_t stage_gpus() const { return gpus() / parallel.pp; }      // GPUs of one pipeline rank
+  int64_t dp() const { return stage_gpus() / (parallel.tp * parallel.cp); }  // replicas of the model
   int64_t stages() const { return parallel.schedule == Schedule::DualPipeV ? 2 * parallel.pp : parallel.pp; }
-  int64_t edp() const { return dp() / parallel.ep; }               // expert data-parallel degree
+  int64_t edp() const { return stage_gpus() / parallel.ep; }       // expert data-parallel degree (experts keep TP 1)
   double sequences_per_replica() const { return double(train.global_batch) / double(dp()); }
 };
 

@@ -11,6 +11,7 @@
 #include "simulator/engine/child_run.hpp"
 #include "simulator/engine/simulate.hpp"
 #include "workloads/deepseek/layer_partition.hpp"
+#include "workloads/layout/rank_layout.hpp"
 #include "workloads/routing/expert_loads.hpp"
 #include "workloads/routing/load_file.hpp"
 
@@ -60,6 +61,7 @@ Summary summarize_loads(const Plan& plan, const SimResult& r) {
   const auto schedule = sched::make_schedule(plan.parallel.schedule, plan.parallel.pp, plan.parallel.microbatches);
   const auto stages = partition_layers(plan);
   const int64_t ranks = plan.parallel.schedule == Schedule::Fsdp ? 1 : plan.parallel.pp;
+  const RankLayout layout(plan);
   for (int64_t rank = 0; rank < ranks; ++rank) {
     std::vector<int64_t> slowest(size_t(ep), 0);
     int64_t pairs = 0;
@@ -75,11 +77,11 @@ Summary summarize_loads(const Plan& plan, const SimResult& r) {
     Waited w;
     w.rank = rank;
     const int64_t slot = std::max_element(slowest.begin(), slowest.end()) - slowest.begin();
-    w.gpu = rank * plan.dp() + slot;
+    w.gpu = layout.ep_group(layout.first_gpu_of_rank(rank))[size_t(slot)];
     w.share = double(slowest[size_t(slot)]) / double(pairs);
     double most = -1;
     for (const RankResult& rr : r.ranks)
-      if (rr.rank / plan.dp() == rank && rr.rank % plan.dp() < ep && rr.compute_s > most) {
+      if (layout.pipeline_rank(rr.rank) == rank && layout.ep_group_index(rr.rank) == 0 && rr.compute_s > most) {
         most = rr.compute_s;
         w.most_compute_gpu = rr.rank;
       }

@@ -8,6 +8,7 @@
 #include "simulator/report/memory_report.hpp"
 #include "simulator/roofline/roofline_report.hpp"
 #include "simulator/report/straggler_report.hpp"
+#include "workloads/layout/rank_layout.hpp"
 
 namespace stepsim {
 namespace {
@@ -103,7 +104,7 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
   std::string out = fmt::format(
       "The simulated step is {:+.3f} s ({:+.1f} %) against the roofline. On GPU {} (pipeline rank {}), which sets the "
       "step: ",
-      diff, 100.0 * diff / roof.step_time_s, crit->rank, crit->rank / std::max<int64_t>(1, plan.dp()));
+      diff, 100.0 * diff / roof.step_time_s, crit->rank, RankLayout(plan).pipeline_rank(crit->rank));
   const double d_compute = crit->compute_s - roof.compute_s;
   const double d_exposed = crit->exposed_comm_s - roof.exposed_comm_s;
   const double d_bubble = crit->bubble_s - roof.bubble_s;
@@ -206,7 +207,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   line("compute", s.compute, crit ? crit->compute_s : 0, roof.compute_s);
   line("exposed communication", s.exposed, crit ? crit->exposed_comm_s : 0, roof.exposed_comm_s);
   line("bubble", s.bubble, crit ? crit->bubble_s : 0, roof.bubble_s);
-  out += fmt::format("  (* the GPU that sets the step: pipeline rank {})\n", r.critical_rank / std::max<int64_t>(1, plan.dp()));
+  out += fmt::format("  (* the GPU that sets the step: pipeline rank {})\n", RankLayout(plan).pipeline_rank(r.critical_rank));
   out += fmt::format("\n  transfers busy on GPU {} (s):  EP {:.3f} (roofline {:.3f})  PP {:.3f} (roofline {:.3f})  DP {:.3f} "
                      "(roofline {:.3f})\n",
                      r.critical_rank, r.ep_comm_s, roof.ep_comm_s, r.pp_comm_s, roof.pp_comm_s, r.dp_comm_s,

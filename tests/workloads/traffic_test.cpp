@@ -6,6 +6,7 @@
 #include "simulator/config/config_loader.hpp"
 #include "workloads/deepseek/dp_collectives.hpp"
 #include "workloads/deepseek/ep_traffic.hpp"
+#include "workloads/layout/rank_layout.hpp"
 
 namespace stepsim {
 namespace {
@@ -74,7 +75,9 @@ TEST(DpCollectives, HierarchicalRingMatchesTheSeedsIbAccounting) {
   const Plan p = plan();
   // Stage 0 of the default plan: 256 GPUs on 32 nodes; experts replicated EDP = 4 times.
   const double non_expert = 1e9, expert = 2e8;
-  const auto r = dp_ring_flows(p, DpGroup{0, 256}, 9, non_expert, expert, 2.0);
+  const RankLayout l(p);
+  const auto group = [&](int64_t gpu) { return DpGroup{l.grad_group(gpu), l.expert_dp_group(gpu)}; };
+  const auto r = dp_ring_flows(p, group(9), 9, non_expert, expert, 2.0);
   ASSERT_EQ(r.out.size(), 3u);
   // IB ring on the 1/8 slice over 32 nodes, NVLink ring in the node, expert ring over 4 replicas.
   EXPECT_EQ(r.out[0].peer, 17);  // next node, same local rank
@@ -84,7 +87,21 @@ TEST(DpCollectives, HierarchicalRingMatchesTheSeedsIbAccounting) {
   EXPECT_EQ(r.out[2].peer, 9 + 64);  // the replica in the next EP group
   EXPECT_NEAR(r.out[2].bytes, expert * (1 - 1.0 / 4) * 2, 1e-3);
   EXPECT_EQ(r.in[0].peer, 1);  // previous node, same local rank
-  EXPECT_EQ(dp_ring_flows(p, DpGroup{0, 256}, 1, non_expert, expert, 2.0).in[0].peer, 256 - 8 + 1);  // wraps
+  EXPECT_EQ(dp_ring_flows(p, group(1), 1, non_expert, expert, 2.0).in[0].peer, 256 - 8 + 1);  // wraps
+}
+
+TEST(DpCollectives, TensorParallelSpreadsTheGroupOneMemberPerNode) {
+  // 64 nodes of 8, TP 8, PP 2, dense: a stage is 32 nodes, each node one TP group, so the 32
+  // data-parallel peers of GPU 3 are the GPUs with local rank 3 on nodes 0..31: IB ring only.
+  Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml",
+                     {"cluster.nodes=64", "parallel.pp=2", "parallel.microbatches=4", "train.global_batch=1024"});
+  p.parallel.tp = 8;
+  const RankLayout l(p);
+  const auto r = dp_ring_flows(p, DpGroup{l.grad_group(3), l.expert_dp_group(3)}, 3, 1e9, 0.0, 4.0);
+  ASSERT_EQ(r.out.size(), 1u);
+  EXPECT_EQ(r.out[0].peer, 8 + 3);
+  EXPECT_EQ(r.in[0].peer, 31 * 8 + 3);
+  EXPECT_NEAR(r.out[0].bytes, 1e9 * (1 - 1.0 / 32) * 4, 1e-3);
 }
 
 }  // namespace

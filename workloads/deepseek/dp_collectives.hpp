@@ -1,9 +1,10 @@
 // The flows of one data-parallel collective (all-gather or reduce-scatter) seen from one GPU,
 // as bulk ring flows: the ring's N-1 steps move (N-1)/N of the data over each edge, so one flow
 // per edge carries the same bytes and gives the same bandwidth time with far fewer activities.
-// Non-expert parameters go hierarchically (an IB ring among the nodes, over the 1/G slice with
-// the GPU's local rank, and an NVLink ring inside the node); routed experts, whose replicas sit on
-// other nodes, ring over IB only.
+// Non-expert parameters go hierarchically over the group's GPUs (an IB ring among the nodes, over
+// the slice of the GPU's position inside its node, and an NVLink ring among the members inside the
+// node); routed experts ring once over their expert-data-parallel group. Groups come from the
+// rank layout as lists of GPU ids.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,8 @@
 namespace stepsim {
 
 struct DpGroup {
-  int64_t first_gpu = 0;  // the group is dp consecutive GPUs (one pipeline stage, or all for FSDP)
-  int64_t size = 1;
+  std::vector<int64_t> members;         // GPUs sharing the non-expert parameters (increasing ids)
+  std::vector<int64_t> expert_members;  // GPUs sharing this GPU's experts (increasing ids)
 };
 
 struct RingFlows {

@@ -31,7 +31,7 @@ ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
 }
 
 engine::StaticMemory ModelMemory::static_memory(int64_t gpu) const {
-  return per_rank_[per_rank_.size() == 1 ? 0 : size_t(gpu / w_.plan().dp())];
+  return per_rank_[per_rank_.size() == 1 ? 0 : size_t(w_.layout().pipeline_rank(gpu))];
 }
 
 int ModelMemory::activation_events(int64_t gpu, const engine::Tag& t, engine::ActivationEvent* out) const {

@@ -65,14 +65,14 @@ OpRef last_compute(const engine::OpSink& sink) {
 ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
     : engine::ScheduledGpuProgram(workload.schedule().program(workload.plan().parallel.schedule == Schedule::Fsdp
                                                                    ? 0
-                                                                   : gpu / workload.plan().dp())),
+                                                                   : workload.layout().pipeline_rank(gpu))),
       w_(workload),
       plan_(workload.plan()),
       gpu_(gpu) {
   fsdp_ = plan_.parallel.zero == 3;
-  rank_ = fsdp_ ? 0 : gpu / plan_.dp();
-  replica_ = gpu % plan_.dp();
-  dp_group_ = {rank_ * plan_.dp(), plan_.dp()};
+  const RankLayout& layout = w_.layout();
+  rank_ = fsdp_ ? 0 : layout.pipeline_rank(gpu);
+  dp_group_ = {layout.grad_group(gpu), layout.expert_dp_group(gpu)};
   // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.
   final_grad_op_.assign(size_t(w_.schedule().chunks_per_rank()), -1);
   for (size_t i = 0; i < items().size(); ++i) {
@@ -111,7 +111,7 @@ void ModelGpuProgram::receive(Pass& pass, bool backward, engine::OpSink& sink) {
   }
   const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) *
                        double(plan_.model.hidden_size) * kBf16Bytes;
-  const engine::FlowSpec in{bytes, uint32_t(t->peer_rank * plan_.dp() + replica_), t->channel};
+  const engine::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), t->channel};
   pass.last = sink.comm(kStreamPpRecv + t->channel, tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
                         {}, std::span(&in, 1), std::span<const OpRef>{});
 }
@@ -127,7 +127,7 @@ void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink
   }
   const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) *
                        double(plan_.model.hidden_size) * kBf16Bytes;
-  const engine::FlowSpec out{bytes, uint32_t(t->peer_rank * plan_.dp() + replica_), t->channel};
+  const engine::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), t->channel};
   const auto deps = present(pass.last);
   sink.comm(kStreamPpSend + t->channel, tag(OpKind::PpSend, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
             std::span(&out, 1), {}, std::span<const OpRef>(deps));

@@ -69,7 +69,7 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
 
   const ModelWorkload& w_;
   const Plan& plan_;
-  int64_t gpu_ = 0, rank_ = 0, replica_ = 0;
+  int64_t gpu_ = 0, rank_ = 0;
   bool fsdp_ = false;
   DpGroup dp_group_;
   std::vector<int64_t> final_grad_op_;         // per chunk: program index after which its grads are final

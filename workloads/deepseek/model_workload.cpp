@@ -12,6 +12,7 @@ namespace stepsim {
 
 ModelWorkload::ModelWorkload(const Plan& plan)
     : plan_(plan),
+      layout_(plan),
       schedule_(sched::make_schedule(plan.parallel.schedule, plan.parallel.pp, plan.parallel.microbatches)),
       stages_(partition_layers(plan)),
       routing_(routing_stats(plan)),
@@ -63,11 +64,11 @@ ModelWorkload::ModelWorkload(const Plan& plan)
   }
   // Uneven batches: each EP group's mean load per microbatch, asked for by every compute op.
   if (!uniform_batch_) {
-    const int64_t ep = plan.parallel.ep, groups = plan.dp() / ep, m = plan.parallel.microbatches;
-    group_mean_sequences_.assign(static_cast<size_t>(groups * m), 0.0);
-    for (int64_t d = 0; d < plan.dp(); ++d)
+    const int64_t ep = plan.parallel.ep, m = plan.parallel.microbatches;
+    group_mean_sequences_.assign(static_cast<size_t>(layout_.expert_dp() * m), 0.0);
+    for (int64_t gpu = 0; gpu < layout_.stage_gpus(); ++gpu)
       for (int64_t mb = 0; mb < m; ++mb)
-        group_mean_sequences_[size_t(d / ep * m + mb)] += sequences(d, mb) / double(ep);
+        group_mean_sequences_[size_t(layout_.ep_group_index(gpu) * m + mb)] += sequences(gpu, mb) / double(ep);
   }
   memory_ = std::make_unique<ModelMemory>(*this);
 }
@@ -86,9 +87,9 @@ std::unique_ptr<engine::GpuProgram> ModelWorkload::program(int64_t gpu) const {
 
 bool ModelWorkload::simulated(int64_t gpu) const {
   if (!reduced_) return true;
-  if (plan_.parallel.zero == 3) return gpu < plan_.parallel.ep;  // one EP group holds both batch sizes
-  if (ep_group_reduced_) return gpu % plan_.dp() < plan_.parallel.ep;
-  return gpu % plan_.dp() == 0;                                   // replica 0 of every stage
+  if (plan_.parallel.zero == 3) return layout_.ep_group_index(gpu) == 0;  // one EP group holds both batch sizes
+  if (ep_group_reduced_) return layout_.ep_group_index(gpu) == 0;
+  return layout_.dp_rank(gpu) == 0;                                         // replica 0 of every stage
 }
 
 double ModelWorkload::expected_ops() const {
@@ -97,7 +98,7 @@ double ModelWorkload::expected_ops() const {
   const int64_t ranks = plan_.parallel.zero == 3 ? 1 : plan_.parallel.pp;
   double total = 0;
   for (int64_t r = 0; r < ranks; ++r) {
-    const int64_t gpu = r * plan_.dp();
+    const int64_t gpu = layout_.first_gpu_of_rank(r);
     std::vector<engine::StreamQueue> queues(static_cast<size_t>(kModelStreams));
     engine::OpSink sink(uint32_t(gpu), queues, plan_.hardware.fp8_tflops * 1e12, bf16_flops());
     const auto prog = program(gpu);
@@ -113,7 +114,7 @@ double ModelWorkload::expected_ops() const {
     const double gpus_like_this = double(plan_.gpus()) / double(ranks);
     const double simulated = !reduced_                                          ? gpus_like_this
                              : plan_.parallel.zero == 3 || ep_group_reduced_ ? double(plan_.parallel.ep)
-                                                                              : 1.0;
+                                                                              : double(layout_.tp() * layout_.cp());
     total += ops * simulated;
   }
   return total;
@@ -125,14 +126,16 @@ std::string ModelWorkload::mode() const {
     return fmt::format("reduced: EP group 0 of every pipeline rank ({} x {} GPUs) simulated, since uneven expert "
                        "loads make the GPUs of a group differ; the other {} groups per rank run the same loads and "
                        "mirror it (DP flows to them run against their hosts)",
-                       plan_.parallel.ep, plan_.parallel.pp, plan_.dp() / plan_.parallel.ep - 1);
+                       plan_.parallel.ep, plan_.parallel.pp, layout_.expert_dp() - 1);
   if (plan_.parallel.zero == 3)
     return fmt::format("reduced: EP group 0 ({} GPUs) simulated; the other {} groups mirror it (flows to them run "
                        "against their hosts)",
                        plan_.parallel.ep, plan_.gpus() / plan_.parallel.ep - 1);
-  return fmt::format("reduced: data-parallel replica 0 ({} GPUs, one per pipeline rank) simulated; the other {} "
+  const int64_t per_rank = layout_.tp() * layout_.cp();
+  return fmt::format("reduced: data-parallel replica 0 ({} GPUs, {} per pipeline rank) simulated; the other {} "
                      "replicas mirror it (EP and DP flows to them run against their hosts)",
-                     plan_.parallel.pp, plan_.dp() - 1);
+                     plan_.parallel.pp * per_rank, per_rank == 1 ? std::string("one") : std::to_string(per_rank),
+                     plan_.dp() - 1);
 }
 
 bool ModelWorkload::layer_is_moe(int64_t layer) const {
@@ -166,12 +169,12 @@ double ModelWorkload::stage_expert_params_per_gpu(int64_t stage) const {
 }
 
 double ModelWorkload::sequences(int64_t gpu, int64_t mb) const {
-  return double(microbatch_sequences(plan_, gpu % plan_.dp(), mb));
+  return double(microbatch_sequences(plan_, layout_.dp_rank(gpu), mb));
 }
 
 double ModelWorkload::ep_group_mean_sequences(int64_t gpu, int64_t mb) const {
   if (uniform_batch_) return sequences(gpu, mb);
-  const int64_t group = gpu % plan_.dp() / plan_.parallel.ep;
+  const int64_t group = layout_.ep_group_index(gpu);
   return group_mean_sequences_[size_t(group * plan_.parallel.microbatches + mb)];
 }
 
@@ -183,7 +186,7 @@ double ModelWorkload::routed_rows(int64_t gpu, int64_t layer, int64_t mb) const 
   const double per_gpu = ep_group_mean_sequences(gpu, mb) * double(plan_.train.seq_len) *
                          double(plan_.model.num_experts_per_tok);
   if (loads_.balanced() || !layer_is_moe(layer)) return per_gpu;
-  const int64_t slot = gpu % plan_.dp() % plan_.parallel.ep;
+  const int64_t slot = layout_.ep_slot(gpu);
   return per_gpu * double(plan_.parallel.ep) * loads_.slot_share(layer, mb, slot);
 }
 

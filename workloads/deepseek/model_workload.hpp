@@ -15,6 +15,7 @@
 #include "workloads/deepseek/layer_partition.hpp"
 #include "workloads/deepseek/layer_work.hpp"
 #include "workloads/deepseek/model_memory.hpp"
+#include "workloads/layout/rank_layout.hpp"
 #include "workloads/model/model_params.hpp"
 #include "workloads/routing/expert_loads.hpp"
 #include "workloads/routing/routing_stats.hpp"
@@ -64,6 +65,7 @@ class ModelWorkload : public engine::Workload {
 
   // Shared, read-only data the per-GPU programs use.
   const Plan& plan() const { return plan_; }
+  const RankLayout& layout() const { return layout_; }
   const sched::Schedule& schedule() const { return *schedule_; }
   const std::vector<StageLayers>& stages() const { return stages_; }
   const EpLayout& ep_layout() const { return ep_layout_; }
@@ -91,6 +93,7 @@ class ModelWorkload : public engine::Workload {
 
  private:
   Plan plan_;
+  RankLayout layout_;
   std::unique_ptr<sched::Schedule> schedule_;
   std::vector<StageLayers> stages_;
   RoutingStats routing_;
