@@ -11,10 +11,11 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <xbt/log.h>
 
+#include "platforms/degraded_hardware.hpp"
 #include "simulator/engine/engine_state.hpp"
 #include "simulator/engine/progress.hpp"
 #include "simulator/engine/span_recording.hpp"
-#include "simulator/engine/stream_actors.hpp"
+#include "simulator/engine/gpu_actor.hpp"
 
 namespace stepsim::engine {
 
@@ -27,12 +28,19 @@ namespace {
 EngineState* g_running = nullptr;
 Progress* g_progress = nullptr;
 
-void connect_progress_once() {
+// Thrown out of Engine::run when no actor can move: SimGrid 3.32 aborts the process when it kills
+// an actor blocked in Activity::wait_any, so the run stops here and check_finished says where.
+struct Deadlocked {};
+
+void connect_signals_once() {
   static bool connected = false;
   if (connected) return;
   connected = true;
   sg4::Engine::on_time_advance_cb([](double) {
     if (g_running != nullptr && g_progress != nullptr) g_progress->tick(sg4::Engine::get_clock(), g_running->ops_done);
+  });
+  sg4::Engine::on_deadlock_cb([] {
+    if (g_running != nullptr) throw Deadlocked{};
   });
 }
 
@@ -125,8 +133,6 @@ SimResult run(const Workload& workload, const SimOptions& options) {
   e.perturb.init(spec, options.jitter_sigma, options.seed);
   e.t_start = sg4::Engine::get_clock();
   e.gpus.resize(hosts.size());
-  std::vector<sg4::SemaphorePtr> wakes;  // one per actor, alive until the run ends
-  wakes.reserve(hosts.size() * size_t(streams));
   for (size_t i = 0; i < hosts.size(); ++i) {
     GpuState& g = e.gpus[i];
     g.id = uint32_t(i);
@@ -134,6 +140,7 @@ SimResult run(const Workload& workload, const SimOptions& options) {
     g.queues.resize(size_t(streams));
     g.streams.resize(size_t(streams));
     g.simulated = workload.simulated(int64_t(i));
+    g.fixed_speed = gpu_speed_factor(spec, int64_t(i)).empty();
     g.record = options.record_spans && g.simulated &&
                (options.span_ranks.empty() || std::find(options.span_ranks.begin(), options.span_ranks.end(),
                                                         int32_t(i)) != options.span_ranks.end());
@@ -146,25 +153,23 @@ SimResult run(const Workload& workload, const SimOptions& options) {
         start_memory(g.memory, e.memory->static_memory(g.id));
         if (g.record) e.memory_samples.push_back({int32_t(g.id), 0.0, g.memory.fixed.total()});
       }
-  for (GpuState& g : e.gpus) {
-    if (!g.simulated) continue;
-    for (int s = 0; s < streams; ++s) {
-      wakes.push_back(sg4::Semaphore::create(0));
-      sg4::Semaphore* wake = wakes.back().get();
-      const std::string name = "gpu" + std::to_string(g.id) + (s == 0 ? "-compute" : "-comm" + std::to_string(s));
-      if (s == kComputeStream)
-        start_actor(e, name, g.host, [&e, &g, wake] { run_compute_stream(e, g, wake); });
-      else
-        start_actor(e, name, g.host, [&e, &g, s, wake] { run_comm_stream(e, g, s, wake); });
-    }
-  }
+  for (GpuState& g : e.gpus)
+    if (g.simulated) start_actor(e, "gpu" + std::to_string(g.id), g.host, [&e, &g] { run_gpu(e, g); });
 
   Progress progress(workload.expected_ops(), e.t_start);
-  connect_progress_once();
+  if (!options.quiet) {
+    uint64_t simulated = 0;
+    for (const GpuState& g : e.gpus) simulated += g.simulated ? 1 : 0;
+    progress.announce(workload.mode(), simulated);
+  }
+  connect_signals_once();
   g_running = &e;
   g_progress = options.quiet ? nullptr : &progress;
   try {
     sim->run();
+  } catch (const Deadlocked&) {
+    // The actors are still blocked inside SimGrid: leave the engine to the process's exit.
+    (void)sim.release();
   } catch (...) {
     g_running = nullptr;
     g_progress = nullptr;

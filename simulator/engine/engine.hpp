@@ -1,6 +1,6 @@
-// Replays a workload in SimGrid: per GPU one actor per stream (stream 0 computes, the others
-// communicate), ops in stream order, dependencies as completion counters, transfers as mailbox
-// put/get pairs. SimGrid allows one Engine per process: call this once per process.
+// Replays a workload in SimGrid: per GPU one actor driving its streams (stream 0 computes, the
+// others communicate), ops in stream order, dependencies as completion counters, transfers as
+// mailbox put/get pairs. SimGrid allows one Engine per process: call this once per process.
 #pragma once
 
 #include "simulator/engine/sim_result.hpp"

@@ -6,6 +6,7 @@
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 
 namespace stepsim::engine {
 
@@ -13,48 +14,29 @@ namespace sg4 = simgrid::s4u;
 
 EngineState::EngineState(const Workload& w, const SimOptions& opt) : workload(w), options(opt) {}
 
-namespace {
-
-size_t buffered_ops(const GpuState& g) {
+size_t EngineState::buffered_ops(const GpuState& g) const {
   size_t n = 0;
   for (const StreamQueue& q : g.queues) n += q.ops.size() - q.op_head;
   return n;
 }
 
-}  // namespace
-
 void EngineState::generate_piece(GpuState& g) {
   OpSink sink(g.id, g.queues, fp8_flops, bf16_flops);
   if (!g.program->emit_next(sink)) g.exhausted = true;
   // Wake the dry streams this piece fed (or that may pull further themselves, or that learn the
-  // program is over). Detach them before releasing: every SimGrid call may let other actors run.
+  // program is over).
   const bool may_pull = buffered_ops(g) < kLookaheadOps;
-  size_t n = 0;
-  simgrid::s4u::Semaphore* wake[256];
   for (size_t s = 0; s < g.streams.size(); ++s) {
     StreamState& st = g.streams[s];
-    if (st.starving != nullptr && (g.exhausted || may_pull || !g.queues[s].empty())) {
-      wake[n++] = st.starving;
-      st.starving = nullptr;
+    if (st.starving && (g.exhausted || may_pull || !g.queues[s].empty())) {
+      st.starving = false;
+      g.ready.push_back(uint32_t(s));
     }
   }
-  for (size_t i = 0; i < n; ++i) wake[i]->release();
 }
 
-bool EngineState::fetch(GpuState& g, int stream, FetchedOp& out, sg4::Semaphore* me) {
+void EngineState::take(GpuState& g, int stream, FetchedOp& out) {
   StreamQueue& q = g.queues[size_t(stream)];
-  // The compute stream pulls the program forward whenever it runs dry; a comm stream only within
-  // the look-ahead, so a stream idle for most of the step (e.g. the final gradient reduction)
-  // does not make the whole program materialise at once.
-  while (q.empty()) {
-    if (g.exhausted) return false;
-    if (stream == kComputeStream || buffered_ops(g) < kLookaheadOps) {
-      generate_piece(g);
-    } else {
-      g.streams[size_t(stream)].starving = me;
-      me->acquire();
-    }
-  }
   out.op = q.ops[q.op_head++];
   out.deps.assign(q.deps.begin() + std::ptrdiff_t(q.dep_head),
                   q.deps.begin() + std::ptrdiff_t(q.dep_head + out.op.n_deps));
@@ -73,7 +55,6 @@ bool EngineState::fetch(GpuState& g, int stream, FetchedOp& out, sg4::Semaphore*
     if (out.flows[i].peer >= gpus.size())
       throw std::invalid_argument("flow to GPU " + std::to_string(out.flows[i].peer) + ", but the platform has " +
                                   std::to_string(gpus.size()));
-  return true;
 }
 
 void EngineState::check_ref(const OpRef& r) const {
@@ -84,12 +65,9 @@ void EngineState::check_ref(const OpRef& r) const {
 
 bool EngineState::is_done(const OpRef& r) const { return r.seq < gpus[r.gpu()].streams[r.stream()].done; }
 
-void EngineState::wait(const OpRef& r, sg4::Semaphore* me) {
-  StreamState& st = gpus[r.gpu()].streams[r.stream()];
-  while (st.done <= r.seq) {
-    st.waiters.push_back({r.seq, me});
-    me->acquire();
-  }
+void EngineState::add_waiter(const OpRef& r, GpuState& g, int stream) {
+  gpus[r.gpu()].streams[r.stream()].waiters.push_back({r.seq, g.id, uint32_t(stream)});
+  if (r.gpu() != g.id) ++g.remote_waits;
 }
 
 void EngineState::complete(GpuState& g, int stream, const FetchedOp& op, double start, double end) {
@@ -107,25 +85,24 @@ void EngineState::complete(GpuState& g, int stream, const FetchedOp& op, double 
   ++ops_done;
   if (g.record) record_span(*this, g, stream, op, start, end);
   if (st.waiters.empty()) return;
-  // Detach the waiters to wake before releasing any: release() may let other actors run, and they
-  // may register new waiters on this stream.
-  size_t n = 0;
-  sg4::Semaphore* inline_wake[32];
-  std::vector<sg4::Semaphore*> more;  // only past 32 waiters woken at once
+  // Hand the waiters their news first, ring doorbells after: cancel() may let other actors run,
+  // and they may register new waiters on this stream.
+  std::vector<simgrid::s4u::ExecPtr> bells;
   for (size_t i = 0; i < st.waiters.size();) {
-    if (st.waiters[i].seq < st.done) {
-      if (n < 32)
-        inline_wake[n++] = st.waiters[i].wake;
-      else
-        more.push_back(st.waiters[i].wake);
-      st.waiters[i] = st.waiters.back();
-      st.waiters.pop_back();
-    } else {
+    const Waiter w = st.waiters[i];
+    if (w.seq >= st.done) {
       ++i;
+      continue;
     }
+    st.waiters[i] = st.waiters.back();
+    st.waiters.pop_back();
+    GpuState& waiting = gpus[w.gpu];
+    waiting.ready.push_back(w.stream);
+    if (w.gpu == g.id) continue;
+    --waiting.remote_waits;
+    if (waiting.blocked && waiting.doorbell) bells.push_back(std::move(waiting.doorbell));
   }
-  for (size_t i = 0; i < n; ++i) inline_wake[i]->release();
-  for (sg4::Semaphore* s : more) s->release();
+  for (const auto& bell : bells) bell->cancel();
 }
 
 // The SM tax: while any comm kernel of a GPU runs, its compute runs on the remaining SMs (pstate 1);
@@ -166,7 +143,10 @@ sg4::Mailbox* EngineState::mailbox(GpuState& g, uint32_t src, uint32_t dst, uint
 
 void EngineState::fail(const std::string& what) {
   if (error.empty()) error = what;
-  sg4::Actor::kill_all();
+  // Not Actor::kill_all(): SimGrid 3.32 aborts the process when it kills an actor blocked in
+  // Activity::wait_any. Each GPU actor stops at its next event; the rest deadlock, and the run
+  // ends there (engine.cpp).
+  stopping = true;
 }
 
 std::string EngineState::check_finished() const {

@@ -1,8 +1,8 @@
 // The engine's run-time state (internal to simulator/engine): per GPU its op queues, completion
 // counters with their waiters, the SM-tax counter and the accounting of the compute stream's idle
-// time. SimGrid runs actors one at a time, so plain data needs no locking; but an actor may yield
-// inside any SimGrid call (a semaphore release, a pstate change), so no iteration over shared
-// state may span one.
+// time. One actor per GPU drives all its streams (gpu_actor.cpp). SimGrid runs actors one at a
+// time, so plain data needs no locking; but an actor may yield inside any SimGrid call (starting
+// an activity, a pstate change), so no iteration over shared state may span one.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
-#include <simgrid/s4u/Semaphore.hpp>
+#include <simgrid/s4u/Exec.hpp>
 
 #include "simulator/engine/intervals.hpp"
 #include "simulator/engine/memory_tracking.hpp"
@@ -39,8 +39,9 @@ struct FetchedOp {
 };
 
 struct Waiter {
-  uint32_t seq;                    // wake when the stream has completed op `seq`
-  simgrid::s4u::Semaphore* wake;   // the waiting actor's own semaphore
+  uint32_t seq;     // wake when the stream has completed op `seq`
+  uint32_t gpu;     // ... stream `stream` of GPU `gpu`
+  uint32_t stream;
 };
 
 struct StreamState {
@@ -53,7 +54,7 @@ struct StreamState {
   Tag current;  // the op in progress (for deadlock reports)
   bool comm_active = false;  // a comm op of this stream has posted its flows
   double comm_start = 0;     // ... at this time
-  simgrid::s4u::Semaphore* starving = nullptr;  // set while the stream is dry and waits for ops
+  bool starving = false;  // the stream is dry and waits for the compute stream to generate more
 };
 
 struct GpuState {
@@ -64,6 +65,7 @@ struct GpuState {
   std::unique_ptr<GpuProgram> program;
   bool simulated = true;   // false: a mirrored GPU in a reduced replay (no program, no actors)
   bool record = false;     // record_spans and this GPU is one the trace wants
+  bool fixed_speed = true; // no speed profile: only the SM-tax pstate changes the host's speed
   bool exhausted = false;  // the program has emitted everything
   int comm_in_flight = 0;  // comm ops running: > 0 means the SM tax applies
 
@@ -84,18 +86,32 @@ struct GpuState {
 
 
   std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes;  // (src, dst, channel) -> mailbox
+
+  // Waking the GPU's actor: streams with news (a dependency completed, ops were generated), and
+  // for waits on other GPUs a doorbell: a suspended Exec (it takes no share of the host) that the
+  // actor waits on alongside its activities, cancelled by whoever completes the awaited op.
+  std::vector<uint32_t> ready;
+  uint32_t remote_waits = 0;  // waiters this GPU has registered on other GPUs' streams
+  bool blocked = false;       // the actor is inside its wait for events
+  simgrid::s4u::ExecPtr doorbell;
 };
 
 class EngineState {
  public:
   EngineState(const Workload& workload, const SimOptions& options);
 
-  // Takes the next op of (gpu, stream) into `out`, generating more of the program if needed (and
-  // blocking `me` while a comm stream has to wait for it); false when the stream has nothing left.
-  bool fetch(GpuState& g, int stream, FetchedOp& out, simgrid::s4u::Semaphore* me);
+  // Generates the next piece of g's program; the dry streams it fed (or that may pull further, or
+  // that learn the program is over) go to g.ready.
+  void generate_piece(GpuState& g);
+  // Ops emitted but not yet taken, over all of g's streams.
+  size_t buffered_ops(const GpuState& g) const;
+  // Takes the next op of a stream whose queue is not empty.
+  void take(GpuState& g, int stream, FetchedOp& out);
   bool is_done(const OpRef& r) const;
-  // Blocks the calling actor until `r` has completed.
-  void wait(const OpRef& r, simgrid::s4u::Semaphore* me);
+  // Stream `stream` of GPU `g` waits for `r` (not done yet): it goes to g.ready when `r` completes.
+  void add_waiter(const OpRef& r, GpuState& g, int stream);
+  // Marks the op done and wakes its waiters: on this GPU through g.ready, on others also by
+  // ringing their doorbell (a SimGrid call: may let other actors run).
   void complete(GpuState& g, int stream, const FetchedOp& op, double start, double end);
 
   void comm_started(GpuState& g, int stream);
@@ -103,7 +119,7 @@ class EngineState {
   void comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving);
   simgrid::s4u::Mailbox* mailbox(GpuState& g, uint32_t src, uint32_t dst, uint8_t channel);
 
-  // Records the first error and stops the simulation.
+  // Records the first error and makes every GPU actor stop.
   void fail(const std::string& what);
   // Empty if every stream ran to its end; else a description of where it got stuck.
   std::string check_finished() const;
@@ -123,10 +139,10 @@ class EngineState {
   std::vector<IdleSpan> idle_spans;
   Perturbations perturb;  // jitter, waits by peer, NIC detours
   std::string error;
+  bool stopping = false;  // an actor failed: the others stop at their next event
 
  private:
   void check_ref(const OpRef& r) const;
-  void generate_piece(GpuState& g);
 };
 
 }  // namespace stepsim::engine
