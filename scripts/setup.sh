@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make pkg-config libsimgrid-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-          libgtest-dev nlohmann-json3-dev libcli11-dev libjemalloc-dev libcairo2-dev time)
+packages=(g++ cmake make pkg-config libsimgrid-dev libyaml-cpp-dev libfmt-dev
+          libgtest-dev nlohmann-json3-dev libcli11-dev libjemalloc-dev libcairo2-dev zlib1g-dev time)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,4 +1,6 @@
 #include "traces/chrome_trace.hpp"
+
+#include "simulator/io/json_text.hpp"
 #include "traces/memory_counters.hpp"
 
 #include <fmt/format.h>
@@ -158,7 +160,7 @@ void write_chrome_trace(const SimResult& result, const TraceOptions& opt, std::o
                           {"ranks", opt.ranks},
                           {"window_s", {opt.window_begin_s, nullptr}}};
   if (!std::isinf(opt.window_end_s)) other["window_s"][1] = opt.window_end_s;
-  TraceEventStream ev(out, other.dump());
+  TraceEventStream ev(out, io::json_text(other));
 
   // Name the processes (nodes) and threads (GPU streams) the written events use.
   std::map<std::pair<int32_t, int>, std::set<std::string>> streams;

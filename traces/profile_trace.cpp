@@ -1,6 +1,13 @@
 #include "traces/profile_trace.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
 #include <algorithm>
+#include <cmath>
+#include <istream>
+#include <streambuf>
 #include <cstdio>
 #include <memory>
 #include <limits>
@@ -11,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/io/input_file.hpp"
 
 namespace stepsim::traces {
 namespace {
@@ -30,8 +38,14 @@ struct Event {
   double ts = 0, dur = 0;
   double tid = -1, stream = -1;
   int64_t correlation = -1;
-  bool has_ts = false, has_correlation = false;
+  bool has_ts = false, has_dur = false, has_correlation = false;
+  bool bad_ts = false, bad_dur = false;  // present but not a number
 };
+
+// Kept events beyond this (about 2 GiB of memory) mean the file is not one capture.
+constexpr size_t kMaxKeptEvents = 20'000'000;
+// Timestamps are microseconds since the epoch (1.7e15 in 2025); none reaches 10^18 (31,000 years).
+constexpr double kMaxMicroseconds = 1e18;
 
 struct Kernel {
   double ts = 0, dur = 0;
@@ -69,6 +83,8 @@ class TraceSax {
       if (key_ == "name") ev_.name = s;
       else if (key_ == "cat") ev_.cat = s;
       else if (key_ == "ph") ev_.ph = s;
+      else if (key_ == "ts") ev_.bad_ts = true;
+      else if (key_ == "dur") ev_.bad_dur = true;
     }
     return true;
   }
@@ -86,7 +102,10 @@ class TraceSax {
     return true;
   }
   bool end_object() {
-    if (role() == Role::Event) finish_event();
+    if (role() == Role::Event) {
+      ++events_;
+      if (!finish_event()) return false;
+    }
     stack_.pop_back();
     return true;
   }
@@ -117,6 +136,7 @@ class TraceSax {
         ev_.has_ts = true;
       } else if (key_ == "dur") {
         ev_.dur = v;
+        ev_.has_dur = true;
       } else if (key_ == "tid") {
         ev_.tid = v;
       }
@@ -131,29 +151,49 @@ class TraceSax {
     return true;
   }
 
-  void finish_event() {
-    if (ev_.ph != "X" || !ev_.has_ts) return;
+  // Keeps the event if it is one of ours; false (with `error` set) when a kept event is broken.
+  bool finish_event() {
+    if (ev_.ph != "X") return true;
     const std::string cat = lower(ev_.cat);
-    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+    const bool kernel = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
+    const bool launch = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime";
+    const bool annotation = cat == "user_annotation";
+    if (!kernel && !launch && !annotation) return true;
+    const std::string what = "event " + std::to_string(events_) + " (" + ev_.cat + " \"" + ev_.name.substr(0, 60) + "\")";
+    if (!ev_.has_ts || ev_.bad_ts || !std::isfinite(ev_.ts) || ev_.ts < 0 || ev_.ts > kMaxMicroseconds)
+      return reject(what + ": ts must be a number of microseconds >= 0");
+    if ((kernel || annotation) &&
+        (!ev_.has_dur || ev_.bad_dur || !std::isfinite(ev_.dur) || ev_.dur < 0 || ev_.dur > kMaxMicroseconds))
+      return reject(what + ": dur must be a number of microseconds >= 0");
+    if (kernels.size() + annotations.size() + launch_ts.size() >= kMaxKeptEvents)
+      return reject("more than " + std::to_string(kMaxKeptEvents) +
+                    " kernel, launch and annotation events (more would exhaust memory); pass one capture");
+    if (kernel) {
       Kernel k;
       k.ts = ev_.ts;
-      k.dur = std::max(0.0, ev_.dur);
+      k.dur = ev_.dur;
       k.stream = ev_.stream >= 0 ? ev_.stream : ev_.tid;
       k.correlation = ev_.has_correlation ? ev_.correlation : -1;
       k.cls = kernel_class(ev_.name);
       k.comm = is_comm_kernel(ev_.name);
       kernels.push_back(std::move(k));
-    } else if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") {
+    } else if (launch) {
       if (ev_.has_correlation) launch_ts[ev_.correlation] = ev_.ts;
-    } else if (cat == "user_annotation") {
+    } else {
       // DeepSeek's phases: "attn(F)", "mlp(B)", "mlp(W)", "dispatch(F)", ...
       const std::string& n = ev_.name;
       if (n.size() >= 3 && n[n.size() - 3] == '(' && n.back() == ')' &&
           (n[n.size() - 2] == 'F' || n[n.size() - 2] == 'B' || n[n.size() - 2] == 'W'))
-        annotations.push_back({ev_.ts, ev_.ts + std::max(0.0, ev_.dur), n[n.size() - 2], n});
+        annotations.push_back({ev_.ts, ev_.ts + ev_.dur, n[n.size() - 2], n});
     }
+    return true;
+  }
+  bool reject(const std::string& why) {
+    error = why;
+    return false;
   }
 
+  int64_t events_ = 0;
   std::vector<Role> stack_;
   std::string key_;
   Event ev_;
@@ -164,7 +204,10 @@ class TraceSax {
 int64_t enclosing(const std::vector<Annotation>& a, const std::vector<double>& max_end, double t) {
   auto it = std::upper_bound(a.begin(), a.end(), t, [](double v, const Annotation& x) { return v < x.begin; });
   int64_t best = -1;
-  for (int64_t i = int64_t(it - a.begin()) - 1; i >= 0 && max_end[size_t(i)] >= t; --i) {
+  // Real captures nest a handful of ranges; a crafted trace of millions of ranges all spanning t
+  // would make this walk quadratic, so it looks at the nearest 4096 only.
+  int64_t steps = 0;
+  for (int64_t i = int64_t(it - a.begin()) - 1; i >= 0 && max_end[size_t(i)] >= t && steps++ < 4096; --i) {
     const Annotation& x = a[size_t(i)];
     if (x.end >= t && (best < 0 || x.end - x.begin < a[size_t(best)].end - a[size_t(best)].begin)) best = i;
   }
@@ -207,24 +250,78 @@ std::string kernel_class(const std::string& kernel_name) {
   return "other";
 }
 
+namespace {
+
+// A gzipped trace (.json.gz, as the PyTorch profiler can write) streamed through zlib.
+class GzStreambuf : public std::streambuf {
+ public:
+  explicit GzStreambuf(gzFile f) : f_(f) {}
+  std::string error;
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const int n = gzread(f_, buf_, sizeof buf_);
+    if (n < 0) {
+      int code = 0;
+      error = gzerror(f_, &code);
+      return traits_type::eof();
+    }
+    if (n == 0) return traits_type::eof();
+    setg(buf_, buf_, buf_ + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  gzFile f_;
+  char buf_[1 << 16];
+};
+
+}  // namespace
+
 ProfileSummary read_profile_trace(const std::string& path) {
   // A FILE* streams through a small buffer (much faster than an istream adapter); nothing but
-  // the kept events is ever held.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!in) throw ConfigError(path + ": cannot read the profiler trace; check the path");
+  // the kept events is ever held. The file must be a regular file (not a FIFO or /dev/zero).
+  const int fd = io::open_input_file(path, "profiler trace");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(::fdopen(fd, "rb"), &std::fclose);
+  if (!in) {
+    ::close(fd);
+    throw ConfigError(path + ": profiler trace: cannot read; check the path");
+  }
   const int c0 = std::fgetc(in.get());
-  if (c0 == 0x1f) throw ConfigError(path + ": looks gzipped; gunzip it first (a Chrome trace .json is needed)");
-  if (c0 != EOF) std::ungetc(c0, in.get());
+  const int c1 = c0 == EOF ? EOF : std::fgetc(in.get());
+  const bool gzipped = c0 == 0x1f && c1 == 0x8b;
   TraceSax sax;
   bool ok = false;
+  std::string io_error;
   try {
-    ok = nlohmann::json::sax_parse(in.get(), &sax);
+    if (gzipped) {
+      const int gz_fd = ::dup(::fileno(in.get()));
+      if (gz_fd < 0 || ::lseek(gz_fd, 0, SEEK_SET) != 0) throw ConfigError(path + ": profiler trace: cannot read");
+      std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzdopen(gz_fd, "rb"), &gzclose);
+      if (!gz) {
+        ::close(gz_fd);
+        throw ConfigError(path + ": profiler trace: cannot open the gzip stream");
+      }
+      GzStreambuf buf(gz.get());
+      std::istream stream(&buf);
+      ok = nlohmann::json::sax_parse(stream, &sax);
+      io_error = buf.error;
+    } else {
+      // Back to the start (ungetc guarantees only one character of push-back).
+      if (std::fseek(in.get(), 0, SEEK_SET) != 0) throw ConfigError(path + ": profiler trace: cannot read");
+      ok = nlohmann::json::sax_parse(in.get(), &sax);
+    }
+  } catch (const ConfigError&) {
+    throw;
   } catch (const std::exception& e) {
     sax.error = e.what();
   }
+  if (!io_error.empty()) sax.error = "gzip: " + io_error;
+  std::replace(sax.error.begin(), sax.error.end(), '\n', ' ');
   if (!ok || !sax.error.empty())
     throw ConfigError(path + ": not a valid Chrome trace JSON (" + (sax.error.empty() ? "unreadable" : sax.error) +
-                      "); pass a PyTorch profiler trace");
+                      "); pass a PyTorch profiler trace (.json or .json.gz)");
   if (sax.kernels.empty())
     throw ConfigError(path + ": no GPU kernel events (\"cat\": \"kernel\") in its traceEvents; record the trace with "
                              "CUDA activity on");
@@ -232,6 +329,7 @@ ProfileSummary read_profile_trace(const std::string& path) {
   ProfileSummary s;
   s.path = path;
   auto& ann = sax.annotations;
+  s.annotations = int64_t(ann.size());
   std::sort(ann.begin(), ann.end(), [](const Annotation& a, const Annotation& b) { return a.begin < b.begin; });
   std::vector<double> max_end(ann.size());
   std::map<std::string, int64_t> repeats;

@@ -29,10 +29,12 @@ struct ProfileSummary {
   std::map<std::string, double> phase_span_s;  // per-phase wall span on its stream, summed
   double capture_span_s = 0;                   // first kernel start to last kernel end
   int64_t kernels = 0, unknown_kernels = 0;
+  int64_t annotations = 0;  // phase ranges ("attn(F)", ...) found; 0: the phases cannot be told apart
 };
 
-// Streams the file; ConfigError (one line naming the file) on a missing, unreadable or malformed
-// file, or one with no GPU kernels.
+// Streams the file (plain or gzipped JSON); ConfigError (one line naming the file) on a missing,
+// unreadable, non-regular or malformed file, a kept event with a missing, negative or non-numeric
+// ts or dur, or a file with no GPU kernels.
 ProfileSummary read_profile_trace(const std::string& path);
 
 // The class of a GPU kernel (or "Memcpy ..." / "Memset ...") by its name; "other" if unknown.

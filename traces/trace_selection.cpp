@@ -63,6 +63,8 @@ TraceOptions trace_options(const Plan& plan, const std::string& ranks, const std
   if (!ranks.empty()) {
     const int64_t gpus = trace_gpus(plan);
     o.ranks.clear();
+    // One flag per GPU, so overlapping ranges repeated many times cost no memory.
+    std::vector<bool> chosen(size_t(gpus), false);
     std::stringstream in(ranks);
     for (std::string item; std::getline(in, item, ',');) {
       const size_t dash = item.find('-');
@@ -70,12 +72,12 @@ TraceOptions trace_options(const Plan& plan, const std::string& ranks, const std
       const int64_t hi = dash == std::string::npos ? lo : parse_int(item.substr(dash + 1), ranks, gpus);
       if (hi < lo)
         throw ConfigError("--trace-ranks: '" + ranks + "' has a range going down (" + item + "); write it low-high");
-      for (int64_t g = lo; g <= hi; ++g) o.ranks.push_back(int32_t(g));
+      std::fill(chosen.begin() + lo, chosen.begin() + hi + 1, true);
     }
+    for (int64_t g = 0; g < gpus; ++g)
+      if (chosen[size_t(g)]) o.ranks.push_back(int32_t(g));
     if (o.ranks.empty() || ranks.back() == ',')
       throw ConfigError("--trace-ranks: '" + ranks + "' is not a list of GPU ids like 0-7,64");
-    std::sort(o.ranks.begin(), o.ranks.end());
-    o.ranks.erase(std::unique(o.ranks.begin(), o.ranks.end()), o.ranks.end());
   }
   if (!window.empty()) {
     const size_t colon = window.find(':');

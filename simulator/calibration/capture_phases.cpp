@@ -96,8 +96,9 @@ PhaseMap capture_sim(const Plan& plan, const SimResult& result) {
 }
 
 PhaseMap capture_real(const traces::ProfileSummary& trace) {
-  if (trace.layers <= 0)
-    throw ConfigError(trace.path + ": no F&B layer pairs found (no attn(F) ... phase annotations); cannot compare");
+  if (trace.layers <= 0 || trace.annotations == 0)
+    throw ConfigError(trace.path + ": no phase annotations (user_annotation ranges named like attn(F), mlp(B), "
+                                   "mlp(W)), so F, B and W cannot be told apart; record the capture with them");
   PhaseMap m;
   for (const auto& p : phase_names()) {
     const auto span = trace.phase_span_s.find(p);
@@ -106,6 +107,11 @@ PhaseMap capture_real(const traces::ProfileSummary& trace) {
                      : sum != trace.phase_s.end()                         ? sum->second
                                                                           : 0.0;
     m[p] = v / double(trace.layers);
+    if (!(m[p] > 0))
+      throw ConfigError(trace.path + ": no kernels in phase " + p + " (" +
+                        (p.starts_with("comm") ? "DeepEP kernels under " + p.substr(5) + " annotations"
+                                               : "compute kernels launched under (" + p + ") annotations") +
+                        "); pass a capture of overlapped forward and backward chunks");
   }
   return m;
 }

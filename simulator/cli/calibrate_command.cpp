@@ -9,6 +9,10 @@
 #include "simulator/calibration/calibrate.hpp"
 #include "simulator/cli/commands.hpp"
 #include "simulator/config/config_error.hpp"
+#include "simulator/config/config_loader.hpp"
+#include "simulator/config/validate_sizes.hpp"
+#include "simulator/io/json_text.hpp"
+#include "simulator/io/output_file.hpp"
 #include "simulator/engine/simulate.hpp"
 
 namespace stepsim {
@@ -17,12 +21,19 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
                   bool quiet) {
   calib::require_capture(plan, "calibrate");
   if (out_path.empty()) throw ConfigError("calibrate: -o: missing; name the profile file to write, e.g. -o profile.yaml");
-  std::ofstream out(out_path);  // open first: a bad path fails before the work
-  if (!out) throw ConfigError(out_path + ": cannot write the profile; check the path (-o)");
+  check_replay_size(plan);
+  // Every input is read and checked before the output is touched; the profile is written to a
+  // temporary file renamed over -o, so a failure never empties an existing profile.
   const traces::ProfileSummary trace = traces::read_profile_trace(trace_path);
   const calib::Calibration c = calib::calibrate(trace, plan);
-  out << calib::profile_yaml(c, trace_path);
-  if (!out.flush()) throw ConfigError(out_path + ": cannot write the profile; check the path (-o)");
+  const std::string profile = calib::profile_yaml(c, trace_path);
+  try {
+    check_hardware_profile(profile, trace_path);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(e.what()) + " (derived by calibrate; the trace does not look like the capture "
+                      "scenario, see README \"Calibration\")");
+  }
+  io::write_output_file(out_path, "-o", profile);
 
   // The check: the capture simulated with the profile, against the trace.
   Plan checked = plan;
@@ -47,7 +58,7 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
                      {"a2a_layout_latency_s", h.a2a_layout_latency_s}};
     for (const auto& p : calib::phase_names())
       j["check"][p] = {{"real_s", real.at(p)}, {"sim_s", sim.at(p)}, {"error", sim.at(p) / real.at(p) - 1}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j, 2) << "\n";
     return 0;
   }
   std::string text = fmt::format("wrote {}\n\n", out_path);

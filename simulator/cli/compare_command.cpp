@@ -8,6 +8,8 @@
 
 #include "simulator/calibration/capture_phases.hpp"
 #include "simulator/cli/commands.hpp"
+#include "simulator/config/validate_sizes.hpp"
+#include "simulator/io/json_text.hpp"
 #include "simulator/engine/simulate.hpp"
 
 namespace stepsim {
@@ -27,6 +29,7 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 int run_compare(const std::string& trace_path, const Plan& plan, bool json, bool quiet) {
   calib::require_capture(plan, "compare");
+  check_replay_size(plan);
   const traces::ProfileSummary trace = traces::read_profile_trace(trace_path);
   const calib::PhaseMap real = calib::capture_real(trace);
   const calib::CaptureSol sol = calib::capture_sol(plan);
@@ -51,7 +54,7 @@ int run_compare(const std::string& trace_path, const Plan& plan, bool json, bool
       for (const auto& [cls, s] : classes) j["real_classes"][phase][cls] = s / double(trace.layers);
     for (const auto& [phase, classes] : sol.class_s)
       for (const auto& [cls, s] : classes) j["sol_classes"][phase][cls] = s;
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j, 2) << "\n";
     return 0;
   }
   std::string out = fmt::format("{} ({} layer pairs, {} kernels, {} unclassified) vs {}\n\n", trace_path, trace.layers,

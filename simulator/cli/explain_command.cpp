@@ -8,6 +8,7 @@
 
 #include "simulator/calibration/explain.hpp"
 #include "simulator/cli/commands.hpp"
+#include "simulator/io/json_text.hpp"
 #include "simulator/plot/chart.hpp"
 
 namespace stepsim {
@@ -48,7 +49,7 @@ int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_
     j["reported_step_s"] = x.reported_step_s;
     j["unexplained_s"] = x.unexplained_s;
     j["prediction_vs_reported"] = x.prediction_s / x.reported_step_s - 1;
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j, 2) << "\n";
     return 0;
   }
   std::string out = fmt::format("{}: from speed of light to the reported step\n\n", plan.source);

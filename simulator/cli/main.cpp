@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "simulator/cli/commands.hpp"
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/io/output_file.hpp"
 
 namespace {
 
@@ -30,6 +32,18 @@ void add_plan_args(CLI::App* cmd, PlanArgs& a) {
   cmd->add_flag("-q,--quiet", a.quiet, "no progress on stderr");
 }
 
+// Error messages hold user text (paths, values); control characters in it must not break the
+// message into several lines or reach the terminal.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return s;
+}
+
+void print_error(const char* kind, const std::string& what) {
+  std::fprintf(stderr, "stepsim: %s: %s\n", kind, one_line(what).c_str());
+}
+
 stepsim::Plan load(const PlanArgs& a) {
   return stepsim::load_plan(a.config.empty() ? stepsim::default_config_path() : a.config, a.sets);
 }
@@ -39,6 +53,7 @@ stepsim::Plan load(const PlanArgs& a) {
 int main(int argc, char** argv) {
   CLI::App app{"stepsim: simulate one distributed LLM training step and its speed-of-light roofline"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("stepsim ") + STEPSIM_VERSION);
   PlanArgs roof, sim, plat;
   std::string out_path;
   auto* roofline = app.add_subcommand("roofline", "speed-of-light step time of a plan (closed forms)");
@@ -86,18 +101,33 @@ int main(int argc, char** argv) {
   sweep->add_option("--title", sw.title, "chart title (default: the config and --set values)");
   sweep->add_flag("-q,--quiet", sw.quiet, "no progress on stderr");
 
+  // A first word that is no command would otherwise read as "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      print_error("error", std::string(argv[1]) + ": unknown command; use one of " + names + " (see stepsim --help)");
+      return stepsim::kBadInputExit;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "stepsim: error: %s; see stepsim --help\n", e.what());
+    print_error("error", std::string(e.what()) + "; see stepsim --help");
     return stepsim::kBadInputExit;
   }
 
-  try {
+  const auto run_command = [&]() -> int {
     if (*roofline) return stepsim::run_roofline(load(roof), roof.json);
     if (*compare || *calibrate) {
       PlanArgs& a = *compare ? cmp : cal;
@@ -121,16 +151,24 @@ int main(int argc, char** argv) {
         std::cout << xml;
         return 0;
       }
-      std::ofstream out(out_path);
-      if (!(out << xml)) throw stepsim::ConfigError(out_path + ": cannot write the platform file; check the path");
+      stepsim::io::write_output_file(out_path, "-o", xml);
       return 0;
     }
+    return 0;
+  };
+  try {
+    const int rc = run_command();
+    stepsim::io::finish_stdout();  // a report lost to a full disk is an error, not exit 0
+    return rc;
   } catch (const stepsim::ConfigError& e) {
-    std::fprintf(stderr, "stepsim: error: %s\n", e.what());
+    print_error("error", e.what());
     return stepsim::kBadInputExit;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "stepsim: error: out of memory; the plan is too large for this machine (fewer GPUs, layers "
+                         "or microbatches, or sim.mode=auto)\n");
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "stepsim: internal error: %s\n", e.what());
+    print_error("internal error", e.what());
     return 1;
   }
-  return 0;
 }

@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "simulator/cli/commands.hpp"
+#include "simulator/io/json_text.hpp"
 #include "simulator/roofline/roofline.hpp"
 #include "simulator/roofline/roofline_report.hpp"
 #include "workloads/memory/memory_estimate.hpp"
@@ -13,7 +14,7 @@ int run_roofline(const Plan& plan, bool json) {
   if (json) {
     auto j = roofline_json(plan, r);
     j["memory"] = memory_estimate_json(memory);
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j, 2) << "\n";
   } else {
     std::cout << roofline_text(plan, r) << "\n" << memory_estimate_text(memory);
   }

@@ -1,13 +1,18 @@
 #include <algorithm>
+#include <optional>
 #include <fstream>
 #include <iostream>
 
 #include "simulator/cli/commands.hpp"
 #include "simulator/config/config_error.hpp"
+#include "simulator/config/validate_sizes.hpp"
+#include "simulator/io/json_text.hpp"
+#include "simulator/io/output_file.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/trace_selection.hpp"
 #include "simulator/engine/simulate.hpp"
 #include "simulator/report/memory_report.hpp"
+#include "simulator/report/rank_ranges.hpp"
 #include "simulator/report/routing_report.hpp"
 #include "simulator/report/sim_report.hpp"
 #include "simulator/roofline/roofline.hpp"
@@ -23,25 +28,33 @@ int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& tra
   options.record_spans = !trace_path.empty();
   const TraceOptions trace_opt = trace_options(plan, trace_ranks, trace_window);
   options.span_ranks = trace_opt.ranks;  // record only what the trace will hold
-  std::ofstream trace;
-  if (!trace_path.empty()) {
-    trace.open(trace_path);  // open first: a bad path fails before a long replay
-    if (!trace) throw ConfigError(trace_path + ": cannot write the trace file; check the path (--trace)");
-  }
+  check_replay_size(plan);
+  // Created before the replay so a bad path fails before minutes of work; the trace reaches
+  // trace_path only when complete (a temporary file renamed over it).
+  std::optional<io::OutputFile> trace;
+  if (!trace_path.empty()) trace.emplace(trace_path, "--trace");
   // Uneven routing: first the same step with every expert at its mean load, for the slowdown
   // (forked before this process starts its own SimGrid engine).
   const std::optional<double> mean_load_s = mean_load_step_s(plan, quiet);
   const SimResult result = simulate(plan, options);
-  if (trace.is_open()) {
-    write_chrome_trace(result, trace_opt, trace);
+  if (trace) {
+    write_chrome_trace(result, trace_opt, trace->stream());
+    trace->commit();
+    if (!quiet && trace_opt.window_begin_s > result.step_time_s)
+      std::cerr << "stepsim: note: --trace-window starts at " << trace_opt.window_begin_s << " s, after the step ends ("
+                << result.step_time_s << " s); the trace holds no ops\n";
     // A reduced replay plays one GPU per symmetric group: say which requested GPUs have no events.
     const auto simulated = [&result](int32_t g) {
       return std::any_of(result.ranks.begin(), result.ranks.end(), [g](const RankResult& r) { return r.rank == g; });
     };
+    std::vector<int64_t> missing;  // one note for all of them, however many
     for (const int32_t g : trace_opt.ranks)
-      if (!quiet && !simulated(g))
-        std::cerr << "stepsim: note: GPU " << g << " was not simulated (" << result.mode
-                  << "); the trace has no events for it\n";
+      if (!simulated(g)) missing.push_back(g);
+    if (!quiet && !missing.empty())
+      std::cerr << "stepsim: note: GPU" << (missing.size() > 1 ? "s " : " ") << rank_ranges(missing) << " not simulated ("
+                << result.mode.substr(0, result.mode.find(':'))
+                << " mode; --set sim.mode=full replays every GPU); the trace has no events for "
+                << (missing.size() > 1 ? "them" : "it") << "\n";
   }
   // A synthetic pipeline has no model to roofline; its report compares against nothing.
   const bool model = plan.workload.kind == WorkloadKind::Model;
@@ -50,7 +63,7 @@ int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& tra
     auto j = sim_json(plan, result, roof);
     if (!model) j["roofline"] = nullptr;
     if (model) j["routing"] = routing_json(plan, result, mean_load_s);
-    std::cout << j.dump(2) << "\n";
+    std::cout << io::json_text(j, 2) << "\n";
   } else {
     std::cout << sim_text(plan, result, roof) << routing_text(plan, result, mean_load_s);
   }

@@ -2,6 +2,7 @@
 // child processes of this same binary (or writes their command lines for a cluster), then merges
 // the reports into DIR/sweep.csv and DIR/sweep.png.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "simulator/cli/commands.hpp"
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/io/output_file.hpp"
 #include "simulator/sweep/collect.hpp"
 #include "simulator/sweep/grid.hpp"
 #include "simulator/sweep/manifest.hpp"
@@ -65,11 +67,13 @@ void check_some_point_loads(const Manifest& m, const std::vector<GridPoint>& gri
   throw ConfigError(first_error + " (every point of the sweep fails this way)");
 }
 
+// Every line is built (and checked) before the manifest or the job list is written.
 int emit_jobs(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint>& grid) {
-  std::ofstream out(a.emit_jobs);
   const std::string dir = absolute(a.out_dir);
-  for (const auto& p : grid) out << point_shell_line(m, p, dir, int(grid.size())) << "\n";
-  if (!out) throw ConfigError(a.emit_jobs + ": cannot write the job list; check the path (--emit-jobs)");
+  std::string lines;
+  for (const auto& p : grid) lines += point_shell_line(m, p, dir, int(grid.size())) + "\n";
+  write_manifest(a.out_dir, m);
+  io::write_output_file(a.emit_jobs, "--emit-jobs", lines);
   if (!a.quiet)
     std::fprintf(stderr,
                  "stepsim sweep: wrote %zu job lines to %s; run each (e.g. a Slurm array task runs line "
@@ -83,7 +87,11 @@ int run_local(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint
   std::vector<Job> jobs;
   for (const auto& p : grid)
     jobs.push_back({point_argv(m, p), point_json_path(a.out_dir, p.index, n), point_err_path(a.out_dir, p.index, n)});
-  const int parallel = a.jobs > 0 ? a.jobs : std::max(1, int(std::thread::hardware_concurrency()));
+  // More points at once than cores only makes each slower and multiplies memory.
+  const int cores = std::max(1, int(std::thread::hardware_concurrency()));
+  if (a.jobs > cores && !a.quiet)
+    std::fprintf(stderr, "stepsim sweep: -j %d capped at the %d cores\n", a.jobs, cores);
+  const int parallel = a.jobs > 0 ? std::min(a.jobs, cores) : cores;
   if (!a.quiet)
     std::fprintf(stderr, "stepsim sweep: %d points, %d at a time, into %s\n", n, std::min(parallel, n), a.out_dir.c_str());
   const auto start = std::chrono::steady_clock::now();
@@ -97,6 +105,11 @@ int run_local(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint
     std::fprintf(stderr, "stepsim sweep: %d/%d points done%s, %.0f s elapsed, ETA %.0f s\n", done, n,
                  failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "", elapsed, eta);
   });
+  if (const int sig = stop_signal()) {
+    std::fprintf(stderr, "stepsim sweep: stopped by %s after %d of %d points; their reports are in %s/points "
+                 "(rerun the sweep to finish it)\n", sig == SIGINT ? "SIGINT" : "SIGTERM", done, n, a.out_dir.c_str());
+    return 128 + sig;
+  }
   return report(collect(a.out_dir, m, statuses), a.quiet);
 }
 
@@ -122,8 +135,9 @@ int run_sweep(const SweepArgs& a) {
   if (ec) throw ConfigError("/proc/self/exe: cannot find the stepsim binary to run each point (" + ec.message() + ")");
   const auto grid = cartesian_product(m.axes);
   check_some_point_loads(m, grid);
+  if (!a.emit_jobs.empty()) return emit_jobs(a, m, grid);
   write_manifest(a.out_dir, m);
-  return a.emit_jobs.empty() ? run_local(a, m, grid) : emit_jobs(a, m, grid);
+  return run_local(a, m, grid);
 }
 
 }  // namespace stepsim

@@ -2,7 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -15,21 +18,73 @@
 #include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_plan.hpp"
 #include "simulator/config/yaml_tree.hpp"
+#include "simulator/io/input_file.hpp"
+#include "simulator/io/json_text.hpp"
 
 namespace stepsim {
 namespace {
 
 using nlohmann::json;
 
-enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Bool, Choice, StragglerList };
+// Text: a name (UTF-8, one line); Path: a file name (any bytes but NUL and newlines).
+enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList };
 
-// One accepted key: its type and where its value goes in the Plan.
+// One accepted key: its type, its range and where its value goes in the Plan.
 struct Field {
   Kind kind;
   std::function<void(Plan&, const json&)> store;
   std::vector<std::string> choices = {};
   std::string help = {};
+  // Range beyond the kind's sign rule. Every number has an upper bound (a default one unless set
+  // below), so no key, including one added later, can carry a size that overflows or exhausts memory.
+  double min = 0;  // numbers: the smallest accepted value when above 0 (rates, efficiencies)
+  double max = 0;  // 0 = the kind's default bound
+  std::string why = {};  // why the bound exists, for the message
+  // Set only with this choice key at one of these values (e.g. scenario.zipf_s needs routing zipf);
+  // anything else would be silently ignored.
+  std::string only_with = {};
+  std::vector<std::string> only_with_values = {};
 };
+
+// Default bounds: an integer above 2^31 is no model dimension, count or id, and keeps products of
+// two of them inside int64; a float above 1e12 is no rate, time or share stepsim can use.
+constexpr double kDefaultIntMax = 2147483647.0;
+constexpr double kDefaultNumberMax = 1e12;
+
+// One name table per enum: parsing, the list of accepted values in messages and to_string all
+// read it. The first entry is the default where the key is optional.
+template <typename E>
+struct Named {
+  E value;
+  const char* name;
+};
+constexpr Named<Schedule> kSchedules[] = {
+    {Schedule::OneFOneB, "1f1b"}, {Schedule::DualPipeV, "dualpipev"}, {Schedule::Fsdp, "fsdp"}, {Schedule::Capture, "capture"}};
+constexpr Named<Recompute> kRecomputes[] = {
+    {Recompute::None, "none"}, {Recompute::DeepSeek, "deepseek"}, {Recompute::Full, "full"}};
+constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
+                                        {Routing::Zipf, "zipf"},         {Routing::Dirichlet, "dirichlet"},
+                                        {Routing::Hot, "hot"},           {Routing::File, "file"}};
+constexpr Named<SimMode> kSimModes[] = {{SimMode::Auto, "auto"}, {SimMode::Full, "full"}, {SimMode::Reduced, "reduced"}};
+constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
+
+template <typename E, size_t N>
+const char* name_of(const Named<E> (&table)[N], E value) {
+  for (const auto& n : table)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
+// A Choice field over an enum's table; `set` stores the chosen value.
+template <typename E, size_t N>
+Field choice(const Named<E> (&table)[N], void (*set)(Plan&, E)) {
+  Field f{Kind::Choice, [&table, set](Plan& p, const json& v) {
+            for (const auto& n : table)
+              if (v.get<std::string>() == n.name) set(p, n.value);
+          }};
+  for (const auto& n : table) f.choices.push_back(n.name);
+  return f;
+}
 
 template <typename T>
 std::function<void(Plan&, const json&)> into(T Plan::*section, int64_t T::*member) {
@@ -81,6 +136,97 @@ bool model_key_must_be_positive(const std::string& k) {
          k == "vocab_size" || k == "n_group" || k == "topk_group";
 }
 
+
+// Upper (and some lower) bounds per key, each with its reason. Sizes beyond these would overflow the
+// products of model dimensions or make the replay exhaust memory or run for days; rates and
+// efficiencies beyond them make durations SimGrid cannot take (infinite, or zero compute).
+void apply_bounds(std::map<std::string, Field>& f) {
+  const std::string size = "a larger size would overflow the model's arithmetic or exhaust memory";
+  const std::string time = "a larger count would make the replay exhaust memory or run for days";
+  struct Bound {
+    const char* key;
+    double min, max;
+    std::string why;
+  };
+  const Bound bounds[] = {
+      {"model.hidden_size", 0, 1 << 20, size},
+      {"model.num_hidden_layers", 0, 4096, time},
+      {"model.first_k_dense_replace", 0, 4096, time},
+      {"model.intermediate_size", 0, 1 << 22, size},
+      {"model.moe_intermediate_size", 0, 1 << 22, size},
+      {"model.n_routed_experts", 0, 16384, size},
+      {"model.n_shared_experts", 0, 1024, size},
+      {"model.num_experts_per_tok", 0, 16384, size},
+      {"model.n_group", 0, 16384, size},
+      {"model.topk_group", 0, 16384, size},
+      {"model.num_attention_heads", 0, 16384, size},
+      {"model.num_key_value_heads", 0, 16384, size},
+      {"model.head_dim", 0, 16384, size},
+      {"model.q_lora_rank", 0, 1 << 20, size},
+      {"model.kv_lora_rank", 0, 1 << 20, size},
+      {"model.qk_nope_head_dim", 0, 16384, size},
+      {"model.qk_rope_head_dim", 0, 16384, size},
+      {"model.v_head_dim", 0, 16384, size},
+      {"model.vocab_size", 0, 1 << 24, size},
+      {"train.global_batch", 0, 1 << 24, size},
+      {"train.seq_len", 0, 1 << 24, size},
+      {"parallel.pp", 0, 65536, time},
+      {"parallel.ep", 0, 1 << 24, size},
+      {"parallel.microbatches", 0, 1 << 20, time},
+      {"hardware.sms", 0, 65536, size},
+      {"hardware.comm_sms", 0, 65536, size},
+      {"cluster.nodes", 0, 1 << 24, size},
+      {"cluster.gpus_per_node", 0, 4096, size},
+      {"scenario.hot_experts", 0, 16384, size},
+      {"scenario.seed", 0, 9.3e18, "seeds are 64-bit"},
+      {"scenario.routing_samples", 0, 1e7, "more samples take minutes and change the statistics by < 0.1 %"},
+      {"hardware.fp8_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.bf16_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.ib_GBps", 1e-3, 1e6, "a bandwidth outside 1 MB/s .. 1 PB/s is a unit mistake"},
+      {"hardware.nvlink_GBps", 1e-3, 1e6, "a bandwidth outside 1 MB/s .. 1 PB/s is a unit mistake"},
+      {"hardware.ib_latency_s", 0, 1, "a hop of over a second is no network"},
+      {"hardware.nvlink_latency_s", 0, 1, "a hop of over a second is no network"},
+      {"hardware.a2a_latency_s", 0, 1, "a handshake of over a second is no network"},
+      {"hardware.a2a_layout_latency_s", 0, 1, "a handshake of over a second is no network"},
+      {"hardware.nonmatmul_s_per_token_layer", 0, 1e-3, "1 ms per token and layer is 1000x any measured GPU"},
+      {"hardware.gemm_efficiency", 0.01, 1, "a share of the stated rate; below 1 % is a unit mistake"},
+      {"hardware.bf16_gemm_efficiency", 0.01, 1, "a share of the stated rate; below 1 % is a unit mistake"},
+      {"hardware.attention_efficiency", 0.01, 1, "a share of the stated rate; below 1 % is a unit mistake"},
+      {"hardware.a2a_efficiency", 0.01, 1, "a share of link bandwidth; below 1 % is a unit mistake"},
+      {"hardware.wgrad_gemm_efficiency", 0.01, 1, "a share of the stated rate; 0 = same as gemm_efficiency"},
+      {"scenario.zipf_s", 0, 100, "beyond that every row goes to one expert anyway"},
+      {"scenario.dirichlet_alpha", 1e-3, 1e6, "outside this range the draw is one expert or uniform"},
+      {"scenario.hot_share", 0, 1, "a share of the rows"},
+      {"scenario.layer_correlation", 0, 1, "a share between independent (0) and identical (1) layers"},
+      {"scenario.jitter_sigma", 0, 1,
+       "with exp(sigma z - sigma^2/2), sigma above 1 makes most kernels nearly vanish and a few dominate"},
+      {"workload.f_s", 1e-9, 1e6, "a chunk of over 11 days or under a nanosecond is a unit mistake"},
+      {"workload.b_s", 1e-9, 1e6, "a chunk of over 11 days or under a nanosecond is a unit mistake"},
+      {"workload.w_s", 0, 1e6, "a chunk of over 11 days is a unit mistake"},
+      {"workload.fb_s", 0, 1e6, "a chunk of over 11 days is a unit mistake"},
+      {"workload.send_bytes", 0, 1e15, "a petabyte per send is a unit mistake"},
+  };
+  for (const auto& b : bounds) {
+    Field& field = f.at(b.key);
+    field.min = b.min;
+    field.max = b.max;
+    field.why = b.why;
+  }
+  // Keys that only one choice of another key reads.
+  const auto only_with = [&](const char* key, const char* choice_key, std::vector<std::string> values) {
+    f.at(key).only_with = choice_key;
+    f.at(key).only_with_values = std::move(values);
+  };
+  only_with("scenario.zipf_s", "scenario.routing", {"zipf"});
+  only_with("scenario.dirichlet_alpha", "scenario.routing", {"dirichlet"});
+  only_with("scenario.hot_experts", "scenario.routing", {"hot"});
+  only_with("scenario.hot_share", "scenario.routing", {"hot"});
+  only_with("scenario.load_file", "scenario.routing", {"file"});
+  only_with("scenario.layer_correlation", "scenario.routing", {"zipf", "dirichlet", "hot"});
+  for (const char* k : {"workload.f_s", "workload.b_s", "workload.w_s", "workload.fb_s", "workload.send_bytes"})
+    only_with(k, "workload.kind", {"synthetic"});
+}
+
 const std::map<std::string, Field>& schema() {
   static const std::map<std::string, Field> fields = [] {
     std::map<std::string, Field> f;
@@ -91,7 +237,7 @@ const std::map<std::string, Field>& schema() {
     f["model.name"] = {Kind::Text, into(&Plan::model, &ModelConfig::name)};
     f["model.tie_word_embeddings"] = {Kind::Bool, into(&Plan::model, &ModelConfig::tie_word_embeddings)};
     // model.config_json is consumed before the walk (see apply_hf_config).
-    f["model.config_json"] = {Kind::Text, [](Plan&, const json&) {}};
+    f["model.config_json"] = {Kind::Path, [](Plan&, const json&) {}};
 
     f["train.global_batch"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::global_batch)};
     f["train.seq_len"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::seq_len)};
@@ -102,25 +248,10 @@ const std::map<std::string, Field>& schema() {
     f["parallel.zero"] = {Kind::Choice,
                           [](Plan& p, const json& v) { p.parallel.zero = std::stoll(v.get<std::string>()); },
                           {"1", "3"}};
-    f["parallel.recompute"] = {Kind::Choice,
-                               [](Plan& p, const json& v) {
-                                 const auto s = v.get<std::string>();
-                                 p.parallel.recompute = s == "none"   ? Recompute::None
-                                                        : s == "full" ? Recompute::Full
-                                                                      : Recompute::DeepSeek;
-                               },
-                               {"none", "deepseek", "full"}};
+    f["parallel.recompute"] = choice<Recompute>(kRecomputes, [](Plan& p, Recompute v) { p.parallel.recompute = v; });
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
-    f["schedule"] = {Kind::Choice,
-                     [](Plan& p, const json& v) {
-                       const auto s = v.get<std::string>();
-                       p.parallel.schedule = s == "1f1b" ? Schedule::OneFOneB
-                                             : s == "fsdp" ? Schedule::Fsdp
-                                             : s == "capture" ? Schedule::Capture
-                                                           : Schedule::DualPipeV;
-                     },
-                     {"1f1b", "dualpipev", "fsdp", "capture"}};
+    f["schedule"] = choice<Schedule>(kSchedules, [](Plan& p, Schedule v) { p.parallel.schedule = v; });
 
     f["hardware.name"] = {Kind::Text, into(&Plan::hardware, &HardwareConfig::name)};
     f["hardware.fp8_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::fp8_tflops)};
@@ -148,27 +279,17 @@ const std::map<std::string, Field>& schema() {
     f["hardware.a2a_layout_latency_s"] = {Kind::NonNegativeNumber,
                                           into(&Plan::hardware, &HardwareConfig::a2a_layout_latency_s)};
     // hardware.profile is merged in before the walk (see apply_hardware_profile).
-    f["hardware.profile"] = {Kind::Text, [](Plan&, const json&) {}};
+    f["hardware.profile"] = {Kind::Path, [](Plan&, const json&) {}};
     f["hardware.memory_GiB"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::memory_GiB)};
     f["cluster.nodes"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::nodes)};
     f["cluster.gpus_per_node"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::gpus_per_node)};
 
-    f["scenario.routing"] = {Kind::Choice,
-                             [](Plan& p, const json& v) {
-                               const auto s = v.get<std::string>();
-                               p.scenario.routing = s == "deepseek"    ? Routing::DeepSeek
-                                                    : s == "zipf"      ? Routing::Zipf
-                                                    : s == "dirichlet" ? Routing::Dirichlet
-                                                    : s == "hot"       ? Routing::Hot
-                                                    : s == "file"      ? Routing::File
-                                                                       : Routing::Balanced;
-                             },
-                             {"balanced", "deepseek", "zipf", "dirichlet", "hot", "file"}};
+    f["scenario.routing"] = choice<Routing>(kRoutings, [](Plan& p, Routing v) { p.scenario.routing = v; });
     f["scenario.zipf_s"] = {Kind::NonNegativeNumber, into(&Plan::scenario, &ScenarioConfig::zipf_s)};
     f["scenario.dirichlet_alpha"] = {Kind::PositiveNumber, into(&Plan::scenario, &ScenarioConfig::dirichlet_alpha)};
     f["scenario.hot_experts"] = {Kind::PositiveInt, into(&Plan::scenario, &ScenarioConfig::hot_experts)};
     f["scenario.hot_share"] = {Kind::NonNegativeNumber, into(&Plan::scenario, &ScenarioConfig::hot_share)};
-    f["scenario.load_file"] = {Kind::Text, into(&Plan::scenario, &ScenarioConfig::load_file)};
+    f["scenario.load_file"] = {Kind::Path, into(&Plan::scenario, &ScenarioConfig::load_file)};
     f["scenario.layer_correlation"] = {Kind::NonNegativeNumber,
                                        into(&Plan::scenario, &ScenarioConfig::layer_correlation)};
     // A list of maps, each item's keys checked on their own (simulator/config/straggler_config.cpp).
@@ -180,24 +301,15 @@ const std::map<std::string, Field>& schema() {
     f["scenario.routing_samples"] = {Kind::PositiveInt,
                                      into(&Plan::scenario, &ScenarioConfig::routing_samples)};
 
-    f["sim.mode"] = {Kind::Choice,
-                     [](Plan& p, const json& v) {
-                       const auto s = v.get<std::string>();
-                       p.sim.mode = s == "full" ? SimMode::Full : s == "reduced" ? SimMode::Reduced : SimMode::Auto;
-                     },
-                     {"auto", "full", "reduced"}};
+    f["sim.mode"] = choice<SimMode>(kSimModes, [](Plan& p, SimMode v) { p.sim.mode = v; });
 
-    f["workload.kind"] = {Kind::Choice,
-                          [](Plan& p, const json& v) {
-                            p.workload.kind = v.get<std::string>() == "synthetic" ? WorkloadKind::Synthetic
-                                                                                  : WorkloadKind::Model;
-                          },
-                          {"model", "synthetic"}};
+    f["workload.kind"] = choice<WorkloadKind>(kWorkloadKinds, [](Plan& p, WorkloadKind v) { p.workload.kind = v; });
     f["workload.f_s"] = {Kind::PositiveNumber, into(&Plan::workload, &WorkloadConfig::f_s)};
     f["workload.b_s"] = {Kind::PositiveNumber, into(&Plan::workload, &WorkloadConfig::b_s)};
     f["workload.w_s"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::w_s)};
     f["workload.fb_s"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::fb_s)};
     f["workload.send_bytes"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::send_bytes)};
+    apply_bounds(f);
     return f;
   }();
   return fields;
@@ -218,7 +330,15 @@ std::string describe(const json& v) {
   // json::dump() writes NaN and infinities as "null".
   if (v.is_number_float() && !std::isfinite(v.get<double>()))
     return std::isnan(v.get<double>()) ? "nan" : v.get<double>() > 0 ? "inf" : "-inf";
-  return v.dump();
+  std::string text = io::json_text(v);
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
+std::string number_text(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.15g", x);
+  return buf;
 }
 
 std::string join(const std::vector<std::string>& xs, const char* sep) {
@@ -232,14 +352,24 @@ json check_value(const std::string& where, const std::string& key, const Field& 
   auto fail = [&](const std::string& what) -> json {
     throw ConfigError(where + ": " + key + ": " + what);
   };
+  const bool is_int = field.kind == Kind::PositiveInt || field.kind == Kind::NonNegativeInt;
+  const double max = field.max > 0 ? field.max : is_int ? kDefaultIntMax : kDefaultNumberMax;
+  const std::string because = field.why.empty() ? "" : " (" + field.why + ")";
   switch (field.kind) {
     case Kind::PositiveInt:
     case Kind::NonNegativeInt: {
+      // A whole number too large for int64 arrives as a float: it is out of range, not of the wrong type.
+      if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
+          std::abs(v.get<double>()) > max)
+        fail("must be at most " + number_text(max) + because + ", got " + describe(v));
       if (!v.is_number_integer()) fail("expected an integer, got " + describe(v));
+      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+        fail("must be at most " + number_text(max) + because + ", got " + describe(v));
       const auto x = v.get<int64_t>();
       if (field.kind == Kind::PositiveInt && x <= 0) fail("must be a positive integer, got " + describe(v));
       if (x < 0) fail("must not be negative, got " + describe(v));
-      return v;
+      if (double(x) > max) fail("must be at most " + number_text(max) + because + ", got " + describe(v));
+      return json(x);
     }
     case Kind::PositiveNumber:
     case Kind::NonNegativeNumber: {
@@ -248,17 +378,31 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       if (!std::isfinite(x)) fail("must be finite, got " + describe(v));
       if (field.kind == Kind::PositiveNumber && x <= 0) fail("must be greater than zero, got " + describe(v));
       if (x < 0) fail("must not be negative, got " + describe(v));
+      if (x > max) fail("must be at most " + number_text(max) + because + ", got " + describe(v));
+      if (x > 0 && x < field.min) fail("must be at least " + number_text(field.min) + because + ", got " + describe(v));
       return json(x);
     }
-    case Kind::Text:
+    case Kind::Text: {
       if (!v.is_string()) fail("expected a string, got " + describe(v));
+      const auto& s = v.get_ref<const std::string&>();
+      if (!io::is_utf8(s)) fail("is not UTF-8 text; write the name in UTF-8");
+      if (s.size() > 256 || s.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
+        fail("expected a one-line name of at most 256 bytes");
       return v;
+    }
+    case Kind::Path: {
+      if (!v.is_string()) fail("expected a path (a string), got " + describe(v));
+      const auto& s = v.get_ref<const std::string&>();
+      if (s.empty() || s.size() > 4096 || s.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
+        fail("expected a file path (one line, at most 4096 bytes), got " + describe(v));
+      return v;
+    }
     case Kind::Bool:
       if (!v.is_boolean()) fail("expected true or false, got " + describe(v));
       return v;
     case Kind::StragglerList: return check_straggler_list(where, key, v);
     case Kind::Choice: {
-      const std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+      const std::string s = v.is_string() ? v.get<std::string>() : io::json_text(v);
       for (const auto& c : field.choices)
         if (s == c) return json(s);
       return fail("unknown value " + describe(v) + "; use one of: " + join(field.choices, ", "));
@@ -308,7 +452,8 @@ void merge_into(json& target, const json& value) {
   for (const auto& [k, v] : value.items()) merge_into(target[k], v);
 }
 
-void apply_override(json& root, const std::string& text) {
+// Applies one --set; adds the dotted keys it sets to `set_keys` (for messages).
+void apply_override(json& root, const std::string& text, std::map<std::string, std::string>* set_keys = nullptr) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set " + text + ": expected key=value, for example --set parallel.pp=8");
@@ -320,7 +465,10 @@ void apply_override(json& root, const std::string& text) {
   try {
     value = yaml_text_to_json(value_text);
   } catch (const ConfigError& e) {
-    throw ConfigError("--set " + key + ": value " + value_text + " is not valid YAML; quote it or fix it");
+    std::string why = e.what();
+    if (why.rfind("--set: ", 0) == 0) why = why.substr(7);
+    const std::string shown = value_text.size() > 60 ? value_text.substr(0, 57) + "..." : value_text;
+    throw ConfigError("--set " + key + ": value " + shown + " is not valid YAML (" + why + "); quote it or fix it");
   }
   json* cur = &root;
   const auto parts = split_dots(key);
@@ -339,6 +487,16 @@ void apply_override(json& root, const std::string& text) {
   (*p)[parts.back()] = value;
   flatten("--set", "", probe, leaves);
   for (const auto& [k, v] : leaves) check_value("--set", k, schema().at(k), v);
+  // A relative path typed on the command line means the working directory, as in a shell; one that
+  // does not exist there is still looked up next to the config, like a path in the file.
+  if (leaves.size() == 1 && schema().at(leaves.begin()->first).kind == Kind::Path && value.is_string()) {
+    const std::filesystem::path given = value.get<std::string>();
+    std::error_code ec;
+    if (given.is_relative() && std::filesystem::exists(given, ec))
+      value = std::filesystem::absolute(given, ec).lexically_normal().string();
+  }
+  if (set_keys)
+    for (const auto& [k, v] : leaves) (*set_keys)[k] = text;
   // A model swapped in on the command line replaces the file's model keys, which would otherwise
   // win over the new config.json and silently keep the old model.
   if (leaves.count("model.config_json")) root["model"] = json::object();
@@ -355,13 +513,12 @@ void apply_hardware_profile(json& root, const std::string& source, const std::fi
     throw ConfigError(source + ": hardware.profile: expected a path to a YAML file with a hardware: map");
   std::filesystem::path p = hw["profile"].get<std::string>();
   if (p.is_relative() && std::filesystem::exists(base_dir / p)) p = base_dir / p;
-  std::ifstream in(p);
-  if (!in || std::filesystem::is_directory(p))
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec))
     throw ConfigError(source + ": hardware.profile: cannot read " + p.string() +
                       " (relative paths are tried next to the config, then in the current directory)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const json prof = yaml_text_to_json(ss.str(), p.string());
+  const json prof = yaml_text_to_json(io::read_input_file(p.string(), "hardware.profile", io::kMiB),
+                                      p.string());
   if (!prof.is_object() || !prof.contains("hardware") || !prof["hardware"].is_object())
     throw ConfigError(p.string() + ": expected a hardware: map (a hardware profile, e.g. made by stepsim calibrate)");
   for (const auto& [k, v] : prof.items())
@@ -375,12 +532,52 @@ void apply_hardware_profile(json& root, const std::string& source, const std::fi
   }
 }
 
+Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir);
+
 Plan build_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
                 const std::vector<std::string>& overrides) {
   if (!root.is_object())
     throw ConfigError(source + ": expected a map of sections (model, train, parallel, hardware, cluster)");
-  for (const auto& o : overrides) apply_override(root, o);
+  std::map<std::string, std::string> set_keys;  // key -> the --set that gave it
+  for (const auto& o : overrides) apply_override(root, o, &set_keys);
+  try {
+    return build_checked_plan(std::move(root), source, base_dir);
+  } catch (const ConfigError& e) {
+    // A plan-level error about a key given with --set names that --set, not the file.
+    const std::string msg = e.what(), prefix = source + ": ";
+    if (msg.rfind(prefix, 0) != 0) throw;
+    const std::string rest = msg.substr(prefix.size());
+    const auto colon = rest.find(": ");
+    if (colon == std::string::npos) throw;
+    std::string key = rest.substr(0, colon);
+    if (const auto bracket = key.find('['); bracket != std::string::npos) key = key.substr(0, bracket);
+    const auto it = set_keys.find(key);
+    if (it == set_keys.end()) throw;
+    const std::string shown = it->second.size() > 80 ? it->second.substr(0, 77) + "..." : it->second;
+    throw ConfigError("--set " + shown + " (with " + source + "): " + rest);
+  }
+}
 
+// The keys that are set (in the file, a profile or --set) must be used: a key that only one choice
+// of another key reads is an error under any other choice, never silently ignored.
+void check_only_with(const std::string& source, const std::map<std::string, json>& leaves) {
+  for (const auto& [key, value] : leaves) {
+    const Field& field = schema().at(key);
+    if (field.only_with.empty()) continue;
+    const auto it = leaves.find(field.only_with);
+    const std::string current = it != leaves.end() && it->second.is_string() ? it->second.get<std::string>()
+                                : it != leaves.end()                         ? io::json_text(it->second)
+                                                                             : schema().at(field.only_with).choices.front();  // the default
+    if (std::find(field.only_with_values.begin(), field.only_with_values.end(), current) !=
+        field.only_with_values.end())
+      continue;
+    throw ConfigError(source + ": " + key + ": only read when " + field.only_with + " is " +
+                      join(field.only_with_values, " or ") + " (it is " + current + "); set " + field.only_with + "=" +
+                      field.only_with_values.front() + " or remove " + key);
+  }
+}
+
+Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir) {
   Plan plan;
   plan.source = source;
   // A HF config.json supplies the model; keys written in the YAML model section win over it.
@@ -408,6 +605,7 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
     const Field& field = schema().at(key);
     field.store(plan, check_value(source, key, field, value));
   }
+  check_only_with(source, leaves);
   // Like model.config_json, a relative load file is found next to the config.
   if (!plan.scenario.load_file.empty() && std::filesystem::path(plan.scenario.load_file).is_relative())
     plan.scenario.load_file = (base_dir / plan.scenario.load_file).string();
@@ -420,13 +618,20 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
 std::string default_config_path() { return std::string(STEPSIM_SOURCE_DIR) + "/workloads/deepseek-v3.yaml"; }
 
 Plan load_plan(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in || std::filesystem::is_directory(path))
-    throw ConfigError(path + ": cannot read the file; check the path");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = io::read_input_file(path, "config", io::kMiB);
   const auto base = std::filesystem::path(path).parent_path();
-  return build_plan(yaml_text_to_json(ss.str(), path), path, base, overrides);
+  return build_plan(yaml_text_to_json(text, path), path, base, overrides);
+}
+
+void check_hardware_profile(const std::string& yaml_text, const std::string& source) {
+  const json prof = yaml_text_to_json(yaml_text, source);
+  if (!prof.is_object() || !prof.contains("hardware") || !prof["hardware"].is_object())
+    throw ConfigError(source + ": expected a hardware: map");
+  for (const auto& [k, v] : prof["hardware"].items()) {
+    const std::string key = "hardware." + k;
+    if (!schema().count(key)) throw ConfigError(source + ": " + key + ": unknown key");
+    check_value(source, key, schema().at(key), v);
+  }
 }
 
 void check_override(const std::string& key_equals_value) {
@@ -439,31 +644,9 @@ Plan load_plan_from_string(const std::string& yaml_text, const std::string& sour
   return build_plan(yaml_text_to_json(yaml_text, source), source, std::filesystem::current_path(), overrides);
 }
 
-const char* to_string(Schedule s) {
-  switch (s) {
-    case Schedule::OneFOneB: return "1f1b";
-    case Schedule::DualPipeV: return "dualpipev";
-    case Schedule::Fsdp: return "fsdp";
-    case Schedule::Capture: return "capture";
-  }
-  return "?";
-}
-const char* to_string(Recompute r) {
-  return r == Recompute::None ? "none" : r == Recompute::Full ? "full" : "deepseek";
-}
-const char* to_string(Routing r) {
-  switch (r) {
-    case Routing::Balanced: return "balanced";
-    case Routing::DeepSeek: return "deepseek";
-    case Routing::Zipf: return "zipf";
-    case Routing::Dirichlet: return "dirichlet";
-    case Routing::Hot: return "hot";
-    case Routing::File: return "file";
-  }
-  return "?";
-}
-const char* to_string(SimMode m) {
-  return m == SimMode::Full ? "full" : m == SimMode::Reduced ? "reduced" : "auto";
-}
+const char* to_string(Schedule s) { return name_of(kSchedules, s); }
+const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
+const char* to_string(Routing r) { return name_of(kRoutings, r); }
+const char* to_string(SimMode m) { return name_of(kSimModes, m); }
 
 }  // namespace stepsim

@@ -19,6 +19,10 @@ Plan load_plan(const std::string& path, const std::vector<std::string>& override
 // type and range) without a config; sweeps use it to reject a bad --grid before running anything.
 void check_override(const std::string& key_equals_value);
 
+// Checks a hardware profile's text (a `hardware:` map) key by key against the schema's types and
+// ranges, as loading it with hardware.profile would; `calibrate` checks what it derived with it.
+void check_hardware_profile(const std::string& yaml_text, const std::string& source);
+
 // Same, from YAML text (tests); `source` names it in messages.
 Plan load_plan_from_string(const std::string& yaml_text, const std::string& source,
                            const std::vector<std::string>& overrides = {});

@@ -4,18 +4,25 @@
 #include <fstream>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/io/input_file.hpp"
 
 namespace stepsim {
 
 nlohmann::json read_hf_model_keys(const std::string& path,
                                   const std::map<std::string, int64_t ModelConfig::*>& known_int_keys) {
-  std::ifstream in(path);
-  if (!in || std::filesystem::is_directory(path)) throw ConfigError(path + ": cannot read the Hugging Face config.json named by model.config_json; check the path");
+  const std::string text =
+      io::read_input_file(path, "model.config_json", 4 * io::kMiB);
   nlohmann::json hf;
   try {
-    hf = nlohmann::json::parse(in);
+    // A config.json is flat; deep nesting is malformed (and would recurse in the parser).
+    hf = nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > 64) throw ConfigError("nested more than 64 levels deep");
+      return true;
+    });
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(path + ": not valid JSON (" + std::string(e.what()) + "); fix the file");
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": " + e.what() + "; a Hugging Face config.json is a flat object of settings");
   }
   if (!hf.is_object()) throw ConfigError(path + ": expected a JSON object of model settings");
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/io/json_text.hpp"
 
 namespace stepsim {
 namespace {
@@ -17,19 +19,20 @@ enum class ItemKind { Id, Positive, NonNegative, Down };
 struct ItemKey {
   ItemKind kind;
   const char* help;
+  double min = 0, max = 0;  // numbers: accepted range (0 = none); SimGrid cannot take 1e300 x a rate
 };
 
 const std::map<std::string, ItemKey>& item_keys() {
   static const std::map<std::string, ItemKey> keys = {
       {"gpu", {ItemKind::Id, "a GPU id (node * gpus_per_node + local)"}},
       {"node", {ItemKind::Id, "a node id"}},
-      {"clock", {ItemKind::Positive, "a compute speed factor such as 0.8"}},
-      {"nic_GBps", {ItemKind::Positive, "the degraded NIC bandwidth in GB/s per direction"}},
-      {"nvlink_GBps", {ItemKind::Positive, "the degraded NVLink bandwidth in GB/s per direction"}},
+      {"clock", {ItemKind::Positive, "a compute speed factor such as 0.8", 1e-3, 1e3}},
+      {"nic_GBps", {ItemKind::Positive, "the degraded NIC bandwidth in GB/s per direction", 1e-3, 1e6}},
+      {"nvlink_GBps", {ItemKind::Positive, "the degraded NVLink bandwidth in GB/s per direction", 1e-3, 1e6}},
       {"nic", {ItemKind::Down, "down"}},
       {"via", {ItemKind::Id, "the GPU on the same node whose NIC takes over"}},
-      {"from_s", {ItemKind::NonNegative, "the window's start in simulated seconds"}},
-      {"to_s", {ItemKind::Positive, "the window's end in simulated seconds"}},
+      {"from_s", {ItemKind::NonNegative, "the window's start in simulated seconds", 0, 1e9}},
+      {"to_s", {ItemKind::Positive, "the window's end in simulated seconds", 0, 1e9}},
   };
   return keys;
 }
@@ -37,7 +40,13 @@ const std::map<std::string, ItemKey>& item_keys() {
 std::string describe(const json& v) {
   if (v.is_number_float() && !std::isfinite(v.get<double>()))
     return std::isnan(v.get<double>()) ? "nan" : v.get<double>() > 0 ? "inf" : "-inf";
-  return v.dump();
+  return io::json_text(v);
+}
+
+std::string number_text(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
 }
 
 std::string known_keys() {
@@ -51,6 +60,8 @@ json check_item_value(const std::string& at, const ItemKey& spec, const json& v)
   switch (spec.kind) {
     case ItemKind::Id:
       if (!v.is_number_integer()) fail(std::string("expected an integer, ") + spec.help + ", got " + describe(v));
+      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int32_t>::max()))
+        fail(std::string("is no id of this cluster (") + spec.help + "), got " + describe(v));
       if (v.get<int64_t>() < 0) fail(std::string("must not be negative (") + spec.help + "), got " + describe(v));
       return v;
     case ItemKind::Positive:
@@ -61,6 +72,9 @@ json check_item_value(const std::string& at, const ItemKey& spec, const json& v)
       if (spec.kind == ItemKind::Positive && x <= 0)
         fail(std::string("must be greater than zero (") + spec.help + "), got " + describe(v));
       if (x < 0) fail(std::string("must not be negative (") + spec.help + "), got " + describe(v));
+      if (spec.max > 0 && (x > spec.max || (x > 0 && x < spec.min)))
+        fail(std::string("must be ") + (spec.min > 0 ? "between " + number_text(spec.min) + " and " : "at most ") +
+             number_text(spec.max) + " (" + spec.help + "), got " + describe(v));
       return json(x);
     }
     case ItemKind::Down:
@@ -77,6 +91,9 @@ json check_straggler_list(const std::string& where, const std::string& key, cons
   if (!list.is_array())
     throw ConfigError(where + ": " + key + ": expected a list of maps, for example [{gpu: 5, clock: 0.8}], got " +
                       describe(list));
+  if (list.size() > 100000)
+    throw ConfigError(where + ": " + key + ": " + std::to_string(list.size()) +
+                      " entries; at most 100000 (one per GPU of a large cluster)");
   json out = json::array();
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string item = key + "[" + std::to_string(i) + "]";

@@ -7,6 +7,7 @@
 
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/straggler_config.hpp"
+#include "simulator/config/validate_sizes.hpp"
 
 namespace stepsim {
 namespace {
@@ -36,6 +37,10 @@ void validate_model(const Plan& p, const auto& fail) {
   if (m.num_key_value_heads > 0 && m.num_attention_heads % m.num_key_value_heads != 0)
     fail("model.num_key_value_heads", str(m.num_key_value_heads) + " does not divide num_attention_heads " +
                                           str(m.num_attention_heads));
+  if (m.is_moe() && m.moe_layers() == 0)
+    fail("model.first_k_dense_replace", str(m.first_k_dense_replace) + " makes all " + str(m.num_hidden_layers) +
+                                            " layers dense, yet n_routed_experts is " + str(m.n_routed_experts) +
+                                            "; lower first_k_dense_replace or set n_routed_experts=0 for a dense model");
   if (m.dense_layers() > 0 && m.intermediate_size <= 0)
     fail("model.intermediate_size", "dense FFN layers need intermediate_size > 0");
   if (!m.is_moe()) return;
@@ -84,8 +89,13 @@ void validate_parallel(const Plan& p, const auto& fail) {
     fail("parallel.ep", str(par.ep) + " must divide cluster.gpus_per_node (" + str(g) + ")");
 
   const bool fsdp = par.schedule == Schedule::Fsdp;
-  if (fsdp && par.pp != 1) fail("parallel.pp", "schedule fsdp runs without pipeline parallelism; set parallel.pp=1");
-  if (fsdp && par.zero != 3) fail("parallel.zero", "schedule fsdp shards parameters (ZeRO-3); set parallel.zero=3");
+  // Everything fsdp needs in one message, so one retry fixes it.
+  if (fsdp && (par.pp != 1 || par.zero != 3))
+    fail(par.pp != 1 ? "parallel.pp" : "parallel.zero",
+         "schedule fsdp runs without pipeline parallelism and shards parameters (ZeRO-3): set " +
+             std::string(par.pp != 1 ? "parallel.pp=1" : "") + (par.pp != 1 && par.zero != 3 ? " and " : "") +
+             (par.zero != 3 ? "parallel.zero=3" : "") + " (now parallel.pp=" + str(par.pp) +
+             ", parallel.zero=" + str(par.zero) + ")");
   if (!fsdp && par.zero == 3)
     fail("parallel.zero", "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or schedule=fsdp");
 
@@ -171,6 +181,7 @@ void validate_plan(const Plan& p) {
   }
   validate_model(p, fail);
   validate_parallel(p, fail);
+  validate_sizes(p);
   validate_hardware_profile(p, fail);
   // Memory is given in GiB per GPU; bytes or a cluster total by mistake would make every plan fit.
   if (p.hardware.memory_GiB > 1024 * 1024) {

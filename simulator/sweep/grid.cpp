@@ -40,6 +40,10 @@ GridAxis parse_grid_axis(const std::string& text) {
   }
   axis.values.push_back(cur);
   for (const auto& v : axis.values)
+    if (v.find_first_of("\n\r") != std::string::npos)
+      throw ConfigError("--grid " + axis.key + ": a value holds a line break; a job list (--emit-jobs) would run it "
+                        "as two commands, so write each value on one line");
+  for (const auto& v : axis.values)
     if (v.find_first_not_of(" \t") == std::string::npos)
       throw ConfigError("--grid " + axis.key + ": empty value in \"" + text.substr(eq + 1) +
                         "\"; list values separated by single commas");
@@ -48,6 +52,12 @@ GridAxis parse_grid_axis(const std::string& text) {
 
 void check_grid(const std::vector<GridAxis>& axes) {
   if (axes.empty()) throw ConfigError("--grid: missing; give at least one, for example --grid parallel.microbatches=1,2,4,8");
+  // Point numbers are ints and every point is a process: bound the product before forming it.
+  double points = 1;
+  for (const auto& axis : axes) points *= double(axis.values.size());
+  if (points > double(kMaxPoints))
+    throw ConfigError("--grid " + axes.back().key + ": the grid has " + std::to_string(uint64_t(points)) +
+                      " points, more than the " + std::to_string(kMaxPoints) + " a sweep runs; split it into several sweeps");
   std::set<std::string> seen;
   for (const auto& axis : axes) {
     if (!seen.insert(axis.key).second)

@@ -24,7 +24,10 @@ struct GridPoint {
 // (e.g. scenario.stragglers=[{gpu: 5, clock: 0.8}],[]). Throws ConfigError naming --grid.
 GridAxis parse_grid_axis(const std::string& text);
 
-// Throws ConfigError when a key repeats or is not a config key, or a value has the wrong type.
+// The most points one sweep may have (each is a process and a file).
+inline constexpr int kMaxPoints = 100000;
+
+// Throws ConfigError when the grid has more than kMaxPoints points, a key repeats or is not a config key, or a value has the wrong type.
 void check_grid(const std::vector<GridAxis>& axes);
 
 std::vector<GridPoint> cartesian_product(const std::vector<GridAxis>& axes);

@@ -1,11 +1,16 @@
 #include "simulator/sweep/manifest.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/config/config_loader.hpp"
+#include "simulator/io/input_file.hpp"
+#include "simulator/io/json_text.hpp"
+#include "simulator/io/output_file.hpp"
 
 namespace stepsim::sweep {
 namespace {
@@ -44,18 +49,19 @@ void write_manifest(const std::string& dir, const Manifest& m) {
   j["plot_y"] = m.plot_y;
   j["png"] = m.png;
   j["title"] = m.title;
-  std::ofstream out(manifest_path(dir));
-  if (!(out << j.dump(2) << "\n")) throw ConfigError(manifest_path(dir) + ": cannot write the sweep manifest; check -o");
+  io::write_output_file(manifest_path(dir), "-o", io::json_text(j, 2) + "\n");
 }
 
 Manifest read_manifest(const std::string& dir) {
   const std::string path = manifest_path(dir);
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path + ": cannot read the sweep manifest; --collect needs the -o DIR of a sweep made with --emit-jobs");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text;
   try {
-    const auto j = nlohmann::json::parse(ss.str());
+    text = io::read_input_file(path, "--collect", 16 * io::kMiB);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(e.what()) + " (--collect needs the -o DIR of a sweep made with --emit-jobs)");
+  }
+  try {
+    const auto j = nlohmann::json::parse(text);
     Manifest m;
     m.binary = j.at("binary").get<std::string>();
     m.config = j.at("config").get<std::string>();
@@ -66,9 +72,13 @@ Manifest read_manifest(const std::string& dir) {
     m.png = j.value("png", "");
     m.title = j.value("title", "");
     if (m.axes.empty()) throw ConfigError("no grid");
+    check_grid(m.axes);  // the same checks as a sweep's own --grid: a hand-edited file gets no further
+    for (const auto& s : m.sets) check_override(s);
     return m;
   } catch (const std::exception& e) {
-    throw ConfigError(path + ": not a sweep manifest (" + e.what() + "); rerun stepsim sweep --emit-jobs to write it");
+    std::string why = e.what();
+    std::replace(why.begin(), why.end(), '\n', ' ');
+    throw ConfigError(path + ": not a sweep manifest (" + why + "); rerun stepsim sweep --emit-jobs to write it");
   }
 }
 
@@ -82,7 +92,17 @@ std::vector<std::string> point_argv(const Manifest& m, const GridPoint& p) {
 
 std::string point_shell_line(const Manifest& m, const GridPoint& p, const std::string& dir, int points) {
   std::string line;
-  for (const auto& a : point_argv(m, p)) line += (line.empty() ? "" : " ") + shell_quote(a);
+  // One line per point: a per-line runner (GNU parallel, a Slurm array) would run a line break
+  // inside a quoted word as a second command.
+  for (const auto& a : point_argv(m, p)) {
+    if (a.find_first_of("\n\r") != std::string::npos)
+      throw ConfigError("--emit-jobs: \"" + a.substr(0, a.find_first_of("\n\r")) +
+                        "...\" holds a line break, which a per-line job runner would split into two commands; "
+                        "remove it");
+    line += (line.empty() ? "" : " ") + shell_quote(a);
+  }
+  if (dir.find_first_of("\n\r") != std::string::npos)
+    throw ConfigError("-o: the sweep directory's name holds a line break; a job line cannot hold it");
   return line + " > " + shell_quote(point_json_path(dir, p.index, points)) + " 2> " +
          shell_quote(point_err_path(dir, p.index, points));
 }

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -43,7 +45,35 @@ pid_t spawn(const Job& job, JobStatus& status) {
   return pid;
 }
 
+// The signal (SIGINT, SIGTERM) that asked the sweep to stop; forwarded to the running points.
+volatile std::sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+// Installs the handler for the pool's lifetime (no SA_RESTART, so waitpid returns EINTR), and
+// restores the previous handlers after.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
 }  // namespace
+
+int stop_signal() { return g_stop_signal; }
 
 std::vector<JobStatus> run_jobs(const std::vector<Job>& jobs, int max_parallel,
                                 const std::function<void(size_t, const JobStatus&)>& on_done) {
@@ -51,8 +81,15 @@ std::vector<JobStatus> run_jobs(const std::vector<Job>& jobs, int max_parallel,
   std::map<pid_t, size_t> running;
   size_t next = 0;
   const size_t limit = size_t(max_parallel < 1 ? 1 : max_parallel);
+  StopSignals stop;
+  bool forwarded = false;
   while (next < jobs.size() || !running.empty()) {
-    while (next < jobs.size() && running.size() < limit) {
+    if (g_stop_signal && !forwarded) {  // stop starting points; pass the signal on to running ones
+      for (const auto& [pid, index] : running) ::kill(pid, g_stop_signal);
+      forwarded = true;
+      next = jobs.size();
+    }
+    while (!g_stop_signal && next < jobs.size() && running.size() < limit) {
       const size_t i = next++;
       const pid_t pid = spawn(jobs[i], statuses[i]);
       if (pid < 0) {

@@ -23,7 +23,12 @@ struct JobStatus {
 
 // `on_done(job index, status)` is called in the parent as each job ends (for progress). Throws
 // ConfigError when an output file cannot be opened (a bad output directory).
+// While it runs, SIGINT and SIGTERM stop it: no new job starts, the running ones get the same
+// signal, and run_jobs returns once they have ended; stop_signal() then says which signal came (0:
+// none).
 std::vector<JobStatus> run_jobs(const std::vector<Job>& jobs, int max_parallel,
                                 const std::function<void(size_t, const JobStatus&)>& on_done = {});
+
+int stop_signal();
 
 }  // namespace stepsim::sweep

@@ -312,20 +312,23 @@ TEST(ConfigErrors, CommSmsTakeEverySm) {
 }
 
 TEST(ConfigErrors, GpuCountOverflow) {
-  // 2^61 nodes x 8 GPUs wraps to 0 GPUs in int64; it used to divide by zero (SIGFPE).
-  expect_default_rejects({"cluster.nodes=2305843009213693952"}, {kFile, "cluster.nodes", "exceed", "lower it"});
-  expect_default_rejects({"cluster.gpus_per_node=4611686018427387904"}, {kFile, "cluster.nodes", "lower it"});
-  expect_default_rejects({"cluster.nodes=16777216"}, {kFile, "cluster.nodes", "16777216 GPUs stepsim models"});
+  // 2^61 nodes x 8 GPUs would wrap to 0 GPUs in int64 (it once divided by zero): the per-key bound
+  // stops it first, naming --set and the limit.
+  expect_default_rejects({"cluster.nodes=2305843009213693952"}, {"--set", "cluster.nodes", "at most 16777216"});
+  expect_default_rejects({"cluster.gpus_per_node=4611686018427387904"}, {"--set", "cluster.gpus_per_node", "at most 4096"});
+  // Within each key's bound, the product is still checked: 2^24 nodes x 8 GPUs.
+  expect_default_rejects({"cluster.nodes=16777216"}, {kFile, "--set cluster.nodes=16777216", "16777216 GPUs stepsim models"});
 }
 
 TEST(ConfigErrors, TokensPerStepOverflow) {
-  expect_default_rejects({"train.seq_len=4611686018427387904"}, {kFile, "train.global_batch", "overflows", "lower it"});
+  expect_default_rejects({"train.seq_len=4611686018427387904"}, {"--set", "train.seq_len", "at most 16777216"});
 }
 
 TEST(ConfigErrors, EpLargerThanGpus) {
   // Huge ep used to count down from ep looking for a divisor of the expert count.
-  expect_default_rejects({"model.n_routed_experts=4611686018427387904", "parallel.ep=4611686018427387903"},
+  expect_default_rejects({"model.n_routed_experts=16384", "parallel.ep=16384"},
                          {kFile, "parallel.ep", "exceed the 2048 GPUs", "use at most 2048"});
+  expect_default_rejects({"model.n_routed_experts=4611686018427387904"}, {"--set", "model.n_routed_experts", "at most 16384"});
 }
 
 // ---- model consistency ----------------------------------------------------------------------

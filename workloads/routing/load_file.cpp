@@ -1,5 +1,6 @@
 #include "workloads/routing/load_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/io/input_file.hpp"
 
 namespace stepsim {
 
@@ -123,10 +125,9 @@ Histogram read_json(const Plan& plan, const std::string& path, std::istream& in)
 
 std::vector<std::vector<double>> read_load_file(const Plan& plan) {
   const std::string& path = plan.scenario.load_file;
-  std::ifstream in(path);
-  if (!in || std::filesystem::is_directory(path)) fail(path, "cannot read the file; check the path");
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext != ".csv" && ext != ".json") fail(path, "unknown format; name the file .csv or .json");
+  std::istringstream in(io::read_input_file(path, "scenario.load_file", 64 * io::kMiB));
   const Histogram h = ext == ".csv" ? read_csv(plan, path, in) : read_json(plan, path, in);
   const ModelConfig& m = plan.model;
   std::vector<std::vector<double>> shares;
@@ -134,13 +135,17 @@ std::vector<std::vector<double>> read_load_file(const Plan& plan) {
     const auto it = h.find(layer);
     const std::string where = "layer " + std::to_string(layer) + ": ";
     if (it == h.end()) fail(path, where + "missing; list every MoE layer");
-    double sum = 0;
+    // Shares are scaled by the largest count first, so counts near the double range (1e308) sum
+    // to a finite number instead of inf (which would make every share 0).
+    double largest = 0;
     for (size_t e = 0; e < it->second.size(); ++e) {
       if (std::isnan(it->second[e])) fail(path, where + "expert " + std::to_string(e) + " is missing");
-      sum += it->second[e];
+      largest = std::max(largest, it->second[e]);
     }
-    if (sum <= 0) fail(path, where + "no tokens; a layer needs at least one");
+    if (largest <= 0) fail(path, where + "no tokens; a layer needs at least one");
     std::vector<double> row = it->second;
+    double sum = 0;
+    for (double& x : row) sum += (x /= largest);
     for (double& x : row) x /= sum;
     shares.push_back(std::move(row));
   }

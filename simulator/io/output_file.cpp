@@ -1,0 +1,94 @@
+#include "simulator/io/output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "simulator/config/config_error.hpp"
+
+namespace stepsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string reason(int err) { return err ? std::strerror(err) : "write failed"; }
+
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path, const std::string& option) : path_(path), option_(option) {
+  if (path.empty()) throw ConfigError(option + ": empty path; name the file to write");
+  std::error_code ec;
+  fs::path target = path;
+  if (fs::is_symlink(fs::symlink_status(target, ec))) target = fs::weakly_canonical(target, ec);
+  target_ = target.string();
+  struct stat st {};
+  if (::stat(target_.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw ConfigError(path + ": is a directory; name a file to write (" + option + ")");
+    if (!S_ISREG(st.st_mode)) {  // a device, FIFO or socket: no temporary file can stand in for it
+      out_.open(target_, std::ios::binary);
+      if (!out_) throw ConfigError(path + ": cannot write (" + reason(errno) + "); check the path (" + option + ")");
+      return;
+    }
+  }
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".stepsim-XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0)
+    throw ConfigError(path + ": cannot write there (" + reason(errno) + "); check that its folder exists and is writable (" +
+                      option + ")");
+  // mkstemp makes the file private; give it the mode a plain open would (0666 less the umask).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  ::close(fd);
+  temp_ = tmpl;
+  out_.open(temp_, std::ios::binary | std::ios::trunc);
+  if (!out_) {
+    ::unlink(temp_.c_str());
+    throw ConfigError(path + ": cannot write (" + reason(errno) + "); check the path (" + option + ")");
+  }
+}
+
+OutputFile::~OutputFile() {
+  if (!committed_ && !temp_.empty()) {
+    out_.close();
+    ::unlink(temp_.c_str());
+  }
+}
+
+void OutputFile::commit() {
+  out_.flush();  // errno still holds the cause when an earlier buffered write failed
+  const int flush_err = errno;
+  if (!out_) throw ConfigError(path_ + ": cannot write (" + reason(flush_err) + "); nothing was written (" + option_ + ")");
+  out_.close();
+  if (out_.fail()) throw ConfigError(path_ + ": cannot write (" + reason(errno) + "); nothing was written (" + option_ + ")");
+  if (!temp_.empty() && std::rename(temp_.c_str(), target_.c_str()) != 0)
+    throw ConfigError(path_ + ": cannot replace the file (" + reason(errno) + "); check the path (" + option_ + ")");
+  committed_ = true;
+}
+
+void write_output_file(const std::string& path, const std::string& option, const std::string& content) {
+  OutputFile f(path, option);
+  f.stream() << content;
+  f.commit();
+}
+
+void finish_stdout() {
+  errno = 0;
+  std::cout.flush();
+  const bool bad = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (bad) {
+    const int err = errno;
+    std::clearerr(stdout);
+    throw ConfigError(std::string("stdout: cannot write the report (") + reason(err) + "); check where stdout goes");
+  }
+}
+
+}  // namespace stepsim::io

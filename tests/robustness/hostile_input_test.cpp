@@ -1,0 +1,281 @@
+// Hostile and careless input, one class per test: each must end in one error line naming the file
+// or --set, the key and the fix, with exit code 2 -- or in a right answer. Never a crash, a hang,
+// an exhausted memory, a silently ignored key or a lost file.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/cli_runner.hpp"
+
+namespace stepsim::test {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Exit 2 with exactly one stderr line holding every piece.
+void expect_rejected(const std::string& args, std::initializer_list<std::string> pieces) {
+  const CliResult r = run_stepsim(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  ASSERT_FALSE(r.err.empty()) << args;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+  EXPECT_EQ(r.err.rfind("stepsim: error: ", 0), 0u) << r.err;
+  for (const auto& p : pieces) EXPECT_NE(r.err.find(p), std::string::npos) << "missing \"" << p << "\" in: " << r.err;
+}
+
+const std::string kDefault = std::string(STEPSIM_SOURCE_DIR) + "/workloads/deepseek-v3.yaml";
+
+// ---- files that are not configs ----
+
+TEST(HostileFiles, AliasBombIsBoundedNotExpanded) {
+  ScratchDir d;
+  // 9^8 = 43 million leaves once expanded, from 330 bytes.
+  std::string y = "a: &a [x,x,x,x,x,x,x,x,x]\n";
+  const char* names = "abcdefgh";
+  for (int i = 1; i < 8; ++i) {
+    y += std::string(1, names[i]) + ": &" + names[i] + " [";
+    for (int k = 0; k < 9; ++k) y += std::string(k ? "," : "") + "*" + names[i - 1];
+    y += "]\n";
+  }
+  const std::string path = d.write("bomb.yaml", y);
+  expect_rejected("roofline " + path, {path, "100000 values", "aliases"});
+  // The same bomb as one flow map in a --set value.
+  std::string flow = "{a: &a [x,x,x,x,x,x,x,x,x]";
+  for (int i = 1; i < 8; ++i) {
+    flow += std::string(", ") + names[i] + ": &" + names[i] + " [";
+    for (int k = 0; k < 9; ++k) flow += std::string(k ? "," : "") + "*" + names[i - 1];
+    flow += "]";
+  }
+  expect_rejected("roofline --set 'model=" + flow + "}'", {"--set", "100000 values"});
+}
+
+TEST(HostileFiles, DevicesFifosAndDirectoriesAreNotRead) {
+  ScratchDir d;
+  const std::string fifo = d.file("config.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_rejected("roofline /dev/zero", {"/dev/zero", "a device", "regular file"});
+  expect_rejected("roofline " + fifo, {fifo, "a FIFO"});  // must not block waiting for a writer
+  expect_rejected("roofline " + d.path().string(), {d.path().string(), "a directory"});
+  expect_rejected("roofline --set model.config_json=/dev/zero", {"/dev/zero", "model.config_json"});
+  expect_rejected("roofline --set hardware.profile=" + fifo, {fifo, "hardware.profile"});
+  expect_rejected("compare /dev/zero", {"/dev/zero", "profiler trace"});
+}
+
+TEST(HostileFiles, OversizedConfigIsRefusedBeforeReading) {
+  ScratchDir d;
+  const std::string path = d.write("big.yaml", "# " + std::string(2 << 20, 'x') + "\n");
+  expect_rejected("roofline " + path, {path, "1 MiB"});
+}
+
+TEST(HostileFiles, ExtraYamlDocumentsAreRejected) {
+  ScratchDir d;
+  const std::string path = d.write("two.yaml", slurp(kDefault) + "\n---\nparallel: {pp: 4}\n");
+  expect_rejected("roofline " + path, {path, "2 YAML documents"});
+}
+
+TEST(HostileFiles, DeeplyNestedHfConfigIsOneLine) {
+  ScratchDir d;
+  const std::string json = d.write("config.json", std::string(5000, '[') + std::string(5000, ']'));
+  expect_rejected("roofline --set model.config_json=" + json, {json});
+}
+
+// ---- sizes and numbers ----
+
+TEST(HostileNumbers, HugeModelDimensionsNameTheKeyAndTheLimit) {
+  expect_rejected("roofline --set model.hidden_size=4611686018427387904", {"--set", "model.hidden_size", "at most 1048576"});
+  expect_rejected("roofline --set model.n_routed_experts=4294967296", {"model.n_routed_experts", "at most 16384"});
+  expect_rejected("roofline --set model.num_hidden_layers=1000000000000", {"model.num_hidden_layers", "at most 4096"});
+  expect_rejected("roofline --set model.vocab_size=18446744073709551615", {"model.vocab_size", "at most"});
+}
+
+TEST(HostileNumbers, ProductsOfDimensionsThatOverflowAreCaught) {
+  // Each within its own bound, together 61 layers x 16384 experts x 3 x 2^20 x 2^22 ~ 1.3e19
+  // parameters: past int64. The check names the model and the limit (2^50).
+  expect_rejected("roofline --set model.n_routed_experts=16384 --set model.n_group=8 --set parallel.ep=64 "
+                  "--set model.moe_intermediate_size=4194304 --set model.hidden_size=1048576",
+                  {"model", "parameters exceed", "1.13e+15"});
+}
+
+TEST(HostileNumbers, MoeModelWithoutMoeLayerIsRejectedNotCrashing) {
+  expect_rejected("simulate --quiet --set model.first_k_dense_replace=61",
+                  {"--set model.first_k_dense_replace=61", "model.first_k_dense_replace", "n_routed_experts=0"});
+}
+
+TEST(HostileNumbers, ExtremeFloatsNeverReachSimGrid) {
+  expect_rejected("roofline --set 'scenario.stragglers=[{gpu: 1, clock: 1e300}]'",
+                  {"scenario.stragglers[0].clock", "between 0.001 and 1000"});
+  expect_rejected("roofline --set 'scenario.stragglers=[{gpu: 1, nic_GBps: 1e-300}]'",
+                  {"scenario.stragglers[0].nic_GBps"});
+  expect_rejected("roofline --set scenario.jitter_sigma=10", {"scenario.jitter_sigma", "at most 1"});
+  expect_rejected("roofline --set hardware.a2a_efficiency=1e-20", {"hardware.a2a_efficiency", "at least 0.01"});
+  expect_rejected("roofline --set hardware.fp8_tflops=1e-300", {"hardware.fp8_tflops"});
+  expect_rejected("roofline --set hardware.ib_GBps=.inf", {"hardware.ib_GBps", "finite"});
+  expect_rejected("roofline --set hardware.nonmatmul_s_per_token_layer=1.7e6", {"hardware.nonmatmul_s_per_token_layer"});
+}
+
+TEST(HostileNumbers, ReplaysThatWouldRunForHoursAreRefused) {
+  // 8 pipeline ranks x 65536 microbatches x 8 layers each x 16 activities = 6.7e7 > 3e7.
+  expect_rejected("simulate --quiet --set train.global_batch=16777216 --set parallel.microbatches=65536",
+                  {"parallel.microbatches", "SimGrid activities"});
+}
+
+// ---- keys that would be silently ignored ----
+
+TEST(IgnoredKeys, ScenarioKeysOfAnotherRoutingAreErrors) {
+  expect_rejected("roofline --set scenario.zipf_s=2", {"scenario.zipf_s", "scenario.routing=zipf"});
+  expect_rejected("roofline --set scenario.load_file=x.csv", {"scenario.load_file", "scenario.routing=file"});
+  expect_rejected("roofline --set scenario.routing=zipf --set scenario.hot_share=0.5",
+                  {"scenario.hot_share", "it is zipf"});
+  expect_rejected("roofline --set scenario.layer_correlation=0.5", {"scenario.layer_correlation"});
+  expect_rejected("roofline --set workload.f_s=2", {"workload.f_s", "workload.kind=synthetic"});
+}
+
+TEST(IgnoredKeys, UnknownCommandSaysSo) {
+  expect_rejected("frobnicate", {"frobnicate", "unknown command", "simulate"});
+}
+
+TEST(Cli, VersionPrintsTheProjectVersion) {
+  const CliResult r = run_stepsim("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.rfind("stepsim 0.", 0), 0u) << r.out;
+}
+
+// ---- messages ----
+
+TEST(Messages, PlanErrorsFromSetNameTheSet) {
+  expect_rejected("roofline --set parallel.pp=7", {"--set parallel.pp=7", "parallel.pp", "does not divide"});
+  // All that fsdp needs, in one message.
+  expect_rejected("roofline --set schedule=fsdp", {"parallel.pp=1 and parallel.zero=3"});
+}
+
+TEST(Messages, NonUtf8NamesAreRejectedAndNonUtf8PathsStillGiveValidJson) {
+  expect_rejected("roofline --set 'model.name=a\xff'", {"model.name", "UTF-8"});
+  ScratchDir d;
+  const std::string odd = d.write(std::string("odd\xff.yaml"), slurp(kDefault));
+  const CliResult r = run_stepsim("roofline --json '" + odd + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(r.out));
+}
+
+TEST(Messages, ControlCharactersCannotSplitTheErrorLine) {
+  expect_rejected("roofline '/no/such\nfile.yaml'", {"/no/such"});
+}
+
+// ---- outputs ----
+
+TEST(Outputs, WriteErrorsAreReported) {
+  const std::string synthetic =
+      "simulate --quiet --set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=2 "
+      "--set parallel.microbatches=2";
+  expect_rejected(synthetic + " --trace /dev/full", {"/dev/full", "--trace"});
+  expect_rejected("roofline --json > /dev/full", {"stdout", "cannot write"});
+  expect_rejected("platform -o /dev/full", {"/dev/full", "-o"});
+}
+
+TEST(Outputs, CalibrateNeverEmptiesAnExistingProfile) {
+  ScratchDir d;
+  const std::string out = d.write("profile.yaml", "precious\n");
+  expect_rejected("calibrate /no/such/trace.json -o " + out, {"/no/such/trace.json"});
+  EXPECT_EQ(slurp(out), "precious\n");
+  // A trace with kernels but no phase annotations cannot calibrate anything.
+  const std::string bare = d.write(
+      "bare.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}]})");
+  expect_rejected("calibrate " + bare + " -o " + out, {bare, "no phase annotations"});
+  EXPECT_EQ(slurp(out), "precious\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(d.path()), {}), 2);  // no temporary left
+}
+
+TEST(Outputs, EmitJobsNeverWritesALineAShellWouldSplit) {
+  ScratchDir d;
+  const std::string jobs = d.file("jobs.txt");
+  expect_rejected("sweep --grid 'parallel.microbatches=20,30\necho pwned' -o " + d.file("sw") + " --emit-jobs " + jobs,
+                  {"--grid parallel.microbatches", "line break"});
+  EXPECT_FALSE(std::filesystem::exists(jobs));
+  EXPECT_FALSE(std::filesystem::exists(d.file("sw")));
+  expect_rejected("sweep --set 'model.name=a\nb' --grid parallel.microbatches=20,30 -o " + d.file("sw2") +
+                      " --emit-jobs " + jobs,
+                  {"model.name"});
+}
+
+// ---- profiler traces ----
+
+std::string kernel_event(const std::string& ts, const std::string& dur) {
+  return R"({"ph": "X", "cat": "kernel", "name": "k", "ts": )" + ts + R"(, "dur": )" + dur + "}";
+}
+
+TEST(HostileTraces, BrokenTimesAreErrorsNotZeros) {
+  ScratchDir d;
+  const auto trace = [&](const std::string& name, const std::string& ev) {
+    return d.write(name, R"({"traceEvents": [)" + ev + "]}");
+  };
+  const std::string neg = trace("neg.json", kernel_event("-5", "2"));
+  expect_rejected("compare " + neg, {neg, "ts must be"});
+  const std::string bad_dur = trace("dur.json", kernel_event("5", "\"long\""));
+  expect_rejected("compare " + bad_dur, {bad_dur, "dur must be"});
+  const std::string no_dur = trace("nodur.json", R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1})");
+  expect_rejected("compare " + no_dur, {no_dur, "dur must be"});
+  const std::string fake_gz = d.write("fake.json.gz", std::string("\x1f\x8b garbage", 10));
+  expect_rejected("compare " + fake_gz, {fake_gz});
+}
+
+TEST(HostileTraces, GzippedTraceReadsLikeThePlainOne) {
+  ScratchDir d;
+  const std::string plain = std::string(STEPSIM_SOURCE_DIR) + "/tests/data/deepseek-train.json";
+  const std::string gz = d.file("train.json.gz");
+  ASSERT_EQ(std::system(("gzip -c '" + plain + "' > '" + gz + "'").c_str()), 0);
+  const CliResult a = run_stepsim("compare " + plain + " --json --quiet");
+  const CliResult b = run_stepsim("compare " + gz + " --json --quiet");
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  ja.erase("trace");
+  jb.erase("trace");
+  EXPECT_EQ(ja, jb);
+}
+
+// ---- sweeps ----
+
+TEST(HostileSweeps, CollectRejectsPointFilesThatAreNotReports) {
+  ScratchDir d;
+  const std::string dir = d.file("sw");
+  const CliResult e = run_stepsim("sweep --quiet --grid parallel.microbatches=20,30 -o " + dir + " --emit-jobs " +
+                                  d.file("jobs.txt"));
+  ASSERT_EQ(e.code, 0) << e.err;
+  std::ofstream(dir + "/points/000.json") << R"({"hello": 1})";
+  std::ofstream(dir + "/points/001.json") << R"({"hello": 2})";
+  const CliResult c = run_stepsim("sweep --collect " + dir);
+  EXPECT_EQ(c.code, 1) << c.err;
+  const std::string csv = slurp(dir + "/sweep.csv");
+  EXPECT_NE(csv.find("not a stepsim simulate report"), std::string::npos) << csv;
+}
+
+TEST(HostileSweeps, TamperedManifestIsOneLine) {
+  ScratchDir d;
+  const std::string dir = d.file("sw");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/sweep.json") << R"({"binary": "x", "config": "y", "sets": [],
+    "grid": [{"key": "parallel.pp", "values": ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]},
+             {"key": "parallel.ep", "values": ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]},
+             {"key": "parallel.microbatches", "values": ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]},
+             {"key": "train.seq_len", "values": ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]},
+             {"key": "train.global_batch", "values": ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]},
+             {"key": "cluster.nodes", "values": ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]}]})";
+  expect_rejected("sweep --collect " + dir, {dir + "/sweep.json", "1000000 points"});
+  std::ofstream(dir + "/sweep.json") << R"({"binary": "x", "config": "y", "sets": ["frob=1"], "grid": []})";
+  expect_rejected("sweep --collect " + dir, {"sweep.json", "not a sweep manifest"});
+}
+
+}  // namespace
+}  // namespace stepsim::test
