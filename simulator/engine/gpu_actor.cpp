@@ -208,8 +208,11 @@ class GpuDriver {
     g_.exposed_s += exposed;
     for (size_t c = 0; c < 5; ++c)
       if (!g_.watched_by_class[c].empty()) g_.exposed_by_class[c] += covered_within(g_.watched_by_class[c], r.t0, t1);
-    // Ops of an overlapped F&B pair carry their partner's microbatch in microbatch2.
-    if (r.cur.op.tag.microbatch2 == kNoIndex) g_.exposed_unpaired += exposed;
+    // Ops of an overlapped F&B pair carry their partner's microbatch in microbatch2. Only the EP
+    // wait counts: outside_fb_pairs_s is the part of the EP exposure outside F&B pairs.
+    auto& ep_watched = g_.watched_by_class[size_t(CommClass::Ep)];
+    if (r.cur.op.tag.microbatch2 == kNoIndex && !ep_watched.empty())
+      g_.exposed_unpaired += covered_within(ep_watched, r.t0, t1);
     if (g_.record) record_wait(e_, g_, r.t0, t1);
   }
 

@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "simulator/report/rank_ranges.hpp"
+
 namespace stepsim {
 
 namespace {
@@ -54,15 +60,23 @@ std::string memory_text(const Plan& plan, const SimResult& r) {
   std::string out = fmt::format(
       "\nmemory per GPU (recompute {}, {} stashes; capacity {:g} GiB)\n", to_string(plan.parallel.recompute),
       plan.parallel.fp8_stash ? "FP8" : "BF16", plan.hardware.memory_GiB);
-  out += fmt::format("  {:<8}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>10}\n", "GPU", "peak GiB", "at s",
-                     "weights", "grads", "optim", "buffers", "activations", "fits");
+  // GPUs whose rows read the same share one row ("0-7,64"): a full replay has thousands of twins.
+  std::vector<std::string> rows;
+  std::map<std::string, std::vector<int64_t>> gpus_of;
   for (const RankResult& rank : r.ranks) {
     const RankMemory& m = rank.memory;
-    out += fmt::format("  {:<8}{:>12.2f}{:>10.3f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>12.2f}{:>10}\n", rank.rank,
-                       m.peak_bytes / kGiB, m.peak_t_s, m.weights_bytes / kGiB, m.grads_bytes / kGiB,
-                       m.optimizer_bytes / kGiB, m.buffers_bytes / kGiB,
-                       (m.activations_bytes + m.recompute_bytes) / kGiB, m.peak_bytes <= cap ? "yes" : "NO");
+    const std::string row = fmt::format("{:>12.2f}{:>10.3f}{:>10.2f}{:>10.2f}{:>10.2f}{:>10.2f}{:>12.2f}{:>10}",
+                                        m.peak_bytes / kGiB, m.peak_t_s, m.weights_bytes / kGiB, m.grads_bytes / kGiB,
+                                        m.optimizer_bytes / kGiB, m.buffers_bytes / kGiB,
+                                        (m.activations_bytes + m.recompute_bytes) / kGiB, m.peak_bytes <= cap ? "yes" : "NO");
+    if (!gpus_of.count(row)) rows.push_back(row);
+    gpus_of[row].push_back(rank.rank);
   }
+  size_t width = 8;
+  for (const auto& row : rows) width = std::max(width, rank_ranges(gpus_of[row]).size() + 2);
+  out += fmt::format("  {:<{}}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>10}\n", "GPU", width, "peak GiB", "at s",
+                     "weights", "grads", "optim", "buffers", "activations", "fits");
+  for (const auto& row : rows) out += fmt::format("  {:<{}}{}\n", rank_ranges(gpus_of[row]), width, row);
   out += fmt::format("  peak {:.2f} GiB ({:.2f} GB) on GPU {} at {:.3f} s: {}\n", peak->memory.peak_bytes / kGiB,
                      peak->memory.peak_bytes / 1e9, peak->rank, peak->memory.peak_t_s,
                      memory_fits(plan, r) ? "the plan fits" : "THE PLAN DOES NOT FIT (simulate --strict exits 3)");

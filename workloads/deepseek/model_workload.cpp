@@ -123,12 +123,12 @@ double ModelWorkload::expected_ops() const {
 std::string ModelWorkload::mode() const {
   if (!reduced_) return full_reason_.empty() ? "full" : "full: " + full_reason_;
   if (ep_group_reduced_)
-    return fmt::format("reduced: EP group 0 of every pipeline rank ({} x {} GPUs) simulated, since uneven expert "
+    return fmt::format("ep-groups: EP group 0 of every pipeline rank ({} x {} GPUs) simulated, since uneven expert "
                        "loads make the GPUs of a group differ; the other {} groups per rank run the same loads and "
                        "mirror it (DP flows to them run against their hosts)",
                        plan_.parallel.ep, plan_.parallel.pp, layout_.expert_dp() - 1);
   if (plan_.parallel.zero == 3)
-    return fmt::format("reduced: EP group 0 ({} GPUs) simulated; the other {} groups mirror it (flows to them run "
+    return fmt::format("ep-group: EP group 0 ({} GPUs) simulated; the other {} groups mirror it (flows to them run "
                        "against their hosts)",
                        plan_.parallel.ep, plan_.gpus() / plan_.parallel.ep - 1);
   const int64_t per_rank = layout_.tp() * layout_.cp();
