@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/io/output_file.hpp"
 
 namespace stepsim::plot {
 namespace {
@@ -27,10 +30,13 @@ using SurfacePtr = std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_dest
 using ContextPtr = std::unique_ptr<cairo_t, decltype(&cairo_destroy)>;
 
 struct Canvas {
-  SurfacePtr surface{cairo_image_surface_create(CAIRO_FORMAT_ARGB32, kWidth, kHeight), &cairo_surface_destroy};
-  ContextPtr cr{cairo_create(surface.get()), &cairo_destroy};
+  SurfacePtr surface;
+  ContextPtr cr;
 
-  Canvas() {
+  // `height` above kHeight leaves room below the plot for a long legend.
+  explicit Canvas(int height = kHeight)
+      : surface(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, kWidth, height), &cairo_surface_destroy),
+        cr(cairo_create(surface.get()), &cairo_destroy) {
     cairo_set_source_rgb(cr.get(), 1, 1, 1);
     cairo_paint(cr.get());
     cairo_select_font_face(cr.get(), "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
@@ -54,10 +60,17 @@ struct Canvas {
     cairo_line_to(cr.get(), x1, y1);
     cairo_stroke(cr.get());
   }
+  // Encoded in memory, then written through io::write_output_file (temporary file, renamed).
   void write(const std::string& path) {
     cairo_surface_flush(surface.get());
-    if (cairo_surface_write_to_png(surface.get(), path.c_str()) != CAIRO_STATUS_SUCCESS)
-      throw ConfigError(path + ": cannot write the PNG file; check that its folder exists and is writable");
+    std::string png;
+    const auto append = [](void* closure, const unsigned char* data, unsigned int length) {
+      static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+      return CAIRO_STATUS_SUCCESS;
+    };
+    if (cairo_surface_write_to_png_stream(surface.get(), append, &png) != CAIRO_STATUS_SUCCESS)
+      throw ConfigError(path + ": cannot encode the PNG chart");
+    io::write_output_file(path, "PNG", png);
   }
 };
 
@@ -93,9 +106,10 @@ Axis nice_axis(double lo, double hi, bool from_zero) {
 }
 
 // Frame, horizontal grid and y ticks; returns the y-to-pixel map's parameters through the axis.
-void draw_frame(Canvas& c, const std::string& title, const std::string& y_label, const Axis& y) {
+void draw_frame(Canvas& c, const std::string& title, const std::string& y_label, const Axis& y,
+                double right = kRight) {
   cairo_t* cr = c.cr.get();
-  const double x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
+  const double x0 = kLeft, x1 = kWidth - right, y0 = kHeight - kBottom, y1 = kTop;
   c.colour({0, 0, 0});
   c.text(title, kWidth / 2.0, 32, 18, 0.5);
   c.text(y_label, 24, (y0 + y1) / 2, 13, 0.5, -M_PI / 2);
@@ -112,49 +126,100 @@ void draw_frame(Canvas& c, const std::string& title, const std::string& y_label,
   cairo_stroke(cr);
 }
 
+// Legend entries laid out left to right by text width, wrapping; returns each entry's position.
+std::vector<std::pair<double, double>> legend_layout(cairo_t* cr, const std::vector<Series>& series, double right) {
+  std::vector<std::pair<double, double>> at;
+  double x = kLeft, y = kHeight - 40;
+  cairo_set_font_size(cr, 12);
+  for (const Series& s : series) {
+    cairo_text_extents_t ext;
+    cairo_text_extents(cr, s.label.c_str(), &ext);
+    const double entry = 38 + ext.x_advance + 24;
+    if (x + entry > kWidth - right && x > kLeft) x = kLeft, y += 18;
+    at.emplace_back(x, y);
+    x += entry;
+  }
+  return at;
+}
+
+Axis y_axis_of(const std::vector<Series>& series, bool right, bool from_zero) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const Series& s : series)
+    if (s.right_axis == right)
+      for (const double v : s.y) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (!(lo <= hi)) lo = 0, hi = 1;
+  return nice_axis(lo, hi, from_zero);
+}
+
 }  // namespace
 
 void write_line_chart_png(const LineChart& chart, const std::string& path) {
-  Canvas c;
+  const bool categories = !chart.x_categories.empty();
+  const bool two_axes = std::any_of(chart.series.begin(), chart.series.end(), [](const Series& s) { return s.right_axis; });
+  const double right = two_axes ? 90 : kRight;
+  // Measure the legend first: the image grows downwards until every entry fits.
+  double legend_bottom = 0;
+  {
+    Canvas probe(1);
+    for (const auto& [x, y] : legend_layout(probe.cr.get(), chart.series, right)) legend_bottom = std::max(legend_bottom, y);
+  }
+  Canvas c(std::max(kHeight, int(std::ceil(legend_bottom)) + 12));
   cairo_t* cr = c.cr.get();
-  const auto tx = [&](double x) { return chart.log2_x ? std::log2(std::max(x, 1e-300)) : x; };
+  const auto tx = [&](double x) { return chart.log2_x && !categories ? std::log2(std::max(x, 1e-300)) : x; };
 
-  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
+  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
   std::vector<double> xs;
   for (const Series& s : chart.series) {
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
       xlo = std::min(xlo, tx(s.x[i]));
       xhi = std::max(xhi, tx(s.x[i]));
-      ylo = std::min(ylo, s.y[i]);
-      yhi = std::max(yhi, s.y[i]);
       xs.push_back(s.x[i]);
     }
   }
-  if (xs.empty()) xlo = 0, xhi = 1, ylo = 0, yhi = 1;
-  if (xhi <= xlo) xhi = xlo + 1;
-  const Axis y = nice_axis(ylo, yhi, chart.y_from_zero);
-  draw_frame(c, chart.title, chart.y_label, y);
+  if (categories) xlo = 0, xhi = double(chart.x_categories.size() - 1);
+  if (xs.empty() && !categories) xlo = 0, xhi = 1;
+  if (xhi <= xlo) xlo -= 0.5, xhi += 0.5;
+  const Axis y = y_axis_of(chart.series, false, chart.y_from_zero);
+  const Axis y2 = y_axis_of(chart.series, true, chart.y_from_zero);
+  draw_frame(c, chart.title, chart.y_label, y, right);
 
-  const double px0 = kLeft + 20, px1 = kWidth - kRight - 20, py0 = kHeight - kBottom, py1 = kTop;
+  const double px0 = kLeft + 20, px1 = kWidth - right - 20, py0 = kHeight - kBottom, py1 = kTop;
   const auto px = [&](double x) { return px0 + (tx(x) - xlo) / (xhi - xlo) * (px1 - px0); };
-  const auto py = [&](double v) { return py0 - (v - y.lo) / (y.hi - y.lo) * (py0 - py1); };
+  const auto py_of = [&](const Axis& a) {
+    return [&a, py0, py1](double v) { return py0 - (v - a.lo) / (a.hi - a.lo) * (py0 - py1); };
+  };
+  if (two_axes) {  // the right-hand axis: its own ticks and label
+    const auto py2 = py_of(y2);
+    c.colour({0.2, 0.2, 0.2});
+    for (double v = y2.lo; v <= y2.hi + y2.step * 1e-9; v += y2.step) {
+      c.line(kWidth - right, py2(v), kWidth - right + 5, py2(v), 1);
+      c.text(format_tick(v, y2.step), kWidth - right + 8, py2(v) + 4, 11, 0);
+    }
+    c.text(chart.y2_label, kWidth - 20, (py0 + py1) / 2, 13, 0.5, M_PI / 2);
+  }
 
-  // x ticks at the data's own x values (sweeps are few, named points).
+  // x ticks at the data's own x values (sweeps are few, named points), or the category names.
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  if (categories) {
+    xs.clear();
+    for (size_t i = 0; i < chart.x_categories.size(); ++i) xs.push_back(double(i));
+  }
   c.colour({0.2, 0.2, 0.2});
   for (const double x : xs) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", x);
+    const std::string label = categories ? chart.x_categories[size_t(x)] : std::string(buf);
     c.line(px(x), py0, px(x), py0 + 5, 1);
-    c.text(buf, px(x), py0 + 20, 11, 0.5);
+    c.text(label, px(x), py0 + 20, 11, 0.5);
   }
   c.text(chart.x_label, (px0 + px1) / 2, py0 + 45, 13, 0.5);
 
-  double legend_x = kLeft, legend_y = kHeight - 40;
+  const auto legend = legend_layout(cr, chart.series, right);
   for (size_t k = 0; k < chart.series.size(); ++k) {
     const Series& s = chart.series[k];
-    const Rgb col = kPalette[k % std::size(kPalette)];
+    const auto py = py_of(s.right_axis ? y2 : y);
+    const Rgb col = kPalette[size_t(s.colour >= 0 ? s.colour : int(k)) % std::size(kPalette)];
     c.colour(col);
     cairo_set_line_width(cr, 2.5);
     const double dash[] = {8, 5};
@@ -170,14 +235,7 @@ void write_line_chart_png(const LineChart& chart, const std::string& path) {
       cairo_arc(cr, px(s.x[i]), py(s.y[i]), 4, 0, 2 * M_PI);
       cairo_fill(cr);
     }
-    // Legend below the axis label: entries laid out left to right by their text width, wrapping.
-    cairo_set_font_size(cr, 12);
-    cairo_text_extents_t ext;
-    cairo_text_extents(cr, s.label.c_str(), &ext);
-    const double entry = 38 + ext.x_advance + 24;
-    if (legend_x + entry > kWidth - kRight && legend_x > kLeft) legend_x = kLeft, legend_y += 18;
-    const double lx = legend_x, ly = legend_y;
-    legend_x += entry;
+    const auto [lx, ly] = legend[k];
     c.colour(col);
     cairo_set_dash(cr, dash, s.dashed ? 2 : 0, 0);
     c.line(lx, ly - 4, lx + 30, ly - 4, 2.5);

@@ -11,14 +11,19 @@ namespace stepsim::plot {
 struct Series {
   std::string label;
   std::vector<double> x, y;
-  bool dashed = false;  // e.g. the roofline beside the simulation
+  bool dashed = false;      // e.g. the roofline beside the simulation
+  int colour = -1;          // palette index; -1 = the series' position (a pair shares one index)
+  bool right_axis = false;  // plotted against the right-hand y axis (a second unit)
 };
 
 struct LineChart {
   std::string title, x_label, y_label;
+  std::string y2_label;  // the right-hand axis, when some series use it
   std::vector<Series> series;
   bool log2_x = false;  // microbatch counts 1, 2, 4, 8 read best on a log2 axis
   bool y_from_zero = true;
+  // Non-empty: x is a category (e.g. a schedule); series x values are indices into this list.
+  std::vector<std::string> x_categories;
 };
 
 // Throws stepsim::ConfigError naming `path` when the file cannot be written.

@@ -8,18 +8,20 @@
 #include <sstream>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/io/input_file.hpp"
+#include "simulator/io/output_file.hpp"
 #include "simulator/plot/chart.hpp"
 #include "simulator/sweep/sweep_plot.hpp"
 
 namespace stepsim::sweep {
 namespace {
 
+// A point's report or stderr; missing is normal (the point has not run), anything else must be a
+// regular file of sane size.
 std::string read_file(const std::string& path, bool& exists) {
-  std::ifstream in(path);
-  exists = bool(in);
-  std::stringstream ss;
-  if (in) ss << in.rdbuf();
-  return ss.str();
+  std::error_code ec;
+  exists = std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+  return exists ? io::read_input_file(path, "sweep point", 256 * io::kMiB) : std::string();
 }
 
 std::string last_line(const std::string& text) {
@@ -50,13 +52,17 @@ PointOutcome read_point(const std::string& dir, const GridPoint& p, int points, 
   } catch (const std::exception&) {
     report = nullptr;
   }
-  if (report.is_object()) {
+  // A simulate report: an object with the step time and the roofline beside it.
+  const bool is_report = report.is_object() && report.contains("step_time_s") && report["step_time_s"].is_number() &&
+                         report.contains("roofline");
+  if (is_report) {
     o.fields = flatten_report(report);
     return o;
   }
   const std::string name = "points/" + point_name(p.index, points) + ".json";
   if (!err.empty()) o.error = err;
   else if (!json_exists) o.error = name + " missing: the point has not run";
+  else if (report.is_object()) o.error = name + " is not a stepsim simulate report (no step_time_s); rerun the point";
   else o.error = name + " holds no JSON report";
   return o;
 }
@@ -74,36 +80,21 @@ CollectSummary collect(const std::string& dir, const Manifest& m, const std::vec
   const SweepTable table = build_table(m.axes, outcomes);
   const std::string csv_path = dir + "/sweep.csv";
   {
-    std::ofstream out(csv_path);
-    write_csv(table, out);
-    if (!out) throw ConfigError(csv_path + ": cannot write the sweep table; check -o");
+    io::OutputFile out(csv_path, "-o");
+    write_csv(table, out.stream());
+    out.commit();
   }
   sum.csv = csv_path;
   const std::string x = m.plot_x.empty() ? m.axes.front().key : m.plot_x;
   const std::vector<std::string> ys = m.plot_y.empty() ? std::vector<std::string>{"step_time_s"} : m.plot_y;
   const std::string png_path = m.png.empty() ? dir + "/sweep.png" : m.png;
-  const bool drawable = sum.failed < n && numeric_x(table, x);
-  if (!drawable) {
+  if (sum.failed == n) {
     std::error_code ec;
     std::filesystem::remove(png_path, ec);  // no stale chart from an earlier run
-    std::fprintf(stderr, "stepsim sweep: %s; %s not drawn\n",
-                 sum.failed == n ? "no point succeeded" : (x + " is not numeric (choose another with --plot-x)").c_str(),
-                 png_path.c_str());
-    for (const auto& y : ys)  // a misspelt field is still bad input
-      if (table.column(y) < 0 && sum.failed < n) throw ConfigError("--plot-y " + y + ": no such column in sweep.csv");
+    std::fprintf(stderr, "stepsim sweep: no point succeeded; %s not drawn\n", png_path.c_str());
     return sum;
   }
-  std::string title = m.title;
-  if (title.empty()) {  // the config and the shared --set values, while they fit on one line
-    title = std::filesystem::path(m.config).filename().string();
-    for (const auto& s : m.sets) {
-      if (title.size() + s.size() > 90) {
-        title += " ...";
-        break;
-      }
-      title += " " + s;
-    }
-  }
+  const std::string title = m.title.empty() ? default_title(table, m.sets) : m.title;
   plot::write_line_chart_png(sweep_chart(table, m.axes, x, ys, title), png_path);
   sum.plotted = true;
   sum.png = png_path;

@@ -28,19 +28,67 @@ bool numeric_x(const SweepTable& table, const std::string& x_key) {
   return true;
 }
 
+namespace {
+
+// A field's unit, from its name: shares are percent, the rest by their unit suffix.
+std::string unit_of(const std::string& field) {
+  if (field.find("share") != std::string::npos) return "%";
+  for (const char* u : {"_s", "_bytes", "_flops", "_GBps"}) {
+    const std::string suffix = u;
+    if (field.size() > suffix.size() && field.compare(field.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return suffix.substr(1);
+  }
+  return "";  // a ratio or a count
+}
+
+std::string cell(const SweepTable& t, size_t row, const std::string& column) {
+  const int c = t.column(column);
+  return c < 0 ? "" : t.rows[row][size_t(c)];
+}
+
+}  // namespace
+
+std::string default_title(const SweepTable& table, const std::vector<std::string>& sets) {
+  std::string title;
+  const int ec = table.column("error");
+  for (size_t r = 0; r < table.rows.size() && title.empty(); ++r) {
+    if (ec >= 0 && !table.rows[r][size_t(ec)].empty()) continue;
+    const std::string model = cell(table, r, "roofline.plan.model");
+    if (model.empty()) continue;
+    title = model + ", " + cell(table, r, "roofline.plan.gpus") + " GPUs, PP " + cell(table, r, "roofline.plan.pp") +
+            ", EP " + cell(table, r, "roofline.plan.ep") + ", " + cell(table, r, "roofline.plan.schedule");
+  }
+  if (title.empty()) title = cell(table, 0, "sim.workload");
+  for (const auto& s : sets) {  // while they fit on one line
+    if (title.size() + s.size() > 100) {
+      title += " ...";
+      break;
+    }
+    title += (title.empty() ? "" : "; ") + s;
+  }
+  return title;
+}
+
 plot::LineChart sweep_chart(const SweepTable& table, const std::vector<GridAxis>& axes, const std::string& x_key,
                             const std::vector<std::string>& y_fields, const std::string& title) {
   const int xc = table.column(x_key);
-  bool x_is_grid = false;
-  for (const auto& a : axes) x_is_grid |= a.key == x_key;
-  if (xc < 0 || !x_is_grid) throw ConfigError("--plot-x " + x_key + ": not a grid key of this sweep; use one of the --grid keys");
+  const GridAxis* x_axis = nullptr;
+  for (const auto& a : axes)
+    if (a.key == x_key) x_axis = &a;
+  if (xc < 0 || x_axis == nullptr)
+    throw ConfigError("--plot-x " + x_key + ": not a grid key of this sweep; use one of the --grid keys");
   const int ec = table.column("error");
-  bool percent = true;
+  // Up to two units: the first field's on the left axis, another unit on the right.
+  std::vector<std::string> units;
   for (const auto& y : y_fields) {
     if (table.column(y) < 0)
       throw ConfigError("--plot-y " + y + ": no such column in sweep.csv; use a report field such as step_time_s or exposed_comm_share");
-    percent &= y.find("share") != std::string::npos;
+    if (std::find(units.begin(), units.end(), unit_of(y)) == units.end()) units.push_back(unit_of(y));
   }
+  if (units.size() > 2)
+    throw ConfigError("--plot-y: the fields have " + std::to_string(units.size()) +
+                      " different units; a chart has two y axes, so plot the others in another chart (--collect --plot-y)");
+  const bool categories = !numeric_x(table, x_key);
 
   // Lines are keyed by the values of the other grid keys, in first-seen (grid) order.
   std::vector<std::string> groups;
@@ -58,24 +106,36 @@ plot::LineChart sweep_chart(const SweepTable& table, const std::vector<GridAxis>
   plot::LineChart chart;
   chart.title = title;
   chart.x_label = x_key;
-  std::string names;
-  for (const auto& y : y_fields) names += (names.empty() ? "" : ", ") + y;
-  chart.y_label = names + (percent ? " (%)" : "");
-  const double scale = percent ? 100.0 : 1.0;
+  if (categories) chart.x_categories = x_axis->values;
+  const auto axis_label = [&](const std::string& unit) {
+    std::string names;
+    for (const auto& y : y_fields)
+      if (unit_of(y) == unit) names += (names.empty() ? "" : ", ") + y;
+    return names + (unit.empty() ? "" : " (" + unit + ")");
+  };
+  chart.y_label = axis_label(units.front());
+  if (units.size() > 1) chart.y2_label = axis_label(units[1]);
   std::vector<double> all_x;
+  int colour = 0;
   for (const auto& g : groups) {
     for (const auto& y : y_fields) {
       const std::string suffix = g.empty() ? "" : " [" + g + "]";
       const int yc = table.column(y);
       const int rc = table.column("roofline." + y);
-      plot::Series sim{y + " (simulation)" + suffix, {}, {}, false};
-      plot::Series roof{y + " (roofline)" + suffix, {}, {}, true};
+      const bool right = unit_of(y) != units.front();
+      const double scale = unit_of(y) == "%" ? 100.0 : 1.0;
+      plot::Series sim{y + " (simulation)" + suffix, {}, {}, false, colour, right};
+      plot::Series roof{y + " (roofline)" + suffix, {}, {}, true, colour, right};
+      ++colour;  // the pair shares one colour
       std::vector<std::pair<double, size_t>> order;
       for (const size_t r : rows_of[g]) {
-        double x;
-        if (!parse_number(table.rows[r][size_t(xc)], x))
-          throw ConfigError("--plot-x " + x_key + ": value \"" + table.rows[r][size_t(xc)] +
-                            "\" is not a number; plot against a numeric grid key");
+        double x = 0;
+        if (categories) {
+          const auto it = std::find(x_axis->values.begin(), x_axis->values.end(), table.rows[r][size_t(xc)]);
+          x = double(it - x_axis->values.begin());
+        } else if (!parse_number(table.rows[r][size_t(xc)], x)) {
+          throw ConfigError("--plot-x " + x_key + ": value \"" + table.rows[r][size_t(xc)] + "\" is not a number");
+        }
         order.emplace_back(x, r);
       }
       std::stable_sort(order.begin(), order.end());
@@ -95,7 +155,7 @@ plot::LineChart sweep_chart(const SweepTable& table, const std::vector<GridAxis>
       if (!roof.x.empty()) chart.series.push_back(std::move(roof));
     }
   }
-  if (!all_x.empty()) {
+  if (!all_x.empty() && !categories) {
     const auto [lo, hi] = std::minmax_element(all_x.begin(), all_x.end());
     chart.log2_x = *lo > 0 && *hi >= 8 * *lo;
   }

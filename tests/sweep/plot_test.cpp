@@ -50,12 +50,57 @@ TEST(SweepPlot, OtherGridKeysGetTheirOwnLinesAndNoRooflineWhenAbsent) {
   EXPECT_FALSE(c.log2_x);  // 20 to 30
 }
 
-TEST(SweepPlot, RejectsUnknownFieldsAndNonGridOrNonNumericX) {
+TEST(SweepPlot, RejectsUnknownFieldsAndNonGridX) {
   const std::vector<GridAxis> axes = {{"schedule", {"1f1b", "fsdp"}}};
   const auto t = table(axes, {{{"step_time_s", "3"}}, {{"step_time_s", "2"}}}, {"", ""});
   EXPECT_THROW(sweep_chart(t, axes, "schedule", {"step_time_z"}, "t"), ConfigError);
   EXPECT_THROW(sweep_chart(t, axes, "step_time_s", {"step_time_s"}, "t"), ConfigError);
-  EXPECT_THROW(sweep_chart(t, axes, "schedule", {"step_time_s"}, "t"), ConfigError);  // 1f1b is not a number
+}
+
+TEST(SweepPlot, TextGridKeyIsDrawnAsCategoriesInGridOrder) {
+  const std::vector<GridAxis> axes = {{"schedule", {"dualpipev", "1f1b"}}};
+  const auto t = table(axes, {{{"step_time_s", "3"}}, {{"step_time_s", "2"}}}, {"", ""});
+  const auto c = sweep_chart(t, axes, "schedule", {"step_time_s"}, "t");
+  EXPECT_EQ(c.x_categories, (std::vector<std::string>{"dualpipev", "1f1b"}));
+  ASSERT_EQ(c.series.size(), 1u);
+  EXPECT_EQ(c.series[0].x, (std::vector<double>{0, 1}));  // indices into the categories
+  EXPECT_EQ(c.series[0].y, (std::vector<double>{3, 2}));
+  EXPECT_FALSE(c.log2_x);
+}
+
+TEST(SweepPlot, SecondUnitGetsTheRightAxisAndEachPairOneColour) {
+  const std::vector<GridAxis> axes = {{"parallel.microbatches", {"1", "2"}}};
+  const auto t = table(axes,
+                       {{{"step_time_s", "3"}, {"roofline.step_time_s", "2"}, {"exposed_comm_share", "0.5"},
+                         {"roofline.exposed_comm_share", "0.25"}},
+                        {{"step_time_s", "4"}, {"roofline.step_time_s", "3"}, {"exposed_comm_share", "0.1"},
+                         {"roofline.exposed_comm_share", "0.05"}}},
+                       {"", ""});
+  const auto c = sweep_chart(t, axes, "parallel.microbatches", {"step_time_s", "exposed_comm_share"}, "t");
+  ASSERT_EQ(c.series.size(), 4u);
+  EXPECT_EQ(c.y_label, "step_time_s (s)");
+  EXPECT_EQ(c.y2_label, "exposed_comm_share (%)");
+  EXPECT_FALSE(c.series[0].right_axis);
+  EXPECT_TRUE(c.series[2].right_axis);
+  EXPECT_NEAR(c.series[2].y[0], 50.0, 1e-12);  // the share in percent even beside seconds
+  EXPECT_EQ(c.series[0].colour, c.series[1].colour);  // simulation and roofline of one field
+  EXPECT_EQ(c.series[2].colour, c.series[3].colour);
+  EXPECT_NE(c.series[0].colour, c.series[2].colour);
+  // A third unit has no axis.
+  EXPECT_THROW(sweep_chart(t, axes, "parallel.microbatches", {"step_time_s", "exposed_comm_share", "memory.peak_bytes"}, "t"),
+               ConfigError);
+}
+
+TEST(SweepPlot, DefaultTitleNamesThePlanNotTheFile) {
+  const std::vector<GridAxis> axes = {{"parallel.microbatches", {"1", "2"}}};
+  const std::map<std::string, std::string> plan = {{"step_time_s", "1"},
+                                                   {"roofline.plan.model", "DeepSeek-V3"},
+                                                   {"roofline.plan.gpus", "2048"},
+                                                   {"roofline.plan.pp", "8"},
+                                                   {"roofline.plan.ep", "64"},
+                                                   {"roofline.plan.schedule", "dualpipev"}};
+  const auto t = table(axes, {{}, plan}, {"boom", ""});
+  EXPECT_EQ(default_title(t, {"parallel.zero=1"}), "DeepSeek-V3, 2048 GPUs, PP 8, EP 64, dualpipev; parallel.zero=1");
 }
 
 }  // namespace
