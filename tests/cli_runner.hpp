@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "scratch_dir.hpp"
+
 namespace stepsim::test {
 
 struct CliResult {
@@ -24,8 +26,7 @@ struct CliResult {
 inline CliResult run_stepsim(const std::string& args, const std::string& cwd = "") {
   // One stderr file per call: ctest runs the tests of one binary in parallel processes.
   static int calls = 0;
-  const std::string err_file =
-      ::testing::TempDir() + "stepsim_stderr_" + std::to_string(getpid()) + "_" + std::to_string(calls++) + ".txt";
+  const std::string err_file = process_scratch().file("stderr_" + std::to_string(calls++) + ".txt");
   const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(STEPSIM_BINARY) + " " + args +
                           " 2>" + err_file;
   CliResult r;

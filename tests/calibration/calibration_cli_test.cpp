@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/calibration/calibration_test_util.hpp"
+#include "../scratch_dir.hpp"
 
 namespace stepsim {
 namespace {
@@ -42,7 +43,7 @@ TEST(CompareCli, TextTableNamesEveryPhase) {
 }
 
 TEST(CalibrateCli, WritesALoadableProfileThatReproducesTheTrace) {
-  const std::string out = ::testing::TempDir() + "stepsim_profile_" + std::to_string(getpid()) + ".yaml";
+  const std::string out = stepsim::test::process_scratch().file("profile.yaml");
   const auto r = run_stepsim("calibrate " + test::train_json() + " -o " + out + " --json --quiet");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "simulator/config/config_error.hpp"
+#include "../scratch_dir.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "tests/calibration/calibration_test_util.hpp"
 
@@ -17,9 +18,8 @@ namespace {
 struct ProfileFile {
   std::filesystem::path path;
   explicit ProfileFile(const std::string& text) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path = std::filesystem::temp_directory_path() /
-           ("stepsim-profile-" + std::to_string(::getpid()) + "-" + info->name() + ".yaml");
+    static int count = 0;
+    path = stepsim::test::process_scratch().file("profile-" + std::to_string(count++) + ".yaml");
     std::ofstream(path) << text;
   }
   ~ProfileFile() { std::filesystem::remove(path); }

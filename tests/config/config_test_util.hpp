@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../scratch_dir.hpp"
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 
@@ -43,22 +44,11 @@ inline std::string replaced(std::string text, const std::string& from, const std
 // A scratch file, unique per test process (ctest runs tests in parallel), removed at scope end.
 class TempFile {
  public:
-  TempFile(const std::string& name, const std::string& content) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("stepsim-config-" + std::to_string(::getpid()) + "-" + (info ? info->name() : "x"));
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / name).string();
-    std::ofstream(path_) << content;
-  }
-  ~TempFile() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  TempFile(const std::string& name, const std::string& content) : path_(dir_.write(name, content)) {}
   const std::string& path() const { return path_; }
 
  private:
-  std::filesystem::path dir_;
+  ScratchDir dir_;  // removed with the file
   std::string path_;
 };
 

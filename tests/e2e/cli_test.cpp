@@ -77,7 +77,7 @@ TEST(Cli, LongRunsReportProgressOnStderr) {
 }
 
 TEST(Cli, PlatformCommandWritesTheCommittedFile) {
-  const std::string path = ::testing::TempDir() + "platform_" + std::to_string(getpid()) + ".xml";
+  const std::string path = stepsim::test::process_scratch().file("platform.xml");
   ASSERT_EQ(run("platform -o " + path).code, 0);
   std::ifstream a(path), b(std::string(STEPSIM_SOURCE_DIR) + "/platforms/h800-256x8.xml");
   std::stringstream sa, sb;

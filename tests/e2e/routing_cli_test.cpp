@@ -90,7 +90,7 @@ TEST(RoutingCli, BadRoutingInputIsOneLineAndExitTwo) {
   expect_one_line_error("--set scenario.routing=file", {"scenario.load_file"});
   expect_one_line_error("--set scenario.routing=file --set scenario.load_file=/nonexistent/loads.csv",
                         {"/nonexistent/loads.csv", "scenario.load_file"});
-  const std::string garbled = ::testing::TempDir() + "garbled_loads_" + std::to_string(getpid()) + ".csv";
+  const std::string garbled = stepsim::test::process_scratch().file("garbled_loads.csv");
   std::ofstream(garbled) << "layer,expert,tokens\n3,0,lots\n";
   expect_one_line_error("--set scenario.routing=file --set scenario.load_file=" + garbled,
                         {garbled, "scenario.load_file", "line 2"});

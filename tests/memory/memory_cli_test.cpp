@@ -52,7 +52,7 @@ TEST(MemoryConfig, BadValuesNameTheKeyAndTheFix) {
 }
 
 TEST(MemoryConfig, BadValueInAFileNamesTheFile) {
-  const std::string path = ::testing::TempDir() + "stepsim_mem_bad_" + std::to_string(getpid()) + ".yaml";
+  const std::string path = stepsim::test::process_scratch().file("mem_bad.yaml");
   std::ifstream in(default_config_path());
   std::stringstream ss;
   ss << in.rdbuf();
@@ -119,7 +119,7 @@ TEST(MemoryCli, RooflinePrintsTheStaticEstimate) {
 }
 
 TEST(MemoryCli, TraceHasAMemoryCounterPerGpu) {
-  const std::string path = ::testing::TempDir() + "stepsim_mem_trace_" + std::to_string(getpid()) + ".json";
+  const std::string path = stepsim::test::process_scratch().file("mem_trace.json");
   const Result r = run("simulate --quiet --json --trace " + path);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);

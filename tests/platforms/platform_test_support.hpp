@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+
+#include "../scratch_dir.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -84,9 +86,15 @@ inline void check_in_child(const std::function<void()>& body) {
 // A quiet Engine with a fake command line. Build it inside in_child only.
 inline std::unique_ptr<sg4::Engine> make_engine() {
   xbt_log_control_set("root.thres:critical");
-  static int argc = 1;
   static char name[] = "test_platforms";
+#if defined(__SANITIZE_ADDRESS__)
+  static char factory[] = "--cfg=contexts/factory:thread";  // see make_simgrid_engine
+  static char* argv[] = {name, factory, nullptr};
+  static int argc = 2;
+#else
   static char* argv[] = {name, nullptr};
+  static int argc = 1;
+#endif
   return std::make_unique<sg4::Engine>(&argc, argv);
 }
 
@@ -105,8 +113,7 @@ inline PlatformSpec h800_spec(int64_t nodes, int64_t gpus_per_node) {
 
 // A file name no other test process uses.
 inline std::filesystem::path temp_xml_path(const std::string& tag) {
-  return std::filesystem::temp_directory_path() /
-         ("stepsim-platform-" + tag + "-" + std::to_string(getpid()) + ".xml");
+  return process_scratch().file("platform-" + tag + ".xml");
 }
 
 enum class Source { Cpp, Xml };

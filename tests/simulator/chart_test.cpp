@@ -9,12 +9,13 @@
 #include <unistd.h>
 
 #include "simulator/config/config_error.hpp"
+#include "../scratch_dir.hpp"
 #include "simulator/plot/chart.hpp"
 
 namespace {
 
 std::string temp_png(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(getpid()) + ".png")).string();
+  return stepsim::test::process_scratch().file(name + ".png");
 }
 
 struct Image {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "simulator/config/config_error.hpp"
+#include "../scratch_dir.hpp"
 #include "traces/profile_trace.hpp"
 
 namespace stepsim::traces {
@@ -28,7 +29,7 @@ double class_ms(const ProfileSummary& s, const std::string& phase, const std::st
 }
 
 std::string temp_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = stepsim::test::process_scratch().file(name);
   std::ofstream(path) << text;
   return path;
 }
@@ -129,7 +130,7 @@ void expect_one_line_error_naming(const std::string& path) {
 }
 
 TEST(ProfileTrace, BadFilesGiveOneErrorLine) {
-  expect_one_line_error_naming(::testing::TempDir() + "no-such-trace.json");
+  expect_one_line_error_naming(stepsim::test::process_scratch().file("no-such-trace.json"));
   expect_one_line_error_naming(temp_file("truncated.json", "{\"traceEvents\": [\n {\"ph\": \"X\", \"name\": \n"));
   expect_one_line_error_naming(temp_file("no_kernels.json", R"({"traceEvents": []})"));
 }

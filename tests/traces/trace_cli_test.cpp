@@ -26,7 +26,7 @@ const std::string kSynthetic =
     "--set workload.send_bytes=1e6";
 
 TEST(TraceCli, RanksAndWindowReachTheFile) {
-  const std::string path = ::testing::TempDir() + "trace_cli_" + std::to_string(getpid()) + ".json";
+  const std::string path = stepsim::test::process_scratch().file("trace_cli.json");
   const Result r = run(kSynthetic + " --trace " + path + " --trace-ranks 1-2 --trace-window 2:5");
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream in(path);
@@ -50,7 +50,7 @@ void expect_one_error_line(const Result& r, const std::string& what) {
 }
 
 TEST(TraceCli, BadSelectionsAreOneErrorLine) {
-  const std::string path = ::testing::TempDir() + "unused.json";
+  const std::string path = stepsim::test::process_scratch().file("unused.json");
   expect_one_error_line(run(kSynthetic + " --trace " + path + " --trace-ranks 7"), "--trace-ranks");
   expect_one_error_line(run(kSynthetic + " --trace " + path + " --trace-window 5:2"), "--trace-window");
   expect_one_error_line(run(kSynthetic + " --trace-ranks 0"), "--trace FILE.json");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "simulator/config/config_error.hpp"
+#include "../scratch_dir.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "workloads/deepseek/ep_traffic.hpp"
 #include "workloads/routing/expert_loads.hpp"
@@ -140,7 +141,7 @@ TEST(ExpertLoads, SlotsSumTheirExperts) {
 // ---- the load file ----
 
 std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = stepsim::test::process_scratch().file(name);
   std::ofstream(path) << text;
   return path;
 }
