@@ -1,24 +1,92 @@
 #!/usr/bin/env bash
-# Measures the replay's speed and memory on the default DeepSeek-V3 step (or CONFIG), in the
-# reduced and full modes: wall time, peak memory, activity count, simulated seconds per wall
-# second. Prints one table; the README quotes its figures.
-#   scripts/benchmark.sh [CONFIG] [--set k=v ...]
+# Measures the replay's speed and memory on the default DeepSeek-V3 step (or CONFIG) in the cases
+# the README's speed table lists, side by side with another commit built in a scratch worktree
+# (default: the commit before HEAD), alternating the two binaries case by case so that load on a
+# shared machine hits both alike. Prints one table: wall time, peak RSS, activities (compute ops
+# and transfers replayed), activities per wall second, the simulated step.
+#
+#   scripts/benchmark.sh [--against REV | --alone] [--cases LIST] [CONFIG] [--set k=v ...]
+#
+# LIST is comma-separated (default: reduced,full,zipf,straggler):
+#   reduced     the default mode (one replica stands for all)
+#   full        every GPU replayed (2048 on the default plan)
+#   zipf        scenario.routing=zipf, auto mode
+#   straggler   one GPU at 0.8x clock, auto mode, its unperturbed baseline included
+#   16k         16,384 GPUs in full (2048 nodes, global batch 122880): long
+#   sweep100    a 100-point reduced sweep (scenario.seed=1..100), wall time only
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x /usr/bin/time ] || { apt-get install -y -qq time >/dev/null; }
-[ -x build/stepsim ] || scripts/setup.sh
+[ -x /usr/bin/time ] || { echo "benchmark.sh: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
 
+against="HEAD~1"
+cases="reduced,full,zipf,straggler"
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --against) against="$2"; shift 2 ;;
+    --alone) against=""; shift ;;
+    --cases) cases="$2"; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+
+[ -x build/stepsim ] || scripts/setup.sh stepsim >&2
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-printf '%-9s %10s %12s %14s %12s %14s %16s\n' mode wall_s peak_MiB activities step_s "sim_s/wall_s" "vs roofline"
-for mode in reduced full; do
-  /usr/bin/time -f '%e %M' -o "$out/time" build/stepsim simulate "$@" --set sim.mode=$mode --json --quiet >"$out/sim.json"
-  read -r wall kib <"$out/time"
-  python3 - "$out/sim.json" "$mode" "$wall" "$kib" <<'PY'
+cleanup() {
+  if [ -n "${other_tree:-}" ]; then git worktree remove --force "$other_tree" >/dev/null 2>&1 || true; fi
+  rm -rf "$out"
+}
+trap cleanup EXIT
+
+bins=("build/stepsim")
+labels=("$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo +)")
+if [ -n "$against" ]; then
+  rev=$(git rev-parse --short "$against")
+  other_tree="$out/tree"
+  git worktree add --detach "$other_tree" "$rev" >/dev/null 2>&1
+  echo "benchmark.sh: building $rev for comparison ..." >&2
+  (cd "$other_tree" && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j2 --target stepsim >/dev/null)
+  bins+=("$other_tree/build/stepsim")
+  labels+=("$rev")
+fi
+
+case_args() {
+  case "$1" in
+    reduced) echo "" ;;
+    full) echo "--set sim.mode=full" ;;
+    zipf) echo "--set scenario.routing=zipf" ;;
+    straggler) echo "--set scenario.stragglers=[{gpu:5,clock:0.8}]" ;;
+    16k) echo "--set sim.mode=full --set cluster.nodes=2048 --set train.global_batch=122880" ;;
+    *) echo "benchmark.sh: unknown case $1 (reduced, full, zipf, straggler, 16k, sweep100)" >&2; exit 2 ;;
+  esac
+}
+
+printf '%-10s %-9s %9s %9s %12s %12s %10s\n' case commit wall_s peak_MiB activities "activities/s" step_s
+IFS=, read -r -a list <<<"$cases"
+for c in "${list[@]}"; do
+  for i in "${!bins[@]}"; do
+    bin=${bins[$i]}
+    if [ "$c" = sweep100 ]; then
+      seeds=$(seq -s, 1 100)
+      /usr/bin/time -f '%e %M' -o "$out/time" "$bin" sweep "${args[@]}" --grid "scenario.seed=$seeds" \
+        -o "$out/sweep$i" --quiet >/dev/null 2>"$out/err" || { echo "$c ${labels[$i]}: failed: $(tail -1 "$out/err")"; continue; }
+      read -r wall kib <"$out/time"
+      printf '%-10s %-9s %9.2f %9.0f %12s %12s %10s\n' "$c" "${labels[$i]}" "$wall" "$((kib / 1024))" - - -
+      continue
+    fi
+    # shellcheck disable=SC2046  # the case's --set words split on purpose
+    if ! /usr/bin/time -f '%e %M' -o "$out/time" "$bin" simulate "${args[@]}" $(case_args "$c") --json --quiet \
+      >"$out/sim.json" 2>"$out/err"; then
+      echo "$c ${labels[$i]}: failed: $(tail -1 "$out/err")"
+      continue
+    fi
+    read -r wall kib <"$out/time"
+    python3 - "$out/sim.json" "$c" "${labels[$i]}" "$wall" "$kib" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-mode, wall, kib = sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
-step = j["step_time_s"]
-print(f"{mode:<9} {wall:10.2f} {kib/1024:12.0f} {j['sim']['activities']:14d} {step:12.4f} {step/max(wall,1e-9):14.4f} {100*j['vs_roofline']:+15.2f}%")
+case, label, wall, kib = sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
+act = j["sim"]["activities"]
+print(f"{case:<10} {label:<9} {wall:9.2f} {kib/1024:9.0f} {act:12d} {act/max(wall,1e-9):12.0f} {j['step_time_s']:10.4f}")
 PY
+  done
 done

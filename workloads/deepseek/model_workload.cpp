@@ -1,8 +1,11 @@
 #include "workloads/deepseek/model_workload.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "platforms/cluster_platform.hpp"
+#include "platforms/degraded_hardware.hpp"
 #include "workloads/deepseek/kernel_efficiency.hpp"
 #include "workloads/deepseek/local_batch.hpp"
 #include "workloads/deepseek/model_program.hpp"
@@ -47,7 +50,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
   // Every replica (and EP group) runs the same program on the same loads while routing is
   // balanced and nothing perturbs a GPU, so by symmetry one stands for all; `auto` takes it.
   reduced_ = plan.sim.mode != SimMode::Full;
-  if (reduced_ && plan.scenario.perturbed()) {  // a slow GPU or jitter makes replicas differ
+  if (reduced_ && plan.scenario.perturbed() && !mark_perturbed_groups()) {  // a slow GPU or jitter makes replicas differ
     reduced_ = false;
     full_reason_ = "stragglers or jitter make the replicas differ, so every GPU is replayed";
   }
@@ -75,6 +78,42 @@ ModelWorkload::ModelWorkload(const Plan& plan)
 
 ModelWorkload::~ModelWorkload() = default;
 
+// A straggler only delays its own GPU, so the replicas whose EP groups hold no perturbed GPU run
+// exactly the unperturbed step, ahead of or level with the perturbed ones. What couples them --
+// the DP collectives -- waits for the later side, which is simulated: its flows to mirrored hosts
+// start when it posts them, as they would in a full replay. EP groups and pipeline rows close over
+// the same groups on every rank (TP and CP groups are closed over too), so those are replayed whole.
+bool ModelWorkload::mark_perturbed_groups() {
+  const ScenarioConfig& sc = plan_.scenario;
+  if (sc.jitter_sigma > 0 || !loads_.balanced() || !uniform_batch_ || plan_.parallel.zero == 3) return false;
+  const PlatformSpec spec = platform();
+  const std::vector<int64_t> via = nic_detours(spec);
+  perturbed_groups_.assign(size_t(layout_.expert_dp()), false);
+  const auto mark = [&](int64_t gpu) {
+    if (gpu >= 0 && gpu < layout_.gpus()) perturbed_groups_[size_t(layout_.ep_group_index(gpu))] = true;
+  };
+  for (const Straggler& s : sc.stragglers) {
+    if (s.gpu >= 0) mark(s.gpu);
+    if (s.node >= 0)
+      for (int64_t l = 0; l < spec.gpus_per_node; ++l) mark(s.node * spec.gpus_per_node + l);
+  }
+  for (size_t g = 0; g < via.size(); ++g)
+    if (via[g] >= 0) mark(int64_t(g)), mark(via[g]);  // the lending GPU's NIC carries the detour
+  for (bool grew = true; grew;) {  // a TP or CP group spanning two EP groups takes both
+    grew = false;
+    for (int64_t gpu = 0; gpu < layout_.stage_gpus(); ++gpu) {
+      if (!perturbed_groups_[size_t(layout_.ep_group_index(gpu))]) continue;
+      for (const auto& group : {layout_.tp_group(gpu), layout_.cp_group(gpu)})
+        for (const int64_t peer : group)
+          if (!perturbed_groups_[size_t(layout_.ep_group_index(peer))]) perturbed_groups_[size_t(layout_.ep_group_index(peer))] = grew = true;
+    }
+  }
+  perturbed_group_count_ = std::count(perturbed_groups_.begin(), perturbed_groups_.end(), true);
+  if (perturbed_group_count_ < layout_.expert_dp()) return true;
+  perturbed_groups_.clear();
+  return false;
+}
+
 std::string ModelWorkload::name() const { return plan_.model.name; }
 
 PlatformSpec ModelWorkload::platform() const { return platform_spec(plan_); }
@@ -89,6 +128,7 @@ bool ModelWorkload::simulated(int64_t gpu) const {
   if (!reduced_) return true;
   if (plan_.parallel.zero == 3) return layout_.ep_group_index(gpu) == 0;  // one EP group holds both batch sizes
   if (ep_group_reduced_) return layout_.ep_group_index(gpu) == 0;
+  if (!perturbed_groups_.empty()) return perturbed_groups_[size_t(layout_.ep_group_index(gpu))];
   return layout_.dp_rank(gpu) == 0;                                         // replica 0 of every stage
 }
 
@@ -113,6 +153,7 @@ double ModelWorkload::expected_ops() const {
     }
     const double gpus_like_this = double(plan_.gpus()) / double(ranks);
     const double simulated = !reduced_                                          ? gpus_like_this
+                             : !perturbed_groups_.empty() ? double(plan_.parallel.ep * perturbed_group_count_)
                              : plan_.parallel.zero == 3 || ep_group_reduced_ ? double(plan_.parallel.ep)
                                                                               : double(layout_.tp() * layout_.cp());
     total += ops * simulated;
@@ -122,6 +163,12 @@ double ModelWorkload::expected_ops() const {
 
 std::string ModelWorkload::mode() const {
   if (!reduced_) return full_reason_.empty() ? "full" : "full: " + full_reason_;
+  if (!perturbed_groups_.empty())
+    return fmt::format("reduced: the {} EP group(s) per pipeline rank holding a straggler ({} of {} GPUs) "
+                       "simulated; the other {} groups per rank are unperturbed, run ahead or level, and mirror "
+                       "them (DP flows to them run against their hosts)",
+                       perturbed_group_count_, perturbed_group_count_ * plan_.parallel.ep * plan_.parallel.pp,
+                       layout_.gpus(), layout_.expert_dp() - perturbed_group_count_);
   if (ep_group_reduced_)
     return fmt::format("ep-groups: EP group 0 of every pipeline rank ({} x {} GPUs) simulated, since uneven expert "
                        "loads make the GPUs of a group differ; the other {} groups per rank run the same loads and "

@@ -108,6 +108,11 @@ class ModelWorkload : public engine::Workload {
   bool reduced_ = false;  // one data-parallel replica (PP plans) or one EP group (FSDP) stands for all
   bool ep_group_reduced_ = false;  // uneven loads, PP plans: EP group 0 of every rank stands for the others
   std::string full_reason_;        // why an `auto` run with uneven loads replays every GPU
+  // Stragglers, PP plans: only the EP groups holding a perturbed GPU, with their pipeline rows
+  // (the same groups on every pipeline rank), are replayed; the unperturbed groups mirror them.
+  bool mark_perturbed_groups();  // fills the two below; false when the replicas cannot be split so
+  std::vector<bool> perturbed_groups_;  // by EP group index within a pipeline rank; empty: not in use
+  int64_t perturbed_group_count_ = 0;
 };
 
 }  // namespace stepsim

@@ -1,0 +1,62 @@
+// sim.mode=auto with stragglers replays only the EP groups holding a perturbed GPU (with their
+// pipeline rows) and mirrors the others. Held to the full replay of the same plan, which is the
+// reference: an 8-layer plan with two EP groups of 8 per pipeline rank (32 GPUs, 16 replayed).
+// A slow clock only delays the perturbed group, so the two must agree to rounding; a slow NIC
+// also shifts when the DP collectives' flows from mirrored replicas arrive relative to the
+// perturbed group's kernels, so the step agrees to rounding and the exposed/bubble split within
+// 2 % of the exposed time.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/simulator/sim_test_util.hpp"
+
+namespace stepsim::test {
+namespace {
+
+std::vector<std::string> two_groups(const std::string& stragglers, const std::string& mode) {
+  return {"model.num_hidden_layers=8", "cluster.nodes=4", "parallel.pp=2", "parallel.ep=8",
+          "train.global_batch=64", "parallel.microbatches=4", "scenario.stragglers=" + stragglers,
+          "sim.mode=" + mode};
+}
+
+void expect_groups_match_full(const std::string& stragglers, double split_tolerance) {
+  const Plan part = load_plan(default_config_path(), two_groups(stragglers, "auto"));
+  const Plan full = load_plan(default_config_path(), two_groups(stragglers, "full"));
+  const SimResult a = in_child([&] { return simulate(part, SimOptions{true, false}); });
+  const SimResult f = in_child([&] { return simulate(full, SimOptions{true, false}); });
+  ASSERT_EQ(f.ranks.size(), 32u);
+  ASSERT_EQ(a.ranks.size(), 16u) << a.mode;  // one of the two groups on each of the two ranks
+  EXPECT_NEAR(a.step_time_s, f.step_time_s, 1e-9 * f.step_time_s);
+  EXPECT_NEAR(a.stragglers.baseline_step_s, f.stragglers.baseline_step_s, 1e-9 * f.step_time_s);
+  std::map<int64_t, const RankResult*> by_rank;
+  for (const RankResult& r : f.ranks) by_rank[r.rank] = &r;
+  for (const RankResult& r : a.ranks) {
+    const RankResult& ref = *by_rank.at(r.rank);
+    EXPECT_NEAR(r.compute_s, ref.compute_s, 1e-9 * f.step_time_s) << "rank " << r.rank;
+    EXPECT_NEAR(r.exposed_comm_s, ref.exposed_comm_s, split_tolerance * ref.exposed_comm_s + 1e-9) << "rank " << r.rank;
+    EXPECT_NEAR(r.bubble_s, ref.bubble_s, split_tolerance * ref.exposed_comm_s + 1e-9) << "rank " << r.rank;
+    EXPECT_EQ(r.memory.peak_bytes, ref.memory.peak_bytes) << "rank " << r.rank;
+  }
+  ASSERT_FALSE(a.stragglers.root_causes.empty());
+  EXPECT_EQ(a.stragglers.root_causes[0].gpu, f.stragglers.root_causes[0].gpu);
+  expect_exact_split(a);
+}
+
+TEST(StragglerGroups, SlowClockReplaysItsGroupsAndMatchesFull) {
+  expect_groups_match_full("[{gpu: 3, clock: 0.7}]", 1e-9);
+}
+
+TEST(StragglerGroups, SlowNicReplaysItsGroupsAndKeepsTheStep) {
+  expect_groups_match_full("[{gpu: 20, nic_GBps: 10}]", 0.02);
+}
+
+// A straggler in every group leaves nothing to mirror: every GPU is replayed.
+TEST(StragglerGroups, PerturbedEverywhereReplaysEveryGpu) {
+  const Plan plan = load_plan(default_config_path(), two_groups("[{gpu: 3, clock: 0.9}, {gpu: 12, clock: 0.9}]", "auto"));
+  const SimResult r = in_child([&] { return simulate(plan, SimOptions{true, false}); });
+  EXPECT_EQ(r.ranks.size(), 32u) << r.mode;
+}
+
+}  // namespace
+}  // namespace stepsim::test
