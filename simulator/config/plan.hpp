@@ -76,6 +76,9 @@ struct ParallelConfig {
 // which numbers sit here, never a code path.
 struct HardwareConfig {
   std::string name = "H800";
+  // Datasheet dense peaks (hardware.preset files cite them; 0 = unknown): what MFU divides by.
+  double peak_fp8_tflops = 0;
+  double peak_bf16_tflops = 0;
   double fp8_tflops = 0;
   double bf16_tflops = 0;
   double ib_GBps = 0;          // per GPU NIC, per direction
@@ -160,6 +163,9 @@ struct WorkloadConfig {
 
 struct Plan {
   std::string source;  // the config file it came from, for messages
+  // Keys a hardware preset or profile held that the config or --set overrode (printed on stderr
+  // by the command line, so a switch of GPU that does not take is never silent).
+  std::vector<std::string> notes;
   ModelConfig model;
   TrainConfig train;
   ParallelConfig parallel;
