@@ -65,6 +65,8 @@ constexpr Named<Recompute> kRecomputes[] = {
 constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
                                         {Routing::Zipf, "zipf"},         {Routing::Dirichlet, "dirichlet"},
                                         {Routing::Hot, "hot"},           {Routing::File, "file"}};
+constexpr Named<Topology> kTopologies[] = {
+    {Topology::Star, "star"}, {Topology::FatTree, "fat-tree"}, {Topology::MultiPlane, "multi-plane"}};
 constexpr Named<SimMode> kSimModes[] = {{SimMode::Auto, "auto"}, {SimMode::Full, "full"}, {SimMode::Reduced, "reduced"}};
 constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
 
@@ -177,6 +179,9 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.comm_sms", 0, 65536, size},
       {"cluster.nodes", 0, 1 << 24, size},
       {"cluster.gpus_per_node", 0, 4096, size},
+      {"cluster.leaf_nics", 0, 65536, size},
+      {"cluster.nvlink_domain", 0, 1 << 24, size},
+      {"cluster.oversubscription", 0, 1024, "a leaf with under 1/1024 of its bandwidth up is a unit mistake"},
       {"hardware.peak_fp8_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.peak_bf16_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"scenario.hot_experts", 0, 16384, size},
@@ -296,6 +301,11 @@ const std::map<std::string, Field>& schema() {
     f["hardware.memory_GiB"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::memory_GiB)};
     f["cluster.nodes"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::nodes)};
     f["cluster.gpus_per_node"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::gpus_per_node)};
+    f["cluster.topology"] = choice<Topology>(kTopologies, [](Plan& p, Topology v) { p.cluster.topology = v; });
+    f["cluster.oversubscription"] = {Kind::PositiveNumber, into(&Plan::cluster, &ClusterConfig::oversubscription)};
+    f["cluster.rail_optimized"] = {Kind::Bool, into(&Plan::cluster, &ClusterConfig::rail_optimized)};
+    f["cluster.leaf_nics"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::leaf_nics)};
+    f["cluster.nvlink_domain"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::nvlink_domain)};
 
     f["scenario.routing"] = choice<Routing>(kRoutings, [](Plan& p, Routing v) { p.scenario.routing = v; });
     f["scenario.zipf_s"] = {Kind::NonNegativeNumber, into(&Plan::scenario, &ScenarioConfig::zipf_s)};
@@ -693,5 +703,6 @@ const char* to_string(Schedule s) { return name_of(kSchedules, s); }
 const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
 const char* to_string(Routing r) { return name_of(kRoutings, r); }
 const char* to_string(SimMode m) { return name_of(kSimModes, m); }
+const char* to_string(Topology t) { return name_of(kTopologies, t); }
 
 }  // namespace stepsim
