@@ -24,7 +24,24 @@ PlatformSpec platform_spec(const Plan& plan) {
   spec.nvlink_latency_s = hw.nvlink_latency_s;
   spec.gpu_name = hw.name;
   spec.stragglers = plan.scenario.stragglers;
+  spec.topology = plan.cluster.topology;
+  spec.oversubscription = plan.cluster.oversubscription;
+  spec.rail_optimized = plan.cluster.rail_optimized;
+  spec.leaf_nics = plan.cluster.leaf_nics;
+  spec.nvlink_ranks = plan.nvlink_ranks();
   return spec;
+}
+
+FabricShape PlatformSpec::shape() const {
+  FabricShape f;
+  f.nodes = nodes;
+  f.gpus_per_node = gpus_per_node;
+  f.nvlink_ranks = nvlink_ranks > 0 ? nvlink_ranks : gpus_per_node;
+  f.topology = topology;
+  f.oversubscription = oversubscription;
+  f.rail_optimized = rail_optimized;
+  f.leaf_nics = leaf_nics;
+  return f;
 }
 
 std::string gpu_host_name(int64_t node, int64_t local) {
@@ -49,10 +66,13 @@ void validate_platform_spec(const PlatformSpec& spec) {
   require(std::isfinite(spec.comm_speed_factor) && spec.comm_speed_factor > 0 && spec.comm_speed_factor <= 1,
           "comm_speed_factor must be in (0, 1] (comm_sms must be below sms)");
   require(std::isfinite(spec.ib_Bps) && spec.ib_Bps > 0, "ib bandwidth must be positive");
-  require(spec.gpus_per_node == 1 || (std::isfinite(spec.nvlink_Bps) && spec.nvlink_Bps > 0),
-          "nvlink bandwidth must be positive when a node has more than one GPU");
+  require(spec.shape().nvlink_ranks == 1 || (std::isfinite(spec.nvlink_Bps) && spec.nvlink_Bps > 0),
+          "nvlink bandwidth must be positive when an NVLink domain has more than one GPU");
+  require(std::isfinite(spec.oversubscription) && spec.oversubscription >= 1, "oversubscription must be >= 1");
   require(std::isfinite(spec.ib_latency_s) && spec.ib_latency_s >= 0, "ib latency must be >= 0");
   require(std::isfinite(spec.nvlink_latency_s) && spec.nvlink_latency_s >= 0, "nvlink latency must be >= 0");
+  const std::string fabric = fabric_problem(spec.shape());
+  require(fabric.empty(), fabric);
 }
 
 void configure_exact_network(simgrid::s4u::Engine& /*engine*/) {

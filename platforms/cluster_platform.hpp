@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "platforms/topology.hpp"
 #include "simulator/config/plan.hpp"
 
 namespace simgrid::s4u {
@@ -28,6 +29,13 @@ struct PlatformSpec {
   double ib_latency_s = 0;
   double nvlink_latency_s = 0;
   std::string gpu_name = "H800";
+  // The network between NICs and the NVLink domains (platforms/topology.hpp).
+  Topology topology = Topology::Star;
+  double oversubscription = 1;
+  bool rail_optimized = false;
+  int64_t leaf_nics = 32;
+  int64_t nvlink_ranks = 0;  // consecutive GPUs sharing NVLink; 0 = a node
+  FabricShape shape() const;
   // Slow GPUs, NICs, NVLinks and NICs down (platforms/degraded_hardware.hpp); ids are this platform's.
   std::vector<Straggler> stragglers;
 };
@@ -35,7 +43,8 @@ struct PlatformSpec {
 PlatformSpec platform_spec(const Plan& plan);
 
 // Names are stable and documented: hosts "n<node>g<local>", links "nvl-n<node>g<local>" and
-// "ib-n<node>g<local>" (each with _UP / _DOWN halves).
+// "ib-n<node>g<local>" (each with _UP / _DOWN halves); on a fat tree also "up-n<node>g<local>" and
+// "spine-z<zone>" (platforms/topology.hpp).
 std::string gpu_host_name(int64_t node, int64_t local);
 std::string nvlink_link_name(int64_t node, int64_t local);  // "nvl-n<node>g<local>"
 std::string ib_link_name(int64_t node, int64_t local);      // "ib-n<node>g<local>"

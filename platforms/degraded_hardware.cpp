@@ -9,7 +9,10 @@
 namespace stepsim {
 namespace {
 
+bool is_link_item(const Straggler& s) { return s.leaf >= 0; }
+
 bool acts_on(const Straggler& s, const PlatformSpec& spec, int64_t gpu) {
+  if (is_link_item(s)) return spec.shape().leaf_of(gpu) == s.leaf;
   return s.gpu == gpu || (s.node >= 0 && s.node == gpu / spec.gpus_per_node);
 }
 
@@ -64,6 +67,27 @@ Timeline nic_bandwidth(const PlatformSpec& spec, int64_t gpu) { return bandwidth
 
 Timeline nvlink_bandwidth(const PlatformSpec& spec, int64_t gpu) {
   return bandwidth(spec, gpu, &Straggler::nvlink_GBps, spec.nvlink_Bps);
+}
+
+Timeline uplink_bandwidth(const PlatformSpec& spec, int64_t gpu) {
+  const FabricShape f = spec.shape();
+  const double share = spec.ib_Bps / spec.oversubscription;
+  // Each of the leaf's spines() cables carries an equal part of its uplink capacity.
+  const double cable = share * double(f.leaf_nics) / double(f.spines());
+  return timeline(
+      spec, gpu, [](const Straggler& s) { return is_link_item(s); },
+      [&](double t) {
+        // Per cable the lowest acting value; the leaf's capacity is the sum over its cables.
+        std::vector<double> cables(size_t(f.spines()), cable);
+        for (const Straggler& s : spec.stragglers)
+          if (is_link_item(s) && acts_on(s, spec, gpu) && active(s, t) && s.spine < f.spines()) {
+            double& c = cables[size_t(s.spine)];
+            c = std::min(c, s.link_down ? 0.0 : s.link_GBps * 1e9);
+          }
+        double sum = 0;
+        for (double c : cables) sum += c;
+        return share * sum / (cable * double(f.spines()));
+      });
 }
 
 std::vector<int64_t> nic_detours(const PlatformSpec& spec) {

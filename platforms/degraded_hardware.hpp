@@ -21,6 +21,9 @@ Timeline gpu_speed_factor(const PlatformSpec& spec, int64_t gpu);
 // The NIC's (or NVLink port's) bandwidth in B/s: the lowest degraded value acting, else the base.
 Timeline nic_bandwidth(const PlatformSpec& spec, int64_t gpu);
 Timeline nvlink_bandwidth(const PlatformSpec& spec, int64_t gpu);
+// The GPU's share of its leaf's uplinks in B/s (ib / oversubscription, scaled by the leaf's working
+// uplink capacity while a leaf-spine cable is slow or down); empty when no cable of its leaf is.
+Timeline uplink_bandwidth(const PlatformSpec& spec, int64_t gpu);
 
 // Per GPU: -1, or the GPU (same node) whose NIC carries its inter-node traffic because its own is down.
 std::vector<int64_t> nic_detours(const PlatformSpec& spec);

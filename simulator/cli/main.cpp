@@ -45,7 +45,10 @@ void print_error(const char* kind, const std::string& what) {
 }
 
 stepsim::Plan load(const PlanArgs& a) {
-  return stepsim::load_plan(a.config.empty() ? stepsim::default_config_path() : a.config, a.sets);
+  stepsim::Plan plan = stepsim::load_plan(a.config.empty() ? stepsim::default_config_path() : a.config, a.sets);
+  if (!a.quiet)
+    for (const auto& note : plan.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+  return plan;
 }
 
 }  // namespace

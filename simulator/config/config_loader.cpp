@@ -68,6 +68,8 @@ constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision:
 constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
                                         {Routing::Zipf, "zipf"},         {Routing::Dirichlet, "dirichlet"},
                                         {Routing::Hot, "hot"},           {Routing::File, "file"}};
+constexpr Named<Topology> kTopologies[] = {
+    {Topology::Star, "star"}, {Topology::FatTree, "fat-tree"}, {Topology::MultiPlane, "multi-plane"}};
 constexpr Named<SimMode> kSimModes[] = {{SimMode::Auto, "auto"}, {SimMode::Full, "full"}, {SimMode::Reduced, "reduced"}};
 constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
 
@@ -183,6 +185,11 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.comm_sms", 0, 65536, size},
       {"cluster.nodes", 0, 1 << 24, size},
       {"cluster.gpus_per_node", 0, 4096, size},
+      {"cluster.leaf_nics", 0, 65536, size},
+      {"cluster.nvlink_domain", 0, 1 << 24, size},
+      {"cluster.oversubscription", 0, 1024, "a leaf with under 1/1024 of its bandwidth up is a unit mistake"},
+      {"hardware.peak_fp8_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.peak_bf16_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"scenario.hot_experts", 0, 16384, size},
       {"scenario.seed", 0, 9.3e18, "seeds are 64-bit"},
       {"scenario.routing_samples", 0, 1e7, "more samples take minutes and change the statistics by < 0.1 %"},
@@ -233,6 +240,12 @@ void apply_bounds(std::map<std::string, Field>& f) {
     only_with(k, "workload.kind", {"synthetic"});
 }
 
+// The shipped GPU presets: workloads/hardware/<name>.yaml, each a hardware: map.
+const std::vector<std::string>& hardware_presets() {
+  static const std::vector<std::string> names = {"h800", "h100-sxm", "h200", "b200", "gb200", "mi300x"};
+  return names;
+}
+
 const std::map<std::string, Field>& schema() {
   static const std::map<std::string, Field> fields = [] {
     std::map<std::string, Field> f;
@@ -262,6 +275,11 @@ const std::map<std::string, Field>& schema() {
     f["schedule"] = choice<Schedule>(kSchedules, [](Plan& p, Schedule v) { p.parallel.schedule = v; });
 
     f["hardware.name"] = {Kind::Text, into(&Plan::hardware, &HardwareConfig::name)};
+    // hardware.preset is merged in before the walk (see apply_hardware_layers).
+    f["hardware.preset"] = {Kind::Choice, [](Plan&, const json&) {}, hardware_presets()};
+    f["hardware.peak_fp8_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::peak_fp8_tflops)};
+    f["hardware.peak_bf16_tflops"] = {Kind::PositiveNumber,
+                                      into(&Plan::hardware, &HardwareConfig::peak_bf16_tflops)};
     f["hardware.fp8_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::fp8_tflops)};
     f["hardware.bf16_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::bf16_tflops)};
     f["hardware.ib_GBps"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::ib_GBps)};
@@ -286,13 +304,18 @@ const std::map<std::string, Field>& schema() {
     f["hardware.a2a_latency_s"] = {Kind::NonNegativeNumber, into(&Plan::hardware, &HardwareConfig::a2a_latency_s)};
     f["hardware.a2a_layout_latency_s"] = {Kind::NonNegativeNumber,
                                           into(&Plan::hardware, &HardwareConfig::a2a_layout_latency_s)};
-    // hardware.profile is merged in before the walk (see apply_hardware_profile).
+    // hardware.profile is merged in before the walk (see apply_hardware_layers).
     f["hardware.profile"] = {Kind::Path, [](Plan&, const json&) {}};
     f["hardware.memory_GiB"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::memory_GiB)};
     f["hardware.peak_bf16_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::peak_bf16_tflops)};
     f["hardware.peak_fp8_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::peak_fp8_tflops)};
     f["cluster.nodes"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::nodes)};
     f["cluster.gpus_per_node"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::gpus_per_node)};
+    f["cluster.topology"] = choice<Topology>(kTopologies, [](Plan& p, Topology v) { p.cluster.topology = v; });
+    f["cluster.oversubscription"] = {Kind::PositiveNumber, into(&Plan::cluster, &ClusterConfig::oversubscription)};
+    f["cluster.rail_optimized"] = {Kind::Bool, into(&Plan::cluster, &ClusterConfig::rail_optimized)};
+    f["cluster.leaf_nics"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::leaf_nics)};
+    f["cluster.nvlink_domain"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::nvlink_domain)};
 
     f["scenario.routing"] = choice<Routing>(kRoutings, [](Plan& p, Routing v) { p.scenario.routing = v; });
     f["scenario.zipf_s"] = {Kind::NonNegativeNumber, into(&Plan::scenario, &ScenarioConfig::zipf_s)};
@@ -513,32 +536,64 @@ void apply_override(json& root, const std::string& text, std::map<std::string, s
   merge_into(*cur, json{{parts.back(), value}});
 }
 
-// `hardware.profile: PATH` names a YAML file holding a `hardware:` map (a calibrated profile); its
-// keys fill in what the config and --set leave unset (explicit keys win). A relative path is looked
-// up next to the config, then in the current directory.
-void apply_hardware_profile(json& root, const std::string& source, const std::filesystem::path& base_dir) {
-  if (!root.contains("hardware") || !root["hardware"].is_object() || !root["hardware"].contains("profile")) return;
-  json& hw = root["hardware"];
-  if (!hw["profile"].is_string())
-    throw ConfigError(source + ": hardware.profile: expected a path to a YAML file with a hardware: map");
-  std::filesystem::path p = hw["profile"].get<std::string>();
-  if (p.is_relative() && std::filesystem::exists(base_dir / p)) p = base_dir / p;
-  std::error_code ec;
-  if (!std::filesystem::exists(p, ec))
-    throw ConfigError(source + ": hardware.profile: cannot read " + p.string() +
-                      " (relative paths are tried next to the config, then in the current directory)");
-  const json prof = yaml_text_to_json(io::read_input_file(p.string(), "hardware.profile", io::kMiB),
-                                      p.string());
-  if (!prof.is_object() || !prof.contains("hardware") || !prof["hardware"].is_object())
-    throw ConfigError(p.string() + ": expected a hardware: map (a hardware profile, e.g. made by stepsim calibrate)");
-  for (const auto& [k, v] : prof.items())
-    if (k != "hardware") throw ConfigError(p.string() + ": " + k + ": a hardware profile holds only a hardware: map");
-  for (const auto& [k, v] : prof["hardware"].items()) {
+// Reads a hardware file (a preset or a profile): a YAML map holding only `hardware:`, every key
+// known and valid. `what` names it in messages.
+json read_hardware_file(const std::filesystem::path& p, const std::string& what, const std::string& key_name) {
+  const json file = yaml_text_to_json(io::read_input_file(p.string(), key_name, io::kMiB), p.string());
+  if (!file.is_object() || !file.contains("hardware") || !file["hardware"].is_object())
+    throw ConfigError(p.string() + ": expected a hardware: map (" + what + ")");
+  for (const auto& [k, v] : file.items())
+    if (k != "hardware") throw ConfigError(p.string() + ": " + k + ": " + what + " holds only a hardware: map");
+  for (const auto& [k, v] : file["hardware"].items()) {
     const std::string key = "hardware." + k;
-    if (k == "profile" || !schema().count(key))
-      throw ConfigError(p.string() + ": " + key + ": unknown or not allowed in a profile; check its spelling (see README)");
+    if (k == "profile" || k == "preset" || !schema().count(key))
+      throw ConfigError(p.string() + ": " + key + ": unknown or not allowed in " + what +
+                        "; check its spelling (see README)");
     check_value(p.string(), key, schema().at(key), v);
-    if (!hw.contains(k)) hw[k] = v;
+  }
+  return file["hardware"];
+}
+
+// Fills the keys of `layer` that `hw` leaves unset; a key `hw` already sets (from --set, the config
+// or a higher layer) keeps its value, and a differing one is noted so the override is never silent.
+void fill_unset(json& hw, const json& layer, const std::string& layer_name, std::vector<std::string>& notes) {
+  for (const auto& [k, v] : layer.items()) {
+    if (!hw.contains(k)) {
+      hw[k] = v;
+    } else if (hw[k] != v) {
+      notes.push_back("hardware." + k + " = " + describe(hw[k]) + " overrides " + layer_name + "'s " + describe(v));
+    }
+  }
+}
+
+// Hardware keys come in layers, the first that sets a key wins: --set, the config's own keys,
+// `hardware.profile: PATH` (a calibrated profile; relative paths next to the config, then the
+// current directory), `hardware.preset: NAME` (workloads/hardware/NAME.yaml: a GPU's datasheet
+// and achievable rates). --set was merged into `root` already, so it beats the file's keys.
+void apply_hardware_layers(json& root, const std::string& source, const std::filesystem::path& base_dir,
+                           std::vector<std::string>& notes) {
+  if (!root.contains("hardware") || !root["hardware"].is_object()) return;
+  json& hw = root["hardware"];
+  if (hw.contains("profile")) {
+    if (!hw["profile"].is_string())
+      throw ConfigError(source + ": hardware.profile: expected a path to a YAML file with a hardware: map");
+    std::filesystem::path p = hw["profile"].get<std::string>();
+    if (p.is_relative() && std::filesystem::exists(base_dir / p)) p = base_dir / p;
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec))
+      throw ConfigError(source + ": hardware.profile: cannot read " + p.string() +
+                        " (relative paths are tried next to the config, then in the current directory)");
+    fill_unset(hw, read_hardware_file(p, "a hardware profile", "hardware.profile"), "hardware.profile " + p.string(), notes);
+  }
+  if (hw.contains("preset")) {
+    const json name = check_value(source, "hardware.preset", schema().at("hardware.preset"), hw["preset"]);
+    const std::filesystem::path p =
+        std::filesystem::path(STEPSIM_SOURCE_DIR) / "workloads" / "hardware" / (name.get<std::string>() + ".yaml");
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec))
+      throw ConfigError(source + ": hardware.preset: the preset file " + p.string() +
+                        " is missing; reinstall the workloads/hardware folder");
+    fill_unset(hw, read_hardware_file(p, "a hardware preset", "hardware.preset"), "hardware.preset " + name.get<std::string>(), notes);
   }
 }
 
@@ -606,7 +661,7 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
     root["model"] = merged;
   }
 
-  apply_hardware_profile(root, source, base_dir);
+  apply_hardware_layers(root, source, base_dir, plan.notes);
   std::map<std::string, json> leaves;
   flatten(source, "", root, leaves);
   for (const auto& key : required_keys())
@@ -667,5 +722,6 @@ bool is_deepseek_v3(const ModelConfig& m) {
   return m.hidden_size == 7168 && m.num_hidden_layers == 61 && m.n_routed_experts == 256 &&
          m.num_experts_per_tok == 8 && m.kv_lora_rank == 512 && m.vocab_size == 129280;
 }
+const char* to_string(Topology t) { return name_of(kTopologies, t); }
 
 }  // namespace stepsim

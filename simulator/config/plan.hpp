@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stepsim {
@@ -87,6 +88,9 @@ struct ParallelConfig {
 // which numbers sit here, never a code path.
 struct HardwareConfig {
   std::string name = "H800";
+  // Datasheet dense peaks (hardware.preset files cite them; 0 = unknown): what MFU divides by.
+  double peak_fp8_tflops = 0;
+  double peak_bf16_tflops = 0;
   double fp8_tflops = 0;
   double bf16_tflops = 0;
   double ib_GBps = 0;          // per GPU NIC, per direction
@@ -114,10 +118,20 @@ struct HardwareConfig {
   double wgrad_efficiency() const { return wgrad_gemm_efficiency > 0 ? wgrad_gemm_efficiency : gemm_efficiency; }
 };
 
+// The fabric between NICs (platforms/topology.hpp): a non-blocking switch, a two-level leaf/spine
+// fat tree, or DeepSeek's multi-plane fat tree (NIC k of every node on plane k).
+enum class Topology { Star, FatTree, MultiPlane };
+
 struct ClusterConfig {
   int64_t nodes = 0;
   int64_t gpus_per_node = 0;
+  Topology topology = Topology::Star;
+  double oversubscription = 1;  // a leaf's down-port bandwidth over its up-port bandwidth
+  bool rail_optimized = false;  // fat-tree: a leaf holds NIC k of its nodes (multi-plane always does)
+  int64_t leaf_nics = 32;       // NICs under one leaf switch (a 64-port switch at 1:1)
+  int64_t nvlink_domain = 0;    // GPUs sharing one NVLink fabric (72 for GB200 NVL72); 0 = a node
   int64_t gpus() const { return nodes * gpus_per_node; }
+  int64_t nvlink_domain_gpus() const { return nvlink_domain > 0 ? nvlink_domain : gpus_per_node; }
 };
 
 // How tokens pick experts (workloads/routing/): balanced = every expert gets its mean load; the
@@ -134,6 +148,12 @@ struct Straggler {
   double nvlink_GBps = 0;   // NVLink bandwidth per direction while degraded; 0 = unchanged
   bool nic_down = false;    // the GPU's NIC is down: its inter-node traffic goes through `via`'s NIC
   int64_t via = -1;         // GPU on the same node lending its NIC; -1 = the next GPU with a working NIC
+  // Or a leaf-spine cable of a fat tree (platforms/topology.hpp): slow, or down (traffic spreads
+  // over the leaf's other uplinks).
+  int64_t leaf = -1;
+  int64_t spine = -1;
+  double link_GBps = 0;     // the cable's bandwidth while degraded; 0 = unchanged
+  bool link_down = false;
   double from_s = 0;
   double to_s = std::numeric_limits<double>::infinity();
 };
@@ -176,6 +196,9 @@ struct WorkloadConfig {
 
 struct Plan {
   std::string source;  // the config file it came from, for messages
+  // Keys a hardware preset or profile held that the config or --set overrode (printed on stderr
+  // by the command line, so a switch of GPU that does not take is never silent).
+  std::vector<std::string> notes;
   ModelConfig model;
   TrainConfig train;
   ParallelConfig parallel;
@@ -193,6 +216,17 @@ struct Plan {
   int64_t stages() const { return parallel.schedule == Schedule::DualPipeV ? 2 * parallel.pp : parallel.pp; }
   int64_t edp() const { return stage_gpus() / parallel.ep; }       // expert data-parallel degree (experts keep TP 1)
   double sequences_per_replica() const { return double(train.global_batch) / double(dp()); }
+  // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:
+  // with 72-GPU domains and EP 64 each domain runs one group and its other 8 GPUs stay idle
+  // (spares, not simulated), so an EP group never straddles two domains.
+  int64_t nvlink_ranks() const {
+    const int64_t d = cluster.nvlink_domain_gpus(), ep = parallel.ep;
+    if (d <= cluster.gpus_per_node || d % ep == 0 || ep % d == 0) return d;
+    if (d > ep) return d / ep * ep;
+    int64_t a = d, b = ep;  // the largest share of an EP group that fits: gcd(d, ep)
+    while (b != 0) a = std::exchange(b, a % b);
+    return a;
+  }
 };
 
 const char* to_string(Schedule s);
@@ -203,5 +237,6 @@ const char* to_string(Precision p);
 bool is_deepseek_v3(const ModelConfig& m);
 const char* to_string(Routing r);
 const char* to_string(SimMode m);
+const char* to_string(Topology t);
 
 }  // namespace stepsim

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "platforms/topology.hpp"
 #include "simulator/config/config_error.hpp"
 #include "simulator/io/json_text.hpp"
 
@@ -30,6 +31,10 @@ const std::map<std::string, ItemKey>& item_keys() {
       {"nic_GBps", {ItemKind::Positive, "the degraded NIC bandwidth in GB/s per direction", 1e-3, 1e6}},
       {"nvlink_GBps", {ItemKind::Positive, "the degraded NVLink bandwidth in GB/s per direction", 1e-3, 1e6}},
       {"nic", {ItemKind::Down, "down"}},
+      {"leaf", {ItemKind::Id, "a leaf switch of a fat tree (README, \"Topology\")"}},
+      {"spine", {ItemKind::Id, "the spine the leaf's cable goes to"}},
+      {"link_GBps", {ItemKind::Positive, "the degraded leaf-spine cable bandwidth in GB/s per direction"}},
+      {"link", {ItemKind::Down, "down"}},
       {"via", {ItemKind::Id, "the GPU on the same node whose NIC takes over"}},
       {"from_s", {ItemKind::NonNegative, "the window's start in simulated seconds", 0, 1e9}},
       {"to_s", {ItemKind::Positive, "the window's end in simulated seconds", 0, 1e9}},
@@ -79,7 +84,7 @@ json check_item_value(const std::string& at, const ItemKey& spec, const json& v)
     }
     case ItemKind::Down:
       if (!v.is_string() || v.get<std::string>() != "down")
-        fail("the only value is down (the NIC fails and a neighbour's NIC carries its traffic), got " + describe(v));
+        fail("the only value is down (it fails and its traffic takes another path), got " + describe(v));
       return v;
   }
   return v;
@@ -110,6 +115,19 @@ json check_straggler_list(const std::string& where, const std::string& key, cons
     const auto fail = [&](const std::string& k, const std::string& what) {
       throw ConfigError(where + ": " + item + (k.empty() ? "" : "." + k) + ": " + what);
     };
+    if (checked.contains("leaf") || checked.contains("spine")) {
+      // A leaf-spine cable: slow (link_GBps) or down (link: down); nothing about GPUs.
+      if (!checked.contains("leaf") || !checked.contains("spine"))
+        fail("", "a cable names both ends, for example {leaf: 3, spine: 5, link: down}");
+      for (const char* k : {"gpu", "node", "clock", "nic_GBps", "nvlink_GBps", "nic", "via"})
+        if (checked.contains(k)) fail(k, "a leaf-spine cable item takes only link_GBps or link: down and a window");
+      if (checked.contains("link_GBps") == checked.contains("link"))
+        fail("", "say how the cable is hurt: link_GBps: X or link: down (one of them)");
+      out.push_back(checked);
+      continue;
+    }
+    if (checked.contains("link_GBps") || checked.contains("link"))
+      fail(checked.contains("link") ? "link" : "link_GBps", "belongs to a leaf-spine cable; add leaf and spine");
     if (checked.contains("gpu") == checked.contains("node"))
       fail("", "name exactly one of gpu or node, for example {gpu: 5, clock: 0.8}");
     if (!checked.contains("clock") && !checked.contains("nic_GBps") && !checked.contains("nvlink_GBps") &&
@@ -144,6 +162,10 @@ std::vector<Straggler> parse_stragglers(const json& checked) {
     s.nvlink_GBps = v.value("nvlink_GBps", 0.0);
     s.nic_down = v.contains("nic");
     s.via = v.value("via", int64_t(-1));
+    s.leaf = v.value("leaf", int64_t(-1));
+    s.spine = v.value("spine", int64_t(-1));
+    s.link_GBps = v.value("link_GBps", 0.0);
+    s.link_down = v.contains("link");
     s.from_s = v.value("from_s", 0.0);
     s.to_s = v.value("to_s", std::numeric_limits<double>::infinity());
     out.push_back(s);
@@ -168,11 +190,25 @@ void validate_stragglers(const Plan& plan) {
                          ? std::string(" (the synthetic pipeline puts each of its parallel.pp ranks on its own one-GPU node)")
                          : std::string();
   std::vector<bool> down(size_t(gpus), false);
+  const FabricShape fabric = FabricShape::of(plan);
+  std::map<int64_t, int64_t> cables_down;  // per leaf
   for (size_t i = 0; i < sc.stragglers.size(); ++i) {
     const Straggler& s = sc.stragglers[i];
     const auto fail = [&](const std::string& k, const std::string& what) {
       throw ConfigError(plan.source + ": scenario.stragglers[" + std::to_string(i) + "]." + k + ": " + what);
     };
+    if (s.leaf >= 0) {
+      if (!fabric.has_leaves() || plan.workload.kind == WorkloadKind::Synthetic)
+        fail("leaf", "a star has no leaf switches; set cluster.topology=fat-tree or multi-plane");
+      if (s.leaf >= fabric.leaves())
+        fail("leaf", std::to_string(s.leaf) + " is not a leaf of the fabric; use 0 to " + std::to_string(fabric.leaves() - 1));
+      if (s.spine >= fabric.spines())
+        fail("spine", std::to_string(s.spine) + " is not a spine of leaf " + std::to_string(s.leaf) + "; use 0 to " +
+                          std::to_string(fabric.spines() - 1) + " (leaf_nics / oversubscription cables per leaf)");
+      if (s.link_down && ++cables_down[s.leaf] >= fabric.spines())
+        fail("link", "every uplink of leaf " + std::to_string(s.leaf) + " would be down, cutting it off; keep one up");
+      continue;
+    }
     if (s.gpu >= gpus)
       fail("gpu", std::to_string(s.gpu) + " is not a GPU of the cluster; use 0 to " + std::to_string(gpus - 1) + where);
     if (s.node >= nodes)

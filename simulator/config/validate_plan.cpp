@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "platforms/topology.hpp"
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_sizes.hpp"
@@ -168,6 +169,13 @@ void validate_plan(const Plan& p) {
   if (p.train.global_batch > std::numeric_limits<int64_t>::max() / p.train.seq_len)
     fail("train.global_batch", "global_batch x seq_len overflows the tokens per step; lower it");
   validate_stragglers(p);
+  if (p.cluster.nvlink_domain > 0 && p.cluster.nvlink_domain % p.cluster.gpus_per_node != 0)
+    fail("cluster.nvlink_domain", str(p.cluster.nvlink_domain) + " GPUs is not a whole number of " +
+                                      str(p.cluster.gpus_per_node) + "-GPU nodes; use a multiple of cluster.gpus_per_node");
+  // After the plan's own checks: the domain's ranks depend on a valid EP size.
+  const auto check_fabric = [&] {
+    if (const std::string why = fabric_problem(FabricShape::of(p)); !why.empty()) throw ConfigError(p.source + ": " + why);
+  };
   if (p.workload.kind == WorkloadKind::Synthetic) {
     // One abstract pipeline: only the schedule's own limits apply.
     if (p.workload.w_s > p.workload.b_s)
@@ -177,6 +185,10 @@ void validate_plan(const Plan& p) {
     if (p.parallel.schedule == Schedule::DualPipeV && p.parallel.microbatches < 2 * p.parallel.pp)
       fail("parallel.microbatches", "DualPipeV needs at least 2 x parallel.pp = " + str(2 * p.parallel.pp) +
                                         " microbatches, got " + str(p.parallel.microbatches));
+    if (p.cluster.topology != Topology::Star || p.cluster.nvlink_domain > 0)
+      fail(p.cluster.topology != Topology::Star ? "cluster.topology" : "cluster.nvlink_domain",
+           "the synthetic pipeline runs on its own one-GPU nodes over a star; drop the fabric keys");
+    check_fabric();
     return;
   }
   validate_model(p, fail);
@@ -185,6 +197,7 @@ void validate_plan(const Plan& p) {
   if (p.parallel.fp8_stash && p.train.precision == Precision::BF16)
     fail("parallel.fp8_stash", "FP8 stashes come from FP8 GEMMs; with train.precision bf16 set it to false (or "
                                "train.precision=fp8)");
+  check_fabric();
   validate_hardware_profile(p, fail);
   // Memory is given in GiB per GPU; bytes or a cluster total by mistake would make every plan fit.
   if (p.hardware.memory_GiB > 1024 * 1024) {

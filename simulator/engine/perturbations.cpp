@@ -18,7 +18,7 @@ void Perturbations::init(const PlatformSpec& spec, double jitter_sigma, uint64_t
   const size_t gpus = size_t(spec.nodes * spec.gpus_per_node);
   sigma_ = jitter_sigma;
   seed_ = seed;
-  gpus_per_node_ = spec.gpus_per_node;
+  gpus_per_node_ = spec.shape().nvlink_ranks;  // GPUs reaching each other over NVLink only
   rng_.resize(sigma_ > 0 ? gpus : 0);
   waits_.assign(gpus, {});
   roots_.assign(gpus, {});

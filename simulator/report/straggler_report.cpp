@@ -4,11 +4,46 @@
 
 #include <fmt/format.h>
 
+#include "platforms/topology.hpp"
+
 namespace stepsim {
 namespace {
 
-nlohmann::json item_json(const Straggler& s) {
+// A leaf-spine cable item: the cable, and what is left of its leaf's uplinks (traffic spreads over
+// the leaf's other spines, so each NIC's uplink share shrinks by the lost capacity).
+struct CableState {
+  std::string link;
+  double leaf_uplink_share = 1;  // of the leaf's uplink capacity, while the item acts
+  double nic_uplink_GBps = 0;    // each NIC's share of what is left
+};
+
+CableState cable_state(const Plan& plan, const Straggler& s) {
+  const FabricShape f = FabricShape::of(plan);
+  CableState c;
+  c.link = leaf_spine_link_name(s.leaf, s.spine);
+  const double share = plan.hardware.ib_GBps / plan.cluster.oversubscription;
+  const double cable = share * double(f.leaf_nics) / double(f.spines());
+  const double left = s.link_down ? 0.0 : std::min(cable, s.link_GBps);
+  c.leaf_uplink_share = (cable * double(f.spines() - 1) + left) / (cable * double(f.spines()));
+  c.nic_uplink_GBps = share * c.leaf_uplink_share;
+  return c;
+}
+
+nlohmann::json item_json(const Plan& plan, const Straggler& s) {
   nlohmann::json j;
+  if (s.leaf >= 0) {
+    const CableState c = cable_state(plan, s);
+    j["link"] = c.link;
+    j["leaf"] = s.leaf;
+    j["spine"] = s.spine;
+    j["link_GBps"] = s.link_GBps > 0 ? nlohmann::json(s.link_GBps) : nlohmann::json(nullptr);
+    j["link_down"] = s.link_down;
+    j["leaf_uplink_share"] = c.leaf_uplink_share;
+    j["nic_uplink_GBps"] = c.nic_uplink_GBps;
+    j["from_s"] = s.from_s;
+    j["to_s"] = std::isfinite(s.to_s) ? nlohmann::json(s.to_s) : nlohmann::json(nullptr);
+    return j;
+  }
   if (s.gpu >= 0) j["gpu"] = s.gpu;
   if (s.node >= 0) j["node"] = s.node;
   j["clock"] = s.clock;
@@ -26,7 +61,7 @@ nlohmann::json stragglers_json(const Plan& plan, const SimResult& r) {
   const StragglerReport& s = r.stragglers;
   nlohmann::json j;
   j["configured"] = nlohmann::json::array();
-  for (const Straggler& item : plan.scenario.stragglers) j["configured"].push_back(item_json(item));
+  for (const Straggler& item : plan.scenario.stragglers) j["configured"].push_back(item_json(plan, item));
   j["jitter_sigma"] = plan.scenario.jitter_sigma;
   const bool has_base = s.baseline_step_s > 0;
   j["baseline_step_s"] = has_base ? nlohmann::json(s.baseline_step_s) : nlohmann::json(nullptr);
@@ -72,6 +107,14 @@ std::string stragglers_text(const Plan& plan, const SimResult& r) {
   list("waits trace back to", s.root_causes);
   for (const NicDetour& d : s.detours)
     out += fmt::format("  NIC of GPU {} down: {:.4g} GB rerouted through GPU {}'s NIC\n", d.gpu, d.bytes / 1e9, d.via);
+  for (const Straggler& item : plan.scenario.stragglers) {
+    if (item.leaf < 0) continue;
+    const CableState c = cable_state(plan, item);
+    out += fmt::format("  cable {} {}: leaf {}'s traffic spreads over its other spines; its uplinks at {:.1f} %, "
+                       "each NIC's share {:.4g} GB/s\n",
+                       c.link, item.link_down ? "down" : fmt::format("at {:g} GB/s", item.link_GBps), item.leaf,
+                       100.0 * c.leaf_uplink_share, c.nic_uplink_GBps);
+  }
   return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include "workloads/deepseek/ep_traffic.hpp"
 
+#include "platforms/topology.hpp"
+
 namespace stepsim {
 namespace {
 
@@ -59,12 +61,23 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
   const double per_token = e.dispatch_bytes_per_copy + e.combine_bytes_per_copy;
   // Forward dispatch + combine, and the same pair again in backward.
   e.ib_bytes_per_gpu = 2.0 * e.tokens_per_gpu * e.remote_nodes * per_token;
-  e.ib_s = e.ib_bytes_per_gpu / (plan.hardware.ib_GBps * 1e9);
-  const double g = double(plan.cluster.gpus_per_node);
+  const double ib = plan.hardware.ib_GBps * 1e9;
+  e.ib_s = e.ib_bytes_per_gpu / ib;
+  // Fat tree: GPU 0's IB copies go to the same local rank of each other NVLink domain of its group
+  // (equal bytes each under balanced routing); those under another leaf share ib / oversubscription.
+  const FabricShape fabric = FabricShape::of(plan);
+  const int64_t u = plan.nvlink_ranks(), domains = std::max<int64_t>(1, plan.parallel.ep / u);
+  if (domains > 1) {
+    int64_t climbing = 0;
+    for (int64_t d = 1; d < domains; ++d) climbing += fabric.crosses_spine(0, d * u) ? 1 : 0;
+    e.spine_bytes_per_gpu = e.ib_bytes_per_gpu * double(climbing) / double(domains - 1);
+    e.spine_s = e.spine_bytes_per_gpu / (ib / plan.cluster.oversubscription);
+  }
+  const double g = double(plan.nvlink_ranks());
   e.nvlink_bytes_per_gpu = 2.0 * e.tokens_per_gpu * double(m.num_experts_per_tok) * (g - 1) / g * per_token;
   e.nvlink_s = e.nvlink_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
   const int64_t ep = plan.parallel.ep;
-  if (ep > 1 && ep <= plan.cluster.gpus_per_node) {
+  if (ep > 1 && ep <= plan.nvlink_ranks()) {
     // Each of the group's other GPUs holds one of a token's k experts with probability
     // 1 - (1 - 1/ep)^k; one copy goes to each such GPU (as the replay's flows carry them).
     const double touch = 1.0 - std::pow(1.0 - 1.0 / double(ep), double(m.num_experts_per_tok));
@@ -83,7 +96,7 @@ double ib_params(double params, int64_t local, int64_t nodes) {
 // Data-parallel collectives for a plan with `pp` pipeline ranks (1 for FSDP).
 DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   DpTerms d;
-  const int64_t g = plan.cluster.gpus_per_node;
+  const int64_t g = plan.nvlink_ranks();  // GPUs that reach each other over NVLink
   const int64_t dp = plan.gpus() / pp;
   const int64_t ep = plan.parallel.ep;
   const int64_t edp = dp / ep;
@@ -100,7 +113,16 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
       ib_params(d.expert_params_per_gpu, d.expert_local, d.expert_ib_nodes);
   d.allgather_ib_bytes = ib_param_count * kBf16Bytes;
   d.reducescatter_ib_bytes = ib_param_count * kFp32Bytes;
-  const double ib = plan.hardware.ib_GBps * 1e9;
+  // A ring runs at its slowest edge: an edge between leaves gets the NIC's uplink share. GPU 0's
+  // rings: non-expert over the stage's domains (rail peers g apart), experts one EP group apart.
+  const FabricShape fabric = FabricShape::of(plan);
+  bool climbs = false;
+  for (int64_t k = 0; k < d.non_expert_ib_nodes; ++k)
+    climbs = climbs || fabric.crosses_spine(k * g, (k + 1) % d.non_expert_ib_nodes * g);
+  for (int64_t k = 0; k < d.expert_ib_nodes && d.expert_ib_nodes > 1; ++k)
+    climbs = climbs || fabric.crosses_spine(k * ep * d.expert_local, (k + 1) % d.expert_ib_nodes * ep * d.expert_local);
+  d.ring_GBps = plan.hardware.ib_GBps / (climbs ? plan.cluster.oversubscription : 1.0);
+  const double ib = d.ring_GBps * 1e9;
   d.allgather_s = d.allgather_ib_bytes / ib;
   d.reducescatter_s = d.reducescatter_ib_bytes / ib;
   d.zero1_s = d.allgather_s + d.reducescatter_s;
@@ -116,9 +138,13 @@ void pp_terms(const Plan& plan, Roofline& r) {
   r.pp_sends_per_microbatch = par.schedule == Schedule::DualPipeV && par.pp > 2 ? 4 : 2;
   const double micro_seqs = double(plan.train.global_batch) / double(plan.dp()) / double(par.microbatches);
   const double bytes = micro_seqs * double(plan.train.seq_len) * double(plan.model.hidden_size) * kBf16Bytes;
-  // Neighbouring stages are dp GPUs apart: another node unless a stage is smaller than a node.
-  const bool crosses_nodes = plan.dp() >= plan.cluster.gpus_per_node;
-  r.pp_link_GBps = crosses_nodes ? plan.hardware.ib_GBps : plan.hardware.nvlink_GBps;
+  // Neighbouring stages are dp GPUs apart: another NVLink domain unless a stage is smaller than
+  // one, and over the spines when the two NICs sit under different leaves.
+  const bool crosses_nodes = plan.dp() >= plan.nvlink_ranks();
+  const bool climbs = FabricShape::of(plan).crosses_spine(0, plan.dp());
+  r.pp_link_GBps = !crosses_nodes ? plan.hardware.nvlink_GBps
+                   : climbs       ? plan.hardware.ib_GBps / plan.cluster.oversubscription
+                                  : plan.hardware.ib_GBps;
   r.pp_comm_s = double(r.pp_sends_per_microbatch) * double(par.microbatches) * bytes / (r.pp_link_GBps * 1e9);
 }
 
@@ -150,7 +176,7 @@ Roofline compute_roofline(const Plan& plan) {
   r.terms = compute_terms(plan, r.params);
   r.compute_s = r.terms.sol_s * r.terms.sm_tax_factor;
   r.ep = ep_terms(plan, r.routing);
-  r.ep_comm_s = r.ep.ib_s + r.ep.in_node_s;
+  r.ep_comm_s = std::max(r.ep.ib_s, r.ep.spine_s) + r.ep.in_node_s;
   pp_terms(plan, r);
   const bool fsdp = plan.parallel.zero == 3;
   r.dp = dp_terms(plan, r.params, plan.parallel.pp);

@@ -34,7 +34,11 @@ struct EpTerms {
   double combine_bytes_per_copy = 0;   // BF16
   double ib_bytes_per_gpu = 0;     // sent (= received) per GPU, forward and backward
   double ib_s = 0;
-  double nvlink_bytes_per_gpu = 0; // upper bound: every expert copy hops once inside its node
+  // Fat tree: the IB bytes whose rail peer sits under another leaf, at the NIC's share of the
+  // leaf's uplinks (ib / oversubscription); the all-to-all takes the longer of ib_s and spine_s.
+  double spine_bytes_per_gpu = 0;
+  double spine_s = 0;
+  double nvlink_bytes_per_gpu = 0; // upper bound: every expert copy hops once inside its NVLink domain
   double nvlink_s = 0;
   // EP group inside one node (ep <= gpus_per_node): copies go straight to their GPUs over NVLink.
   double in_node_bytes_per_gpu = 0;
@@ -48,6 +52,7 @@ struct DpTerms {
   int64_t non_expert_local = 1;          // ranks of the group inside a node (NVLink stage)
   int64_t expert_ib_nodes = 1;
   int64_t expert_local = 1;
+  double ring_GBps = 0;                  // IB ring rate: the NIC's, or its uplink share if an edge climbs
   double allgather_ib_bytes = 0;         // one BF16 all-gather of everything, per GPU
   double reducescatter_ib_bytes = 0;     // one FP32 reduce-scatter, per GPU
   double allgather_s = 0;

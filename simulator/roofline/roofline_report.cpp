@@ -69,6 +69,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   e["nvlink_s"] = r.ep.nvlink_s;
   e["in_node_bytes_per_gpu"] = r.ep.in_node_bytes_per_gpu;
   e["in_node_s"] = r.ep.in_node_s;
+  e["spine_bytes_per_gpu"] = r.ep.spine_bytes_per_gpu;
+  e["spine_s"] = r.ep.spine_s;
 
   auto& d = j["dp"];
   d["zero"] = plan.parallel.zero;
@@ -79,6 +81,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   d["allgather_ib_bytes"] = r.dp.allgather_ib_bytes;
   d["reducescatter_ib_bytes"] = r.dp.reducescatter_ib_bytes;
   d["allgather_s"] = r.dp.allgather_s;
+  d["ring_GBps"] = r.dp.ring_GBps;
   d["reducescatter_s"] = r.dp.reducescatter_s;
 
   j["pp"] = {{"sends_per_microbatch", r.pp_sends_per_microbatch}, {"link_GBps", r.pp_link_GBps}};

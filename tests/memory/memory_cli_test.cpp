@@ -57,9 +57,9 @@ TEST(MemoryConfig, BadValueInAFileNamesTheFile) {
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
-  const auto at = text.find("memory_GiB: 80");
+  const auto at = text.find("preset: h800");
   ASSERT_NE(at, std::string::npos);
-  text.replace(at, 14, "memory_GiB: -1");
+  text.replace(at, 12, "preset: h800\n  memory_GiB: -1");
   std::ofstream(path) << text;
   try {
     load_plan(path);

@@ -23,7 +23,7 @@ RingFlows dp_ring_flows(const Plan& plan, const DpGroup& group, int64_t gpu, dou
   // Non-expert: IB ring over the group's nodes among the members at this GPU's position inside
   // its node, NVLink ring among the members of the node. Members spread evenly over nodes.
   const std::vector<int64_t>& m = group.members;
-  const int64_t g = plan.cluster.gpus_per_node, n = int64_t(m.size());
+  const int64_t g = plan.nvlink_ranks(), n = int64_t(m.size());  // GPUs that reach each other over NVLink
   if (n > 1) {
     const int64_t local_size = std::count_if(m.begin(), m.end(), [&](int64_t x) { return x / g == m.front() / g; });
     const int64_t nodes = n / local_size, i = int64_t(position(m, gpu));

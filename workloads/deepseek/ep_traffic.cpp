@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "platforms/topology.hpp"
+
 namespace stepsim {
 
 double dispatch_bytes_per_token(const Plan& plan) {
@@ -16,7 +18,8 @@ double combine_bytes_per_token(const ModelConfig& m) { return double(m.hidden_si
 EpLayout ep_layout(const Plan& plan, const RoutingStats& routing) {
   EpLayout l;
   const ModelConfig& m = plan.model;
-  const int64_t g = plan.cluster.gpus_per_node, ep = plan.parallel.ep;
+  // "Node" here is an NVLink domain: a token crosses IB once per remote domain (Plan::nvlink_ranks).
+  const int64_t g = plan.nvlink_ranks(), ep = plan.parallel.ep;
   l.ep_nodes = std::max<int64_t>(1, ep / g);
   if (!m.is_moe()) return l;
   // A GPU holding x of a token's experts: distinct GPUs among G when x experts land uniformly.
@@ -36,7 +39,7 @@ AllToAll ep_all_to_all(const Plan& plan, const EpLayout& l, int64_t gpu, const T
                        double bytes_per_copy) {
   AllToAll a;
   if (!plan.model.is_moe() || plan.parallel.ep == 1) return a;
-  const int64_t g = plan.cluster.gpus_per_node;
+  const int64_t g = plan.nvlink_ranks();
   const int64_t node = gpu / g, local = gpu % g;
   if (l.ep_nodes == 1) {
     // The whole group is inside the node: every copy goes straight over NVLink.
@@ -77,7 +80,7 @@ AllToAll ep_all_to_all_loaded(const Plan& plan, const RoutingStats& routing, int
   AllToAll a;
   const ModelConfig& m = plan.model;
   if (!m.is_moe() || plan.parallel.ep == 1) return a;
-  const int64_t g = plan.cluster.gpus_per_node, ep = plan.parallel.ep;
+  const int64_t g = plan.nvlink_ranks(), ep = plan.parallel.ep;
   const int64_t first = gpu / ep * ep, slot = gpu - first;
   const double k = double(m.num_experts_per_tok);
   if (ep <= g) {
@@ -128,27 +131,31 @@ AllToAll reversed(const AllToAll& a) { return {a.in, a.out}; }
 AllToAll ring_equivalent(const Plan& plan, const AllToAll& a, int64_t gpu) {
   AllToAll r;
   if (a.out.empty() && a.in.empty()) return r;
-  const int64_t g = plan.cluster.gpus_per_node, node = gpu / g;
-  const auto sum = [&](const std::vector<PeerFlow>& flows, bool remote) {
+  const int64_t g = plan.nvlink_ranks(), node = gpu / g;
+  const FabricShape fabric = FabricShape::of(plan);
+  // Peers by the links a flow to them loads: NVLink (0), IB under this NIC's leaf (1), IB over the
+  // spines (2). On a star there is no class 2, and the flows are the two of before.
+  const auto kind = [&](int64_t peer) { return peer / g == node ? 0 : fabric.crosses_spine(gpu, peer) ? 2 : 1; };
+  const auto sum = [&](const std::vector<PeerFlow>& flows, int k) {
     double s = 0;
     for (const auto& f : flows)
-      if ((f.peer / g != node) == remote) s += f.bytes;
+      if (kind(f.peer) == k) s += f.bytes;
     return s;
   };
   // Ring neighbours among the peers of each kind, in peer order (the group's own ordering).
-  const auto neighbours = [&](bool remote) {
+  const auto neighbours = [&](int k) {
     std::vector<int64_t> ids = {gpu};
     for (const auto& f : a.out)
-      if ((f.peer / g != node) == remote) ids.push_back(f.peer);
+      if (kind(f.peer) == k) ids.push_back(f.peer);
     std::sort(ids.begin(), ids.end());
     const auto it = std::find(ids.begin(), ids.end(), gpu);
     const size_t i = size_t(it - ids.begin()), n = ids.size();
     return std::pair{ids[(i + 1) % n], ids[(i + n - 1) % n]};
   };
-  for (const bool remote : {true, false}) {
-    const double out = sum(a.out, remote), in = sum(a.in, remote);
+  for (const int k : {1, 2, 0}) {
+    const double out = sum(a.out, k), in = sum(a.in, k);
     if (out <= 0 && in <= 0) continue;
-    const auto [next, prev] = neighbours(remote);
+    const auto [next, prev] = neighbours(k);
     r.out.push_back({next, out});
     r.in.push_back({prev, in});
   }

@@ -10,7 +10,7 @@
 namespace stepsim {
 
 int64_t ep_nodes(const Plan& plan) {
-  return std::max<int64_t>(1, plan.parallel.ep / plan.cluster.gpus_per_node);
+  return std::max<int64_t>(1, plan.parallel.ep / plan.nvlink_ranks());  // NVLink domains, nodes by default
 }
 
 namespace {

@@ -160,6 +160,7 @@ class SyntheticWorkload final : public engine::Workload {
     PlatformSpec spec = platform_spec(plan_);
     spec.nodes = plan_.parallel.pp;
     spec.gpus_per_node = 1;
+    spec.nvlink_ranks = 1;  // one-GPU nodes on a star (validate_plan refuses other fabrics here)
     return spec;
   }
   double bf16_flops() const override { return plan_.hardware.bf16_tflops * 1e12; }

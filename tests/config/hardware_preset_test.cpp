@@ -1,0 +1,100 @@
+// hardware.preset: one line switches GPU. The expected peaks are the datasheets' dense figures typed
+// in here (NVIDIA H100/H200/DGX B200/GB200 NVL72, AMD MI300X data sheets), not read from the files;
+// achievable rates are the H800's measured fractions of its peaks (1456.6 / 1979, 757.7 / 989).
+// Precedence: --set > the config's keys > hardware.profile > hardware.preset.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "simulator/config/config_loader.hpp"
+#include "tests/config/config_test_util.hpp"
+
+namespace stepsim {
+namespace {
+
+using test::default_text;
+using test::default_yaml;
+using test::replaced;
+using test::TempFile;
+
+struct Datasheet {
+  const char* preset;
+  double fp8, bf16, memory_GB, ib_GBps, link_per_direction_GBps;
+};
+
+// Dense peaks (TFLOP/s), HBM (GB), NIC and scale-up link per direction (GB/s).
+const Datasheet kSheets[] = {
+    {"h800", 1979, 989, 80, 50, 200},      {"h100-sxm", 1979, 989, 80, 50, 450},
+    {"h200", 1979, 989, 141, 50, 450},     {"b200", 4500, 2250, 180, 50, 900},
+    {"gb200", 5000, 2500, 186, 50, 900},   {"mi300x", 2614.9, 1307.4, 192, 50, 448},
+};
+
+TEST(HardwarePreset, EveryPresetMatchesItsDatasheet) {
+  for (const auto& d : kSheets) {
+    SCOPED_TRACE(d.preset);
+    const Plan p = load_plan(default_yaml(), {std::string("hardware.preset=") + d.preset});
+    EXPECT_DOUBLE_EQ(p.hardware.peak_fp8_tflops, d.fp8);
+    EXPECT_DOUBLE_EQ(p.hardware.peak_bf16_tflops, d.bf16);
+    EXPECT_DOUBLE_EQ(p.hardware.memory_GiB, d.memory_GB);  // HBM "GB" are binary stack sizes
+    EXPECT_DOUBLE_EQ(p.hardware.ib_GBps, d.ib_GBps);
+    // Achievable: the H800's measured shares of peak, within the files' 0.1 TFLOP/s rounding.
+    EXPECT_NEAR(p.hardware.fp8_tflops, d.fp8 * 1456.6 / 1979, 0.06);
+    EXPECT_NEAR(p.hardware.bf16_tflops, d.bf16 * 757.7 / 989, 0.06);
+    // Scale-up link: 80 % of the datasheet (DeepSeek measured 160 of the H800's 200).
+    EXPECT_NEAR(p.hardware.nvlink_GBps, 0.8 * d.link_per_direction_GBps, 1e-9);
+  }
+}
+
+TEST(HardwarePreset, DefaultConfigIsTheSeedsH800) {
+  const Plan p = load_plan(default_yaml());
+  EXPECT_EQ(p.hardware.name, "H800");
+  EXPECT_DOUBLE_EQ(p.hardware.fp8_tflops, 1456.6);
+  EXPECT_DOUBLE_EQ(p.hardware.bf16_tflops, 757.7);
+  EXPECT_DOUBLE_EQ(p.hardware.nvlink_GBps, 160);
+  EXPECT_EQ(p.hardware.sms, 132);
+  EXPECT_TRUE(p.notes.empty());
+}
+
+TEST(HardwarePreset, OneLineInAConfigSwitchesGpu) {
+  const TempFile f("b200.yaml", replaced(default_text(), "preset: h800", "preset: b200"));
+  const Plan p = load_plan(f.path());
+  EXPECT_EQ(p.hardware.name, "B200");
+  EXPECT_DOUBLE_EQ(p.hardware.fp8_tflops, 3312.1);
+  EXPECT_EQ(p.hardware.sms, 148);
+}
+
+TEST(HardwarePreset, CommandLineBeatsConfigBeatsProfileBeatsPreset) {
+  // The config sets nvlink_GBps itself; a profile sets nvlink_GBps and memory_GiB; the preset all.
+  const TempFile prof("prof.yaml", "hardware:\n  nvlink_GBps: 111\n  memory_GiB: 99\n  comm_sms: 7\n");
+  const std::string text =
+      replaced(default_text(), "  preset: h800\n",
+               "  preset: h200\n  nvlink_GBps: 222\n  profile: " + prof.path() + "\n");
+  const TempFile cfg("c.yaml", text);
+  const Plan p = load_plan(cfg.path(), {"hardware.comm_sms=3"});
+  EXPECT_DOUBLE_EQ(p.hardware.nvlink_GBps, 222);  // config over profile and preset
+  EXPECT_DOUBLE_EQ(p.hardware.memory_GiB, 99);    // profile over preset (H200: 141)
+  EXPECT_EQ(p.hardware.comm_sms, 3);              // --set over profile
+  EXPECT_DOUBLE_EQ(p.hardware.peak_fp8_tflops, 1979);  // preset fills the rest
+  // Overridden preset and profile keys are never silent: each is a note the command line prints.
+  ASSERT_EQ(p.notes.size(), 4u);  // nvlink over profile and preset, memory over preset, comm_sms over profile
+  std::string all;
+  for (const auto& n : p.notes) all += n + "\n";
+  EXPECT_NE(all.find("hardware.nvlink_GBps = 222"), std::string::npos) << all;
+  EXPECT_NE(all.find("hardware.memory_GiB = 99 overrides hardware.preset h200's 141"), std::string::npos) << all;
+  EXPECT_NE(all.find("hardware.comm_sms = 3"), std::string::npos) << all;
+
+  // --set of a preset switches GPU on a config that names another one.
+  const Plan q = load_plan(default_yaml(), {"hardware.preset=mi300x", "hardware.ib_GBps=100"});
+  EXPECT_EQ(q.hardware.name, "MI300X");
+  EXPECT_DOUBLE_EQ(q.hardware.ib_GBps, 100);
+}
+
+TEST(HardwarePreset, UnknownPresetIsOneLineError) {
+  test::expect_default_rejects({"hardware.preset=h900"},
+                               {"--set", "hardware.preset", "h900", "h800, h100-sxm, h200, b200, gb200, mi300x"});
+  test::expect_text_rejects(replaced(default_text(), "preset: h800", "preset: A100"), "bad.yaml",
+                            {"bad.yaml", "hardware.preset", "A100", "use one of"});
+}
+
+}  // namespace
+}  // namespace stepsim
