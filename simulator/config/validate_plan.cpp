@@ -89,7 +89,7 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (par.ep < g && g % par.ep != 0)
     fail("parallel.ep", str(par.ep) + " must divide cluster.gpus_per_node (" + str(g) + ")");
 
-  const bool fsdp = par.zero == 3;
+  const bool fsdp = sched::make_unchecked_schedule(p)->shards_parameters();
 
   // Sequences per data-parallel replica; FSDP tolerates an uneven split (some GPUs get one more).
   const double per_replica = p.sequences_per_replica();
