@@ -1,12 +1,21 @@
 #include "schedules/capture_schedule.hpp"
 
-#include <stdexcept>
-
 namespace stepsim::sched {
 
-CaptureSchedule::CaptureSchedule(int64_t ranks, int64_t microbatches) : Schedule(ranks, microbatches) {
-  if (ranks != 1) throw std::invalid_argument("capture runs one pipeline rank");
-  if (microbatches != 2) throw std::invalid_argument("capture overlaps two microbatches: it needs exactly 2");
+void CaptureSchedule::check_shape(const ScheduleShape& shape) const {
+  if (shape.ranks != 1) throw ScheduleError("parallel.pp", "schedule capture runs one pipeline rank; set parallel.pp=1");
+  if (shape.microbatches != 2)
+    throw ScheduleError("parallel.microbatches", "schedule capture overlaps the forward of one microbatch with the "
+                                                 "backward of another; set parallel.microbatches=2");
+  Schedule::check_shape(shape);
+}
+
+void CaptureSchedule::check_plan(const Plan& plan) const {
+  if (plan.parallel.zero != 1)
+    throw ScheduleError("parallel.zero", "schedule capture has no data-parallel collectives; set parallel.zero=1");
+  if (plan.workload.kind == WorkloadKind::Model && (!plan.model.is_moe() || plan.model.first_k_dense_replace != 0))
+    throw ScheduleError("model.first_k_dense_replace",
+                        "schedule capture pairs MoE layers; use an MoE model with first_k_dense_replace=0");
 }
 
 std::vector<ChunkOp> CaptureSchedule::program(int64_t) const {

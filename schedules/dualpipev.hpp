@@ -2,6 +2,7 @@
 // runs stage r (chunk 0, forward flows to rank r+1) and stage 2P-1-r (chunk 1, forward flows to
 // rank r-1); the turn at rank P-1 (stage P-1 -> P) stays on the rank. The op order is the one of
 // DualPipeV.step(): eight steps, F&B pairs in the middle, zero-bubble B/W splits at the ends.
+// Bubble (DualPipe README, PP = 2P stages): (PP/2-1)(F&B+B-3W), exact on every rank when W = F.
 #pragma once
 
 #include "schedules/schedule.hpp"
@@ -10,7 +11,7 @@ namespace stepsim::sched {
 
 class DualPipeV final : public Schedule {
  public:
-  DualPipeV(int64_t ranks, int64_t microbatches);  // needs microbatches >= 2 * ranks
+  explicit DualPipeV(const ScheduleShape& shape) : Schedule(shape.ranks, shape.microbatches) {}
   const char* name() const override { return "dualpipev"; }
   int32_t chunks_per_rank() const override { return 2; }
   int64_t stage_of(int64_t rank, int32_t chunk) const override {
@@ -20,6 +21,11 @@ class DualPipeV final : public Schedule {
     return stage < ranks() ? StageLoc{stage, 0} : StageLoc{2 * ranks() - 1 - stage, 1};
   }
   std::vector<ChunkOp> program(int64_t rank) const override;
+  bool v_shape() const override { return true; }
+  double bubble_s(const ChunkTimes& t) const override {
+    return double(ranks() - 1) * (t.fb_s + t.b_s - 3 * t.w_s);
+  }
+  void check_shape(const ScheduleShape& shape) const override;
 };
 
 }  // namespace stepsim::sched

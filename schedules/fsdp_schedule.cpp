@@ -1,12 +1,26 @@
 #include "schedules/fsdp_schedule.hpp"
 
-#include <stdexcept>
+#include <string>
 
 namespace stepsim::sched {
 
-FsdpSchedule::FsdpSchedule(int64_t ranks, int64_t microbatches) : Schedule(ranks, microbatches) {
-  if (ranks != 1) throw std::invalid_argument("fsdp has no pipeline: it needs exactly one pipeline rank");
-  if (microbatches < 1) throw std::invalid_argument("fsdp needs at least one microbatch");
+void FsdpSchedule::check_shape(const ScheduleShape& shape) const {
+  if (shape.ranks != 1)
+    throw ScheduleError("parallel.pp", "schedule fsdp runs without pipeline parallelism; set parallel.pp=1");
+  Schedule::check_shape(shape);
+}
+
+void FsdpSchedule::check_plan(const Plan& plan) const {
+  if (plan.workload.kind == WorkloadKind::Synthetic)
+    throw ScheduleError("schedule", "the synthetic workload studies pipeline schedules; pick one with a pipeline");
+  // Everything fsdp needs in one message, so one retry fixes it.
+  const int64_t pp = plan.parallel.pp, zero = plan.parallel.zero;
+  if (pp != 1 || zero != 3)
+    throw ScheduleError(pp != 1 ? "parallel.pp" : "parallel.zero",
+                        "schedule fsdp runs without pipeline parallelism and shards parameters (ZeRO-3): set " +
+                            std::string(pp != 1 ? "parallel.pp=1" : "") + (pp != 1 && zero != 3 ? " and " : "") +
+                            (zero != 3 ? "parallel.zero=3" : "") + " (now parallel.pp=" + std::to_string(pp) +
+                            ", parallel.zero=" + std::to_string(zero) + ")");
 }
 
 std::vector<ChunkOp> FsdpSchedule::program(int64_t) const {

@@ -1,13 +1,8 @@
 #include "schedules/one_f_one_b.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace stepsim::sched {
-
-OneFOneB::OneFOneB(int64_t ranks, int64_t microbatches) : Schedule(ranks, microbatches) {
-  if (ranks < 1 || microbatches < 1) throw std::invalid_argument("1f1b needs at least one rank and one microbatch");
-}
 
 std::vector<ChunkOp> OneFOneB::program(int64_t rank) const {
   const int64_t n = microbatches();

@@ -13,33 +13,37 @@ StageTransfer transfer(const Schedule& s, int64_t stage, int64_t peer_stage, boo
   t.stage = stage;
   t.backward = backward;
   t.mb = mb;
-  t.channel = pipeline_channel(backward, sending_chunk);
+  t.sending_chunk = sending_chunk;
+  t.channel = pipeline_channel(s, backward, sending_chunk);
   return t;
 }
+
+bool first_in_path(const Schedule& s, int64_t stage) { return stage % s.path_stages() == 0; }
+bool last_in_path(const Schedule& s, int64_t stage) { return stage % s.path_stages() == s.path_stages() - 1; }
 
 }  // namespace
 
 std::optional<StageTransfer> forward_input(const Schedule& s, int64_t rank, ChunkRef ref) {
   const int64_t stage = s.stage_of(rank, ref.chunk);
-  if (stage == 0) return std::nullopt;
+  if (first_in_path(s, stage)) return std::nullopt;
   return transfer(s, stage, stage - 1, false, ref.mb, s.where(stage - 1).chunk);
 }
 
 std::optional<StageTransfer> forward_output(const Schedule& s, int64_t rank, ChunkRef ref) {
   const int64_t stage = s.stage_of(rank, ref.chunk);
-  if (stage == s.stages() - 1) return std::nullopt;
+  if (last_in_path(s, stage)) return std::nullopt;
   return transfer(s, stage, stage + 1, false, ref.mb, ref.chunk);
 }
 
 std::optional<StageTransfer> backward_input(const Schedule& s, int64_t rank, ChunkRef ref) {
   const int64_t stage = s.stage_of(rank, ref.chunk);
-  if (stage == s.stages() - 1) return std::nullopt;
+  if (last_in_path(s, stage)) return std::nullopt;
   return transfer(s, stage, stage + 1, true, ref.mb, s.where(stage + 1).chunk);
 }
 
 std::optional<StageTransfer> backward_output(const Schedule& s, int64_t rank, ChunkRef ref) {
   const int64_t stage = s.stage_of(rank, ref.chunk);
-  if (stage == 0) return std::nullopt;
+  if (first_in_path(s, stage)) return std::nullopt;
   return transfer(s, stage, stage - 1, true, ref.mb, ref.chunk);
 }
 

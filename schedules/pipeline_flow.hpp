@@ -3,6 +3,7 @@
 // pipeline sends and receives; nothing here knows bytes or times.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -17,18 +18,22 @@ struct StageTransfer {
   int64_t stage = 0;       // this side's stage
   bool backward = false;   // a gradient (backward) rather than an activation (forward)
   int32_t mb = 0;
+  int32_t sending_chunk = 0;
   // Transfers between two ranks are matched in order per channel; one channel per (direction,
   // sending chunk) keeps each channel in microbatch order on both ends.
-  uint8_t channel = 0;
+  int32_t channel = 0;
 };
 
-inline uint8_t pipeline_channel(bool backward, int32_t sending_chunk) {
-  return uint8_t((backward ? 2 : 0) + sending_chunk);
+// Channels a schedule's transfers use: 0 .. pipeline_channels(s)-1, forward ones first (at least
+// two of each direction, so one- and two-chunk schedules number them alike).
+inline int32_t pipeline_channels(const Schedule& s) { return 2 * std::max(2, s.chunks_per_rank()); }
+inline int32_t pipeline_channel(const Schedule& s, bool backward, int32_t sending_chunk) {
+  return (backward ? pipeline_channels(s) / 2 : 0) + sending_chunk;
 }
 
-// None at the first stage.
+// None at the first stage of the path.
 std::optional<StageTransfer> forward_input(const Schedule& s, int64_t rank, ChunkRef ref);
-// None at the last stage (its output feeds the loss, on the same rank).
+// None at the last stage of the path (its output feeds the loss, on the same rank).
 std::optional<StageTransfer> forward_output(const Schedule& s, int64_t rank, ChunkRef ref);
 // None at the last stage (the gradient starts from the local loss).
 std::optional<StageTransfer> backward_input(const Schedule& s, int64_t rank, ChunkRef ref);

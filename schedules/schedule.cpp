@@ -1,11 +1,9 @@
 #include "schedules/schedule.hpp"
 
-#include "schedules/capture_schedule.hpp"
-#include "schedules/dualpipev.hpp"
-#include "schedules/fsdp_schedule.hpp"
-#include "schedules/one_f_one_b.hpp"
+#include <algorithm>
+#include <vector>
 
-#include <stdexcept>
+#include "schedules/pipeline_flow.hpp"
 
 namespace stepsim::sched {
 
@@ -19,14 +17,55 @@ const char* to_string(Pass p) {
   return "?";
 }
 
-std::unique_ptr<Schedule> make_schedule(stepsim::Schedule kind, int64_t ranks, int64_t microbatches) {
-  switch (kind) {
-    case stepsim::Schedule::OneFOneB: return std::make_unique<OneFOneB>(ranks, microbatches);
-    case stepsim::Schedule::DualPipeV: return std::make_unique<DualPipeV>(ranks, microbatches);
-    case stepsim::Schedule::Fsdp: return std::make_unique<FsdpSchedule>(ranks, microbatches);
-    case stepsim::Schedule::Capture: return std::make_unique<CaptureSchedule>(ranks, microbatches);
+double Schedule::bubble_share() const {
+  const ChunkTimes seed{1, 2, 1, 3};
+  return bubble_s(seed) / busy_s(seed);
+}
+
+double Schedule::in_flight_microbatches(int64_t rank) const {
+  int64_t held = 0, peak = 0;
+  for (const ChunkOp& op : program(rank)) {
+    if (op.has_forward()) peak = std::max(peak, ++held);
+    if (op.has_backward()) --held;
   }
-  throw std::invalid_argument("unknown schedule");
+  return double(peak) / double(chunks_per_rank());
+}
+
+double Schedule::sends_per_microbatch() const {
+  int64_t busiest = 0;
+  for (int64_t r = 0; r < ranks(); ++r) {
+    int64_t sends = 0;
+    for (const ChunkOp& op : program(r)) {
+      if (op.has_forward())
+        if (auto t = forward_output(*this, r, op.fwd); t && t->peer_rank != r) ++sends;
+      if (op.has_backward())
+        if (auto t = backward_output(*this, r, op.bwd); t && t->peer_rank != r) ++sends;
+    }
+    busiest = std::max(busiest, sends);
+  }
+  return double(busiest) / double(microbatches());
+}
+
+bool Schedule::overlaps_pairs() const {
+  for (int64_t r = 0; r < ranks(); ++r)
+    for (const ChunkOp& op : program(r))
+      if (op.pass == Pass::FB) return true;
+  return false;
+}
+
+void Schedule::check_shape(const ScheduleShape& shape) const {
+  if (shape.ranks < 1) throw ScheduleError("parallel.pp", std::string(name()) + " needs at least one pipeline rank");
+  if (shape.microbatches < 1)
+    throw ScheduleError("parallel.microbatches", std::string(name()) + " needs at least one microbatch");
+  if (shape.virtual_stages != 1)
+    throw ScheduleError("parallel.virtual_stages", "only schedule interleaved runs virtual stages; set "
+                                                   "parallel.virtual_stages=1 or schedule=interleaved");
+}
+
+void Schedule::check_plan(const Plan& plan) const {
+  if (plan.parallel.zero == 3 && !shards_parameters())
+    throw ScheduleError("parallel.zero",
+                        "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or schedule=fsdp");
 }
 
 }  // namespace stepsim::sched

@@ -1,10 +1,15 @@
 // A pipeline schedule: which chunk ops (forward, backward, weight-gradient, overlapped
-// forward&backward) each pipeline rank runs, and in which order. A schedule knows order and stage
-// placement only: no times, no bytes, no links (the workload and the engine add those).
+// forward&backward) each pipeline rank runs, in which order, and everything that order implies
+// (stage placement, closed-form bubble, activations in flight, parameter copies, sends per
+// microbatch, which plans it can run). Roofline, memory, report and validation ask the schedule;
+// nobody switches on its name. A schedule knows no times, bytes or links (the workload and the
+// engine add those); its closed forms take per-chunk times as arguments.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "simulator/config/plan.hpp"
@@ -18,7 +23,7 @@ enum class Pass : uint8_t { F, B, W, FB };
 
 const char* to_string(Pass p);
 
-// One microbatch on one of a rank's chunks (chunk 0, or 1 for the V-shaped schedules).
+// One microbatch on one of a rank's chunks (chunk 0 .. chunks_per_rank()-1).
 struct ChunkRef {
   int32_t mb = -1;
   int32_t chunk = 0;
@@ -40,6 +45,29 @@ struct StageLoc {
   int32_t chunk = 0;
 };
 
+// Per-chunk times for the closed forms (DeepSeek's notation): F forward, B the whole backward,
+// W its weight-gradient part, FB an overlapped forward&backward pair.
+struct ChunkTimes {
+  double f_s = 1, b_s = 2, w_s = 1, fb_s = 3;
+};
+
+// What a schedule is built from.
+struct ScheduleShape {
+  int64_t ranks = 1;
+  int64_t microbatches = 1;
+  int64_t virtual_stages = 1;  // chunks per rank of the interleaved schedule
+};
+
+// A plan the schedule cannot run: the config key to change and a message that says how.
+class ScheduleError : public std::invalid_argument {
+ public:
+  ScheduleError(std::string key, const std::string& what) : std::invalid_argument(what), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
 class Schedule {
  public:
   Schedule(int64_t ranks, int64_t microbatches) : ranks_(ranks), microbatches_(microbatches) {}
@@ -47,7 +75,7 @@ class Schedule {
 
   virtual const char* name() const = 0;
   virtual int32_t chunks_per_rank() const = 0;
-  // Stage placement: stage s forwards to stage s + 1.
+  // Stage placement: stage s forwards to stage s + 1 within its path (see path_stages).
   virtual int64_t stage_of(int64_t rank, int32_t chunk) const = 0;
   virtual StageLoc where(int64_t stage) const = 0;
   // Rank `rank`'s chunk ops in execution order.
@@ -57,12 +85,56 @@ class Schedule {
   int64_t microbatches() const { return microbatches_; }
   int64_t stages() const { return ranks_ * chunks_per_rank(); }
 
+  // --- Placement of layers.
+  // Stages of one forward path. Stages [k * path_stages(), (k+1) * path_stages()) form path k;
+  // a microbatch enters at the path's first stage and its loss is at the path's last. One path
+  // except DualPipe, whose two directions run over the same layers (two parameter copies).
+  virtual int64_t path_stages() const { return stages(); }
+  // The partition of the model's layers has path_stages() slots; stage s runs slot s % path_stages().
+  int64_t layer_slot(int64_t stage) const { return stage % path_stages(); }
+  // Whether a rank's stages sit at both ends of the path (a V), so the layer partition balances
+  // the rank's pair of stages rather than each stage.
+  virtual bool v_shape() const { return false; }
+  // Copies of the model's parameters the ranks hold together.
+  virtual int32_t parameter_copies() const { return 1; }
+  // Microbatches each chunk runs (DualPipe: half of them per direction).
+  virtual int64_t microbatches_per_chunk() const { return microbatches(); }
+
+  // --- Closed forms.
+  // Every rank's idle time in a step with communication off, given per-chunk times.
+  virtual double bubble_s(const ChunkTimes& t) const = 0;
+  // A rank's busy time: each of its forwards and backwards once.
+  double busy_s(const ChunkTimes& t) const {
+    return double(microbatches_per_chunk() * chunks_per_rank()) * (t.f_s + t.b_s);
+  }
+  // Bubble over busy time with B = 2F, W = F and no F&B gain (the seed's assumption).
+  double bubble_share() const;
+
+  // --- Implied by the order (counted from program()).
+  // Peak microbatches whose activations rank `rank` holds, in units of all its layers: forwards
+  // run minus backwards run, over chunks_per_rank() (an F&B pair counts its forward first).
+  double in_flight_microbatches(int64_t rank) const;
+  // Pipeline sends (activations and gradients to another rank) per microbatch, busiest rank.
+  double sends_per_microbatch() const;
+  // Whether the order pairs a forward with a backward chunk (F&B), so one hides the other's
+  // communication; chunks outside such pairs run alone.
+  bool overlaps_pairs() const;
+
+  // --- What the plan around it must be.
+  // The step ends with an optimizer step (ZeRO collectives); the profiler capture has none.
+  virtual bool optimizer_step() const { return true; }
+  // The last stage also runs the LM head; the profiler capture runs transformer layers only.
+  virtual bool runs_lm_head() const { return true; }
+  // Parameters sharded over data parallelism and gathered per layer (FSDP, ZeRO-3).
+  virtual bool shards_parameters() const { return false; }
+  // Throw ScheduleError where the schedule cannot run the shape it was built with (too few
+  // microbatches, virtual stages it does not use) or the rest of the plan does not suit it.
+  virtual void check_shape(const ScheduleShape& shape) const;
+  virtual void check_plan(const Plan& plan) const;
+
  private:
   int64_t ranks_;
   int64_t microbatches_;
 };
-
-// Throws std::invalid_argument where the schedule cannot run (e.g. DualPipeV with N < 2P).
-std::unique_ptr<Schedule> make_schedule(stepsim::Schedule kind, int64_t ranks, int64_t microbatches);
 
 }  // namespace stepsim::sched

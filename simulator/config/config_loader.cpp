@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "schedules/registry.hpp"
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/hf_config.hpp"
 #include "simulator/config/straggler_config.hpp"
@@ -23,6 +24,12 @@
 
 namespace stepsim {
 namespace {
+
+std::vector<std::string> schedule_names() {
+  std::vector<std::string> names;
+  for (const auto& e : sched::schedule_registry()) names.push_back(e.name);
+  return names;
+}
 
 using nlohmann::json;
 
@@ -58,8 +65,7 @@ struct Named {
   E value;
   const char* name;
 };
-constexpr Named<Schedule> kSchedules[] = {
-    {Schedule::OneFOneB, "1f1b"}, {Schedule::DualPipeV, "dualpipev"}, {Schedule::Fsdp, "fsdp"}, {Schedule::Capture, "capture"}};
+// Schedules: sched::schedule_registry() is their one name table.
 constexpr Named<Recompute> kRecomputes[] = {{Recompute::None, "none"},
                                             {Recompute::DeepSeek, "deepseek"},
                                             {Recompute::Selective, "selective"},
@@ -272,7 +278,10 @@ const std::map<std::string, Field>& schema() {
     f["parallel.recompute"] = choice<Recompute>(kRecomputes, [](Plan& p, Recompute v) { p.parallel.recompute = v; });
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
-    f["schedule"] = choice<Schedule>(kSchedules, [](Plan& p, Schedule v) { p.parallel.schedule = v; });
+    f["schedule"] = {Kind::Choice,
+                     [](Plan& p, const json& v) { p.parallel.schedule = *sched::schedule_named(v.get<std::string>()); },
+                     schedule_names()};
+    f["parallel.virtual_stages"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::virtual_stages)};
 
     f["hardware.name"] = {Kind::Text, into(&Plan::hardware, &HardwareConfig::name)};
     // hardware.preset is merged in before the walk (see apply_hardware_layers).
@@ -712,7 +721,6 @@ Plan load_plan_from_string(const std::string& yaml_text, const std::string& sour
   return build_plan(yaml_text_to_json(yaml_text, source), source, std::filesystem::current_path(), overrides);
 }
 
-const char* to_string(Schedule s) { return name_of(kSchedules, s); }
 const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
 const char* to_string(Routing r) { return name_of(kRoutings, r); }
 const char* to_string(SimMode m) { return name_of(kSimModes, m); }

@@ -58,9 +58,9 @@ struct TrainConfig {
   int64_t tokens_per_step() const { return global_batch * seq_len; }
 };
 
-// Capture: one rank runs one overlapped F&B chunk pair and nothing else (no pipeline, no ZeRO
-// collectives, no LM head) -- the scenario of DeepSeek's published profiler trace.
-enum class Schedule { OneFOneB, DualPipeV, Fsdp, Capture };
+// Pipeline schedules; schedules/registry.cpp holds their names, each schedule's file what it
+// implies. Capture: DeepSeek's published profiler trace (one overlapped F&B pair, nothing else).
+enum class Schedule { OneFOneB, DualPipeV, Fsdp, Capture, GPipe, Interleaved, ZbH1, ZbV, DualPipe };
 
 // Which activations a layer's backward recomputes instead of keeping from its forward.
 // DeepSeek: RMSNorms, MLA up-projections and SwiGLU (DeepSeek-V3 report 3.2.3); Selective:
@@ -75,6 +75,7 @@ struct ParallelConfig {
   int64_t microbatches = 1;  // per pipeline (per data-parallel replica)
   int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 3 = FSDP
   Schedule schedule = Schedule::DualPipeV;
+  int64_t virtual_stages = 1;  // chunks per rank of schedule interleaved (Megatron's virtual pipeline)
   // Pipeline chunks with no F&B partner (DualPipeV warm-up and cool-down, every 1F1B chunk) run as
   // two half-microbatches whose compute hides each other's all-to-all. false = DualPipe's reference
   // code: such chunks leave their all-to-all exposed.
@@ -213,7 +214,7 @@ struct Plan {
   int64_t gpus() const { return cluster.gpus(); }
   int64_t stage_gpus() const { return gpus() / parallel.pp; }      // GPUs of one pipeline rank
   int64_t dp() const { return stage_gpus() / (parallel.tp * parallel.cp); }  // replicas of the model
-  int64_t stages() const { return parallel.schedule == Schedule::DualPipeV ? 2 * parallel.pp : parallel.pp; }
+  int64_t stages() const;  // slots of the layer partition (the schedule's path_stages())
   int64_t edp() const { return stage_gpus() / parallel.ep; }       // expert data-parallel degree (experts keep TP 1)
   double sequences_per_replica() const { return double(train.global_batch) / double(dp()); }
   // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "platforms/topology.hpp"
+#include "schedules/registry.hpp"
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_sizes.hpp"
@@ -89,16 +90,7 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (par.ep < g && g % par.ep != 0)
     fail("parallel.ep", str(par.ep) + " must divide cluster.gpus_per_node (" + str(g) + ")");
 
-  const bool fsdp = par.schedule == Schedule::Fsdp;
-  // Everything fsdp needs in one message, so one retry fixes it.
-  if (fsdp && (par.pp != 1 || par.zero != 3))
-    fail(par.pp != 1 ? "parallel.pp" : "parallel.zero",
-         "schedule fsdp runs without pipeline parallelism and shards parameters (ZeRO-3): set " +
-             std::string(par.pp != 1 ? "parallel.pp=1" : "") + (par.pp != 1 && par.zero != 3 ? " and " : "") +
-             (par.zero != 3 ? "parallel.zero=3" : "") + " (now parallel.pp=" + str(par.pp) +
-             ", parallel.zero=" + str(par.zero) + ")");
-  if (!fsdp && par.zero == 3)
-    fail("parallel.zero", "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or schedule=fsdp");
+  const bool fsdp = sched::make_unchecked_schedule(p)->shards_parameters();
 
   // Sequences per data-parallel replica; FSDP tolerates an uneven split (some GPUs get one more).
   const double per_replica = p.sequences_per_replica();
@@ -115,9 +107,15 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (!fsdp && (p.train.global_batch / p.dp()) % par.microbatches != 0)
     fail("parallel.microbatches", str(par.microbatches) + " does not divide the " +
                                       str(p.train.global_batch / p.dp()) + " sequences per replica; pick a divisor");
-  if (par.schedule == Schedule::DualPipeV && par.microbatches < 2 * par.pp)
-    fail("parallel.microbatches", "DualPipeV needs at least 2 x parallel.pp = " + str(2 * par.pp) +
-                                      " microbatches, got " + str(par.microbatches));
+}
+
+// The schedule's own limits (microbatches, ranks, what the rest of the plan must be).
+void validate_schedule(const Plan& p, const auto& fail) {
+  try {
+    sched::make_schedule(p);
+  } catch (const sched::ScheduleError& e) {
+    fail(e.key(), e.what());
+  }
 }
 
 void validate_scenario(const Plan& p, const auto& fail) {
@@ -144,15 +142,6 @@ void validate_hardware_profile(const Plan& p, const auto& fail) {
     if (v > 1)
       fail(key, "is a share of the stated rate and must be at most 1, got " + std::to_string(v) +
                     "; raise the rate (fp8_tflops, bf16_tflops, ib_GBps) instead");
-  if (p.parallel.schedule != Schedule::Capture) return;
-  // The profiler capture: one rank, one forward chunk overlapped with one backward chunk.
-  if (p.parallel.pp != 1) fail("parallel.pp", "schedule capture runs one pipeline rank; set parallel.pp=1");
-  if (p.parallel.microbatches != 2)
-    fail("parallel.microbatches", "schedule capture overlaps the forward of one microbatch with the backward of "
-                                  "another; set parallel.microbatches=2");
-  if (p.parallel.zero != 1) fail("parallel.zero", "schedule capture has no data-parallel collectives; set parallel.zero=1");
-  if (!p.model.is_moe() || p.model.first_k_dense_replace != 0)
-    fail("model.first_k_dense_replace", "schedule capture pairs MoE layers; use an MoE model with first_k_dense_replace=0");
 }
 
 }  // namespace
@@ -180,11 +169,7 @@ void validate_plan(const Plan& p) {
     // One abstract pipeline: only the schedule's own limits apply.
     if (p.workload.w_s > p.workload.b_s)
       fail("workload.w_s", "the weight-gradient part cannot exceed the whole backward workload.b_s");
-    if (p.parallel.schedule == Schedule::Fsdp)
-      fail("schedule", "the synthetic workload studies pipeline schedules; use 1f1b or dualpipev");
-    if (p.parallel.schedule == Schedule::DualPipeV && p.parallel.microbatches < 2 * p.parallel.pp)
-      fail("parallel.microbatches", "DualPipeV needs at least 2 x parallel.pp = " + str(2 * p.parallel.pp) +
-                                        " microbatches, got " + str(p.parallel.microbatches));
+    validate_schedule(p, fail);
     if (p.cluster.topology != Topology::Star || p.cluster.nvlink_domain > 0)
       fail(p.cluster.topology != Topology::Star ? "cluster.topology" : "cluster.nvlink_domain",
            "the synthetic pipeline runs on its own one-GPU nodes over a star; drop the fabric keys");
@@ -193,6 +178,7 @@ void validate_plan(const Plan& p) {
   }
   validate_model(p, fail);
   validate_parallel(p, fail);
+  validate_schedule(p, fail);
   validate_sizes(p);
   if (p.parallel.fp8_stash && p.train.precision == Precision::BF16)
     fail("parallel.fp8_stash", "FP8 stashes come from FP8 GEMMs; with train.precision bf16 set it to false (or "

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <map>
 
-#include "schedules/schedule.hpp"
+#include "schedules/registry.hpp"
 #include "simulator/engine/child_run.hpp"
 #include "simulator/engine/simulate.hpp"
 #include "workloads/deepseek/layer_partition.hpp"
@@ -58,15 +58,15 @@ Summary summarize_loads(const Plan& plan, const SimResult& r) {
     s.layers.push_back(ll);
   }
   if (loads.balanced()) return s;  // every GPU alike: nobody waits for anyone in particular
-  const auto schedule = sched::make_schedule(plan.parallel.schedule, plan.parallel.pp, plan.parallel.microbatches);
+  const auto schedule = sched::make_schedule(plan);
   const auto stages = partition_layers(plan);
-  const int64_t ranks = plan.parallel.schedule == Schedule::Fsdp ? 1 : plan.parallel.pp;
+  const int64_t ranks = schedule->ranks();
   const RankLayout layout(plan);
   for (int64_t rank = 0; rank < ranks; ++rank) {
     std::vector<int64_t> slowest(size_t(ep), 0);
     int64_t pairs = 0;
     for (int32_t c = 0; c < schedule->chunks_per_rank(); ++c) {
-      const StageLayers& st = stages[size_t(schedule->stage_of(rank, c))];
+      const StageLayers& st = stages[size_t(schedule->layer_slot(schedule->stage_of(rank, c)))];
       for (int64_t l = std::max(st.first, loads.first_moe_layer()); l < st.first + st.count; ++l)
         for (int64_t mb = 0; mb < m; ++mb, ++pairs) {
           const double* share = loads.slot_shares(l, mb);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "schedules/registry.hpp"
 #include "simulator/report/memory_report.hpp"
 #include "simulator/roofline/roofline_report.hpp"
 #include "simulator/report/straggler_report.hpp"
@@ -119,6 +120,7 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
   const double d_compute = crit->compute_s - roof.compute_s;
   const double d_exposed = crit->exposed_comm_s - roof.exposed_comm_s;
   const double d_bubble = crit->bubble_s - roof.bubble_s;
+  const bool pairs = sched::make_schedule(plan)->overlaps_pairs();
   std::vector<std::string> parts;
   if (std::abs(d_compute) > 0.005 * roof.step_time_s)
     parts.push_back(fmt::format(
@@ -129,7 +131,7 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
     std::string what = fmt::format("exposed communication {:+.3f} s (the roofline hides every transfer behind compute; "
                                    "here the compute stream waited {:.3f} s on transfers: EP all-to-all {:.3f} s",
                                    d_exposed, crit->exposed_comm_s, crit->exposed_ep_s);
-    if (plan.parallel.schedule == Schedule::DualPipeV)
+    if (pairs)
       what += fmt::format(", {:.3f} s of it outside overlapped F&B pairs, i.e. in the warm-up and cool-down chunks "
                           "where no other chunk's compute can hide it{}",
                           crit->exposed_unpaired_s,
@@ -138,8 +140,7 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
                                 "all-to-all outlasts its compute)"
                               : " (parallel.split_lone_chunks=true would overlap two halves of each)");
     what += fmt::format("; pipeline sends {:.3f} s{}; data-parallel collectives {:.3f} s{})", crit->exposed_pp_s,
-                        plan.parallel.schedule == Schedule::DualPipeV
-                            ? ", each F&B pair waiting for its neighbours' activations and gradients"
+                        pairs ? ", each F&B pair waiting for its neighbours' activations and gradients"
                             : "",
                         crit->exposed_dp_s, plan.parallel.zero == 3 ? ", FSDP's per-layer gathers and reductions"
                                                                     : ", the ZeRO-1 all-gather at the step's end");
@@ -156,16 +157,10 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
 
 namespace {
 
-// The synthetic pipeline's closed-form bubble with communication off: 1F1B (PP-1)(F+B); DualPipeV
-// (PP-1)(F&B+B-3W) (the DualPipe README's formula, exact for the worst rank when W = F).
+// The synthetic pipeline's closed-form bubble with communication off, as its schedule states it.
 double synthetic_bubble_s(const Plan& plan) {
   const auto& w = plan.workload;
-  const double p = double(plan.parallel.pp);
-  if (plan.parallel.schedule == Schedule::DualPipeV) {
-    const double fb = w.fb_s > 0 ? w.fb_s : w.f_s + w.b_s;
-    return (p - 1) * (fb + w.b_s - 3 * w.w_s);
-  }
-  return (p - 1) * (w.f_s + w.b_s);
+  return sched::make_schedule(plan)->bubble_s({w.f_s, w.b_s, w.w_s, w.fb_s > 0 ? w.fb_s : w.f_s + w.b_s});
 }
 
 std::string synthetic_text(const Plan& plan, const SimResult& r) {

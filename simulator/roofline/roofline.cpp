@@ -6,6 +6,7 @@
 #include "workloads/deepseek/ep_traffic.hpp"
 
 #include "platforms/topology.hpp"
+#include "schedules/registry.hpp"
 
 namespace stepsim {
 namespace {
@@ -135,7 +136,7 @@ void pp_terms(const Plan& plan, Roofline& r) {
   const auto& par = plan.parallel;
   if (par.pp <= 1) return;
   // 1F1B: one send each way per microbatch; DualPipeV's two chunks double that on middle ranks.
-  r.pp_sends_per_microbatch = par.schedule == Schedule::DualPipeV && par.pp > 2 ? 4 : 2;
+  r.pp_sends_per_microbatch = std::llround(sched::make_schedule(plan)->sends_per_microbatch());
   const double micro_seqs = double(plan.train.global_batch) / double(plan.dp()) / double(par.microbatches);
   const double bytes = micro_seqs * double(plan.train.seq_len) * double(plan.model.hidden_size) * kBf16Bytes;
   // Neighbouring stages are dp GPUs apart: another NVLink domain unless a stage is smaller than
@@ -146,20 +147,6 @@ void pp_terms(const Plan& plan, Roofline& r) {
                    : climbs       ? plan.hardware.ib_GBps / plan.cluster.oversubscription
                                   : plan.hardware.ib_GBps;
   r.pp_comm_s = double(r.pp_sends_per_microbatch) * double(par.microbatches) * bytes / (r.pp_link_GBps * 1e9);
-}
-
-double bubble_share(const Plan& plan) {
-  const auto& par = plan.parallel;
-  const double p = double(par.pp), m = double(par.microbatches);
-  switch (par.schedule) {
-    // (PP-1)(F+B) over m (F+B) of work.
-    case Schedule::OneFOneB: return (p - 1) / m;
-    // (PP-1)(F&B + B - 3W) with B = 2F, W = F, F&B = F + B = 3F: 2F (PP-1) over 2 chunks x m x 3F.
-    case Schedule::DualPipeV: return (p - 1) * 2.0 / (6.0 * m);
-    case Schedule::Fsdp:
-    case Schedule::Capture: return 0;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -183,7 +170,7 @@ Roofline compute_roofline(const Plan& plan) {
   r.dp_comm_s = fsdp ? r.dp.fsdp_per_microbatch_s * double(plan.parallel.microbatches) : r.dp.zero1_s;
 
   r.comm_s = r.ep_comm_s + r.pp_comm_s + r.dp_comm_s;
-  r.bubble_share = bubble_share(plan);
+  r.bubble_share = sched::make_schedule(plan)->bubble_share();
   r.bubble_s = r.bubble_share * r.compute_s;
   // Perfect overlap: communication hides behind compute until it outgrows it.
   r.exposed_comm_s = std::max(0.0, r.comm_s - r.compute_s);

@@ -216,7 +216,7 @@ TEST(ConfigErrors, InfinityFromYaml) {
 // ---- choices --------------------------------------------------------------------------------
 
 TEST(ConfigErrors, UnknownScheduleName) {
-  expect_default_rejects({"schedule=zb-v"}, {"--set", "schedule", "unknown value", "\"zb-v\"", "use one of", "1f1b"});
+  expect_default_rejects({"schedule=zb-h2"}, {"--set", "schedule", "unknown value", "\"zb-h2\"", "use one of", "1f1b"});
   const auto text = replaced(default_text(), "schedule: dualpipev", "schedule: DualPipe");
   expect_text_rejects(text, "sched.yaml", {"sched.yaml", "schedule", "use one of", "dualpipev"});
 }
@@ -290,6 +290,29 @@ TEST(ConfigErrors, MicrobatchesNotDividingSequences) {
 
 TEST(ConfigErrors, DualPipeVTooFewMicrobatches) {
   expect_default_rejects({"parallel.microbatches=12"}, {kFile, "parallel.microbatches", "DualPipeV", "16"});
+}
+
+TEST(ConfigErrors, VirtualStagesOutsideInterleaved) {
+  expect_default_rejects({"schedule=1f1b", "parallel.virtual_stages=2"},
+                         {kFile, "parallel.virtual_stages", "only schedule interleaved", "set parallel.virtual_stages=1"});
+  expect_default_rejects({"parallel.virtual_stages=0"}, {"--set", "parallel.virtual_stages"});
+}
+
+TEST(ConfigErrors, InterleavedNeedsVirtualStagesAndMicrobatchGroups) {
+  expect_default_rejects({"schedule=interleaved"}, {kFile, "parallel.virtual_stages", "at least 2"});
+  expect_default_rejects({"schedule=interleaved", "parallel.virtual_stages=2", "parallel.microbatches=12"},
+                         {kFile, "parallel.microbatches", "groups of parallel.pp = 8", "multiple"});
+}
+
+TEST(ConfigErrors, DualPipeNeedsEvenRanksAndMicrobatches) {
+  expect_default_rejects({"workload.kind=synthetic", "schedule=dualpipe", "parallel.pp=3", "parallel.microbatches=12"},
+                         {kFile, "parallel.pp", "even parallel.pp", "dualpipev"});
+  expect_default_rejects({"workload.kind=synthetic", "schedule=dualpipe", "parallel.pp=4", "parallel.microbatches=9"},
+                         {kFile, "parallel.microbatches", "even", "8"});
+}
+
+TEST(ConfigErrors, ZbVTooFewMicrobatches) {
+  expect_default_rejects({"schedule=zb-v", "parallel.microbatches=12"}, {kFile, "parallel.microbatches", "ZB-V", "16"});
 }
 
 TEST(ConfigErrors, FsdpWithPipeline) {

@@ -7,32 +7,33 @@
 #include "schedules/dualpipev.hpp"
 #include "schedules/fsdp_schedule.hpp"
 #include "schedules/one_f_one_b.hpp"
+#include "schedules/registry.hpp"
 #include "tests/schedules/schedule_test_util.hpp"
 
 namespace stepsim::test {
 namespace {
 
 TEST(OneFOneBOrder, WarmupSteadyCooldown) {
-  sched::OneFOneB s(4, 5);
+  sched::OneFOneB s({4, 5});
   EXPECT_EQ(program_text(s.program(0)), "F0.0 F0.1 F0.2 F0.3 B0.0 F0.4 B0.1 B0.2 B0.3 B0.4");
   EXPECT_EQ(program_text(s.program(1)), "F0.0 F0.1 F0.2 B0.0 F0.3 B0.1 F0.4 B0.2 B0.3 B0.4");
   EXPECT_EQ(program_text(s.program(3)), "F0.0 B0.0 F0.1 B0.1 F0.2 B0.2 F0.3 B0.3 F0.4 B0.4");
 }
 
 TEST(OneFOneBOrder, FewerMicrobatchesThanWarmup) {
-  sched::OneFOneB s(4, 2);
+  sched::OneFOneB s({4, 2});
   EXPECT_EQ(program_text(s.program(0)), "F0.0 F0.1 B0.0 B0.1");
 }
 
 TEST(FsdpOrder, ForwardThenBackwardPerMicrobatch) {
-  sched::FsdpSchedule s(1, 3);
+  sched::FsdpSchedule s({1, 3});
   EXPECT_EQ(program_text(s.program(0)), "F0.0 B0.0 F0.1 B0.1 F0.2 B0.2");
-  EXPECT_THROW(sched::FsdpSchedule(2, 3), std::invalid_argument);
+  EXPECT_THROW(sched::make_schedule(Schedule::Fsdp, 2, 3), std::invalid_argument);
 }
 
 // P = 2, N = 4, traced through dualpipev.py by hand.
 TEST(DualPipeVOrder, TwoRanksFourMicrobatches) {
-  sched::DualPipeV s(2, 4);
+  sched::DualPipeV s({2, 4});
   // rank 0: step1 F0 F0 | step2 F0 F1 | step3 B1z W F1 | step4 (F0&B1) (F1&B0) | step5 B1 (F1&B0)
   //         | step6 B1 B0z (rank even: switch after B1) | step7 W B0z | step8 W
   EXPECT_EQ(program_text(s.program(0)),
@@ -46,7 +47,7 @@ TEST(DualPipeVOrder, TwoRanksFourMicrobatches) {
 
 TEST(DualPipeVOrder, StepSizes) {
   const int P = 4, N = 10;
-  sched::DualPipeV s(P, N);
+  sched::DualPipeV s({P, N});
   for (int r = 0; r < P; ++r) {
     const auto ops = s.program(r);
     // Step 1: 2(P-r-1) forwards of chunk 0 open every rank's program (then step 2's F0).
@@ -61,12 +62,12 @@ TEST(DualPipeVOrder, StepSizes) {
 }
 
 TEST(DualPipeVOrder, NeedsTwiceAsManyMicrobatchesAsRanks) {
-  EXPECT_THROW(sched::DualPipeV(4, 7), std::invalid_argument);
-  EXPECT_NO_THROW(sched::DualPipeV(4, 8));
+  EXPECT_THROW(sched::make_schedule(Schedule::DualPipeV, 4, 7), std::invalid_argument);
+  EXPECT_NO_THROW(sched::make_schedule(Schedule::DualPipeV, 4, 8));
 }
 
 TEST(DualPipeVOrder, VShapedPlacement) {
-  sched::DualPipeV s(4, 8);
+  sched::DualPipeV s({4, 8});
   EXPECT_EQ(s.stages(), 8);
   EXPECT_EQ(s.stage_of(0, 0), 0);
   EXPECT_EQ(s.stage_of(0, 1), 7);

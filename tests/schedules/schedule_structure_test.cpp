@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "schedules/pipeline_flow.hpp"
+#include "schedules/registry.hpp"
 #include "schedules/schedule.hpp"
 #include "tests/schedules/schedule_test_util.hpp"
 
@@ -40,7 +41,7 @@ void check_each_once(const sched::Schedule& s, int64_t rank) {
     }
     if (op.pass == Pass::W) mark(op.bwd, 2, i);
   }
-  ASSERT_EQ(int64_t(seen.size()), s.microbatches() * s.chunks_per_rank()) << "rank " << rank;
+  ASSERT_EQ(int64_t(seen.size()), s.microbatches_per_chunk() * s.chunks_per_rank()) << "rank " << rank;
   for (const auto& [key, pos] : seen) {
     for (int k = 0; k < 3; ++k) EXPECT_GE(pos[size_t(k)], 0) << "rank " << rank << " misses " << "FBW"[k];
     EXPECT_LT(pos[0], pos[1]) << "rank " << rank << ": backward before forward of mb " << key.first;
@@ -84,8 +85,8 @@ bool runs_to_completion(const sched::Schedule& s) {
   return true;
 }
 
-void check_schedule(Schedule kind, int64_t P, int64_t N) {
-  const auto s = sched::make_schedule(kind, P, N);
+void check_schedule(Schedule kind, int64_t P, int64_t N, int64_t v = 1) {
+  const auto s = sched::make_schedule(kind, P, N, v);
   for (int64_t r = 0; r < P; ++r) check_each_once(*s, r);
   EXPECT_TRUE(runs_to_completion(*s)) << s->name() << " P=" << P << " N=" << N << " deadlocks";
 }
@@ -103,6 +104,32 @@ TEST(ScheduleStructure, DualPipeV) {
 
 TEST(ScheduleStructure, Fsdp) { check_schedule(Schedule::Fsdp, 1, 6); }
 
+TEST(ScheduleStructure, GPipe) {
+  for (int64_t P : {1, 2, 4, 8})
+    for (int64_t N : {1, 3, 8}) check_schedule(Schedule::GPipe, P, N);
+}
+
+TEST(ScheduleStructure, Interleaved) {
+  for (int64_t P : {1, 2, 3, 4})
+    for (int64_t v : {2, 3, 4})
+      for (int64_t m : {P, 2 * P, 5 * P}) check_schedule(Schedule::Interleaved, P, m, v);
+}
+
+TEST(ScheduleStructure, ZbH1) {
+  for (int64_t P : {1, 2, 3, 4, 8})
+    for (int64_t N : {1, 2, 5, 8, 16}) check_schedule(Schedule::ZbH1, P, N);
+}
+
+TEST(ScheduleStructure, ZbV) {
+  for (int64_t P : {1, 2, 3, 4, 8})
+    for (int64_t N : {2 * P, 2 * P + 1, 3 * P + 2, int64_t(40)}) check_schedule(Schedule::ZbV, P, N);
+}
+
+TEST(ScheduleStructure, DualPipe) {
+  for (int64_t P : {2, 4, 6, 8})
+    for (int64_t N : {2 * P, 2 * P + 2, 4 * P, int64_t(64)}) check_schedule(Schedule::DualPipe, P, N);
+}
+
 // The logical simulation does catch an order that cannot run.
 TEST(ScheduleStructure, DetectsImpossibleOrder) {
   struct Reversed final : sched::Schedule {
@@ -111,6 +138,7 @@ TEST(ScheduleStructure, DetectsImpossibleOrder) {
     int32_t chunks_per_rank() const override { return 1; }
     int64_t stage_of(int64_t r, int32_t) const override { return r; }
     sched::StageLoc where(int64_t st) const override { return {st, 0}; }
+    double bubble_s(const sched::ChunkTimes&) const override { return 0; }
     std::vector<ChunkOp> program(int64_t r) const override {
       // Rank 0 runs mb 0 first, rank 1 mb 1 first: each waits for the other.
       if (r == 0) return {{Pass::F, false, {0, 0}, {}}, {Pass::B, false, {}, {0, 0}}, {Pass::F, false, {1, 0}, {}},

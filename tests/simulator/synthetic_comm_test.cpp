@@ -2,7 +2,7 @@
 // InfiniBand NIC pair, t = send_bytes / ib_Bps (+ ib latency).
 #include <gtest/gtest.h>
 
-#include "schedules/schedule.hpp"
+#include "schedules/registry.hpp"
 #include "tests/simulator/sim_test_util.hpp"
 
 namespace stepsim::test {

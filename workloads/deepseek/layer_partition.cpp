@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "workloads/deepseek/layer_work.hpp"
+#include "schedules/registry.hpp"
+#include "workloads/model/model_params.hpp"
 
 namespace stepsim {
 
@@ -29,7 +31,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Linear pipelines (1F1B, FSDP's single stage): classic min-max contiguous partition.
+// Linear pipelines (1F1B, interleaved, FSDP's single stage): classic min-max contiguous partition.
 std::vector<int64_t> linear_cuts(int64_t stages, int64_t layers, const std::vector<double>& cum, double head) {
   const auto cost = [&](int64_t a, int64_t b) { return cum[size_t(b)] - cum[size_t(a)] + (b == layers ? head : 0.0); };
   // best[s][i]: least max stage cost of stages 0..s-1 covering layers [0, i).
@@ -52,7 +54,7 @@ std::vector<int64_t> linear_cuts(int64_t stages, int64_t layers, const std::vect
   return cut;
 }
 
-// DualPipeV: rank r holds stage r (from the front) and stage 2P-1-r (from the back), so fill both
+// V shapes (DualPipeV, ZB-V): rank r holds stage r (from the front) and stage 2P-1-r (from the back), so fill both
 // ends at once; state = layers taken from the front and from the back after ranks 0..r-1. A first
 // pass finds the least possible busiest rank; a second keeps every rank within 0.5 % of it and
 // minimises the costliest stage, so the V's chunks stay even (the schedule assumes equal chunks).
@@ -119,29 +121,29 @@ std::vector<int64_t> v_shape_cuts(int64_t ranks, int64_t layers, const std::vect
 }  // namespace
 
 std::vector<StageLayers> partition_layers(const Plan& plan) {
-  const int64_t stages = plan.stages(), layers = plan.model.num_hidden_layers;
+  const auto schedule = sched::make_unchecked_schedule(plan);
+  const int64_t stages = schedule->path_stages(), layers = plan.model.num_hidden_layers;
   std::vector<double> cum(static_cast<size_t>(layers + 1), 0.0);
   for (int64_t i = 0; i < layers; ++i) cum[size_t(i + 1)] = cum[size_t(i)] + layer_cost_s_per_token(plan, i);
   const double head = lm_head_cost_s_per_token(plan);
   std::vector<int64_t> cut;
-  if (plan.parallel.schedule == Schedule::DualPipeV) {
-    cut = v_shape_cuts(plan.parallel.pp, layers, cum, head, kInf);
+  if (schedule->v_shape()) {
+    const int64_t ranks = stages / 2;
+    cut = v_shape_cuts(ranks, layers, cum, head, kInf);
     double busiest = 0;
-    for (int64_t r = 0; r < plan.parallel.pp; ++r) {
-      const int64_t back = 2 * plan.parallel.pp - 1 - r;
+    for (int64_t r = 0; r < ranks; ++r) {
+      const int64_t back = 2 * ranks - 1 - r;
       busiest = std::max(busiest, cum[size_t(cut[size_t(r + 1)])] - cum[size_t(cut[size_t(r)])] +
                                       cum[size_t(cut[size_t(back + 1)])] - cum[size_t(cut[size_t(back)])] +
                                       (r == 0 ? head : 0.0));
     }
-    cut = v_shape_cuts(plan.parallel.pp, layers, cum, head, busiest * 1.005);
+    cut = v_shape_cuts(ranks, layers, cum, head, busiest * 1.005);
   } else {
     cut = linear_cuts(stages, layers, cum, head);
   }
   std::vector<StageLayers> out(static_cast<size_t>(stages));
   for (int64_t s = 0; s < stages; ++s)
-    // The profiler capture runs transformer layers only (no LM head).
-    out[size_t(s)] = {cut[size_t(s)], cut[size_t(s + 1)] - cut[size_t(s)],
-                      s + 1 == stages && plan.parallel.schedule != Schedule::Capture};
+    out[size_t(s)] = {cut[size_t(s)], cut[size_t(s + 1)] - cut[size_t(s)], s + 1 == stages && schedule->runs_lm_head()};
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Which layers each pipeline stage holds. Stages get contiguous layers chosen so that the busiest
 // pipeline rank carries as little compute as possible: the LM head on the last stage counts as the
-// layers it costs, and under DualPipeV a rank's load is the sum of its two stages (rank 0 holds
+// layers it costs, and under a V shape (DualPipeV, ZB-V) a rank's load is the sum of its two stages (rank 0 holds
 // both the first and the last).
 #pragma once
 
@@ -17,7 +17,8 @@ struct StageLayers {
   bool has_lm_head = false;
 };
 
-// One entry per stage (plan.stages()), in stage order.
+// One entry per slot of the schedule's layer partition (plan.stages(); DualPipe's two directions
+// share one), in path order.
 std::vector<StageLayers> partition_layers(const Plan& plan);
 
 // Speed-of-light seconds of one layer (or the head) per token, used only to balance stages.

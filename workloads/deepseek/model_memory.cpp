@@ -23,8 +23,8 @@ ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
   for (int64_t rank = 0; rank < ranks; ++rank) {
     HeldParams held;
     for (int32_t c = 0; c < w.schedule().chunks_per_rank(); ++c) {
-      const int64_t stage = w.schedule().stage_of(rank, c);
-      held += stage_held_params(plan, w.params(), w.stages()[size_t(stage)], stage == 0);
+      const int64_t slot = w.schedule().layer_slot(w.schedule().stage_of(rank, c));
+      held += stage_held_params(plan, w.params(), w.stages()[size_t(slot)], slot == 0);
     }
     per_rank_.push_back(stepsim::static_memory(plan, held));
   }

@@ -63,15 +63,13 @@ OpRef last_compute(const engine::OpSink& sink) {
 }  // namespace
 
 ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
-    : engine::ScheduledGpuProgram(workload.schedule().program(workload.plan().parallel.schedule == Schedule::Fsdp
-                                                                   ? 0
-                                                                   : workload.layout().pipeline_rank(gpu))),
+    : engine::ScheduledGpuProgram(workload.schedule().program(workload.layout().pipeline_rank(gpu))),
       w_(workload),
       plan_(workload.plan()),
       gpu_(gpu) {
-  fsdp_ = plan_.parallel.zero == 3;
+  fsdp_ = w_.schedule().shards_parameters();
   const RankLayout& layout = w_.layout();
-  rank_ = fsdp_ ? 0 : layout.pipeline_rank(gpu);
+  rank_ = layout.pipeline_rank(gpu);
   dp_group_ = {layout.grad_group(gpu), layout.expert_dp_group(gpu)};
   // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.
   final_grad_op_.assign(size_t(w_.schedule().chunks_per_rank()), -1);
@@ -86,7 +84,7 @@ ModelGpuProgram::Pass ModelGpuProgram::forward_pass(sched::ChunkRef ref) const {
   Pass p;
   p.ref = ref;
   p.stage = w_.schedule().stage_of(rank_, ref.chunk);
-  const StageLayers& s = w_.stages()[size_t(p.stage)];
+  const StageLayers& s = w_.stages()[size_t(w_.schedule().layer_slot(p.stage))];
   for (int64_t l = s.first; l < s.first + s.count; ++l) p.items.push_back(l);
   if (s.has_lm_head) p.items.push_back(kHead);
   return p;
@@ -111,8 +109,8 @@ void ModelGpuProgram::receive(Pass& pass, bool backward, engine::OpSink& sink) {
   }
   const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) *
                        double(plan_.model.hidden_size) * kBf16Bytes;
-  const engine::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), t->channel};
-  pass.last = sink.comm(kStreamPpRecv + t->channel, tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
+  const engine::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
+  pass.last = sink.comm(pp_recv_stream(t->channel), tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
                         {}, std::span(&in, 1), std::span<const OpRef>{});
 }
 
@@ -127,9 +125,9 @@ void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink
   }
   const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) *
                        double(plan_.model.hidden_size) * kBf16Bytes;
-  const engine::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), t->channel};
+  const engine::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
   const auto deps = present(pass.last);
-  sink.comm(kStreamPpSend + t->channel, tag(OpKind::PpSend, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
+  sink.comm(pp_send_stream(t->channel), tag(OpKind::PpSend, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
             std::span(&out, 1), {}, std::span<const OpRef>(deps));
 }
 
@@ -405,10 +403,10 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
     }
   }
   // ZeRO-1: reduce-scatter a chunk's gradients as soon as they are final.
-  if (fsdp_ || plan_.parallel.schedule == Schedule::Capture) return;  // capture: no ZeRO collectives
+  if (fsdp_ || !w_.schedule().optimizer_step()) return;
   for (size_t c = 0; c < final_grad_op_.size(); ++c) {
     if (final_grad_op_[c] != int64_t(index)) continue;
-    const int64_t stage = w_.schedule().stage_of(rank_, int32_t(c));
+    const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, int32_t(c)));
     const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, w_.stage_non_expert_params(stage),
                                           w_.stage_expert_params_per_gpu(stage), kFp32Bytes);
     reduce_scatters_.push_back(collective(sink, kStreamDpReduce, OpKind::DpReduceScatter, kChannelDpReduce, flows,
@@ -417,11 +415,11 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
 }
 
 void ModelGpuProgram::finish(engine::OpSink& sink) {
-  if (fsdp_ || plan_.parallel.schedule == Schedule::Capture) return;  // capture: no ZeRO collectives
+  if (fsdp_ || !w_.schedule().optimizer_step()) return;
   // After the (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
   double non_expert = 0, expert = 0;
   for (int32_t c = 0; c < w_.schedule().chunks_per_rank(); ++c) {
-    const int64_t stage = w_.schedule().stage_of(rank_, c);
+    const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, c));
     non_expert += w_.stage_non_expert_params(stage);
     expert += w_.stage_expert_params_per_gpu(stage);
   }

@@ -6,6 +6,8 @@
 
 #include "platforms/cluster_platform.hpp"
 #include "platforms/degraded_hardware.hpp"
+#include "schedules/pipeline_flow.hpp"
+#include "schedules/registry.hpp"
 #include "workloads/deepseek/kernel_efficiency.hpp"
 #include "workloads/deepseek/local_batch.hpp"
 #include "workloads/deepseek/model_program.hpp"
@@ -16,7 +18,7 @@ namespace stepsim {
 ModelWorkload::ModelWorkload(const Plan& plan)
     : plan_(plan),
       layout_(plan),
-      schedule_(sched::make_schedule(plan.parallel.schedule, plan.parallel.pp, plan.parallel.microbatches)),
+      schedule_(sched::make_schedule(plan)),
       stages_(partition_layers(plan)),
       routing_(routing_stats(plan)),
       ep_layout_(stepsim::ep_layout(plan, routing_)),
@@ -117,6 +119,10 @@ std::string ModelWorkload::name() const { return plan_.model.name; }
 
 PlatformSpec ModelWorkload::platform() const { return platform_spec(plan_); }
 
+int ModelWorkload::num_streams() const {
+  return kModelStreams + 2 * std::max(0, sched::pipeline_channels(*schedule_) - 4);
+}
+
 double ModelWorkload::bf16_flops() const { return plan_.hardware.bf16_tflops * 1e12; }
 
 std::unique_ptr<engine::GpuProgram> ModelWorkload::program(int64_t gpu) const {
@@ -138,7 +144,7 @@ double ModelWorkload::expected_ops() const {
   double total = 0;
   for (int64_t r = 0; r < ranks; ++r) {
     const int64_t gpu = layout_.first_gpu_of_rank(r);
-    std::vector<engine::StreamQueue> queues(static_cast<size_t>(kModelStreams));
+    std::vector<engine::StreamQueue> queues(static_cast<size_t>(num_streams()));
     engine::OpSink sink(uint32_t(gpu), queues, plan_.hardware.fp8_tflops * 1e12, bf16_flops());
     const auto prog = program(gpu);
     double ops = 0;

@@ -35,8 +35,14 @@ enum ModelStream : int {
   kModelStreams = 12
 };
 
-// Transfer channels: pipeline channels are 0..3 (sched::pipeline_channel).
+// Transfer channels: pipeline channels are 0..7 and 11.. (sched::pipeline_channel).
 inline constexpr uint8_t kChannelEp = 8, kChannelDpGather = 9, kChannelDpReduce = 10;
+
+// Streams and transfer channel of pipeline channel `c`: the first four have fixed streams, more
+// chunks per rank (interleaved) add a send and a receive stream each after kModelStreams.
+inline int pp_send_stream(int32_t c) { return c < 4 ? kStreamPpSend + c : kModelStreams + 2 * (c - 4); }
+inline int pp_recv_stream(int32_t c) { return c < 4 ? kStreamPpRecv + c : kModelStreams + 2 * (c - 4) + 1; }
+inline uint8_t pp_transfer_channel(int32_t c) { return uint8_t(c < kChannelEp ? c : c + 3); }
 
 // Per-sequence costs of one layer part, so any microbatch size scales them linearly.
 struct PartCost {
@@ -54,7 +60,7 @@ class ModelWorkload : public engine::Workload {
   std::string name() const override;
   PlatformSpec platform() const override;
   double bf16_flops() const override;
-  int num_streams() const override { return kModelStreams; }
+  int num_streams() const override;
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override;
   double expected_ops() const override;
   std::string mode() const override;

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "schedules/schedule.hpp"
+#include "schedules/registry.hpp"
 #include "workloads/deepseek/layer_partition.hpp"
 #include "workloads/memory/activation_bytes.hpp"
 #include "workloads/memory/state_bytes.hpp"
@@ -19,32 +19,24 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
 
-double in_flight_microbatches(const Plan& plan, int64_t rank) {
-  const double pp = double(plan.parallel.pp), m = double(plan.parallel.microbatches);
-  // DualPipeV: seed part 2, PP + 1/2 on every rank; 1F1B: PP - rank; one at a time otherwise.
-  if (plan.parallel.schedule == Schedule::DualPipeV) return pp + 0.5;
-  if (plan.parallel.schedule == Schedule::OneFOneB) return std::min(pp - double(rank), m);
-  return 1;
-}
-
 MemoryEstimate estimate_memory(const Plan& plan) {
   const ModelParams params = count_params(plan.model);
   const std::vector<StageLayers> stages = partition_layers(plan);
-  const auto schedule = sched::make_schedule(plan.parallel.schedule, plan.parallel.pp, plan.parallel.microbatches);
+  const auto schedule = sched::make_schedule(plan);
   const double tokens = largest_microbatch_tokens(plan);
   const LayerActivations dense = layer_activations(plan, false), moe = layer_activations(plan, true);
   MemoryEstimate best;
-  for (int64_t rank = 0; rank < plan.parallel.pp; ++rank) {
+  for (int64_t rank = 0; rank < schedule->ranks(); ++rank) {
     MemoryEstimate e;
     e.rank = rank;
     e.microbatch_tokens = tokens;
-    e.in_flight_microbatches = in_flight_microbatches(plan, rank);
+    e.in_flight_microbatches = schedule->in_flight_microbatches(rank);
     HeldParams held;
     double saved_per_token = 0, recompute_per_token = 0;
     for (int32_t c = 0; c < schedule->chunks_per_rank(); ++c) {
-      const int64_t stage = schedule->stage_of(rank, c);
-      const StageLayers& s = stages[size_t(stage)];
-      held += stage_held_params(plan, params, s, stage == 0);
+      const int64_t slot = schedule->layer_slot(schedule->stage_of(rank, c));
+      const StageLayers& s = stages[size_t(slot)];
+      held += stage_held_params(plan, params, s, slot == 0);
       for (int64_t l = s.first; l < s.first + s.count; ++l) {
         const bool is_moe = layer_spec(plan, l).moe;
         const LayerActivations& a = is_moe ? moe : dense;

@@ -32,6 +32,5 @@ nlohmann::json memory_estimate_json(const MemoryEstimate& e);
 std::string memory_estimate_text(const MemoryEstimate& e);
 
 // How many microbatches pipeline rank `rank` keeps in flight at its peak under the plan's schedule.
-double in_flight_microbatches(const Plan& plan, int64_t rank);
 
 }  // namespace stepsim

@@ -12,6 +12,7 @@
 
 #include "platforms/cluster_platform.hpp"
 #include "schedules/pipeline_flow.hpp"
+#include "schedules/registry.hpp"
 #include "simulator/engine/scheduled_program.hpp"
 
 namespace stepsim {
@@ -26,9 +27,9 @@ using engine::Tag;
 using sched::ChunkOp;
 using sched::Pass;
 
-constexpr int kSendStream = 1;  // + channel
-constexpr int kRecvStream = 5;  // + channel
-constexpr int kStreams = 9;
+// Stream 0 computes; then one send stream per pipeline channel, then one receive stream each.
+int send_stream(int32_t channel) { return 1 + channel; }
+int recv_stream(const sched::Schedule& s, int32_t channel) { return 1 + sched::pipeline_channels(s) + channel; }
 
 struct Costs {
   double f_s, b_s, w_s, fb_s;
@@ -115,14 +116,14 @@ class SyntheticProgram final : public engine::ScheduledGpuProgram {
     }
     deps_.clear();
     for (const auto& in : inputs) {
-      const FlowSpec from[] = {{0, uint32_t(in.peer_rank), in.channel}};
-      deps_.push_back(sink.comm(kRecvStream + in.channel, comm_tag(OpKind::PpRecv, in), {}, from,
+      const FlowSpec from[] = {{0, uint32_t(in.peer_rank), uint8_t(in.channel)}};
+      deps_.push_back(sink.comm(recv_stream(*sh_.schedule, in.channel), comm_tag(OpKind::PpRecv, in), {}, from,
                                 last_ ? std::span<const OpRef>(&*last_, 1) : std::span<const OpRef>()));
     }
     last_ = sink.compute(tag, work, deps_);
     for (const auto& o : remote_outputs(*sh_.schedule, rank_, op)) {
-      const FlowSpec to[] = {{sh_.send_bytes, uint32_t(o.peer_rank), o.channel}};
-      sink.comm(kSendStream + o.channel, comm_tag(OpKind::PpSend, o), to, {}, {*last_});
+      const FlowSpec to[] = {{sh_.send_bytes, uint32_t(o.peer_rank), uint8_t(o.channel)}};
+      sink.comm(send_stream(o.channel), comm_tag(OpKind::PpSend, o), to, {}, {*last_});
     }
   }
 
@@ -132,7 +133,7 @@ class SyntheticProgram final : public engine::ScheduledGpuProgram {
     tag.kind = kind;
     tag.phase = t.backward ? Phase::Backward : Phase::Forward;
     tag.microbatch = uint16_t(t.mb);
-    tag.chunk = uint8_t(t.channel % 2);  // the sending chunk
+    tag.chunk = uint8_t(t.sending_chunk);
     return tag;
   }
 
@@ -146,7 +147,7 @@ class SyntheticWorkload final : public engine::Workload {
  public:
   explicit SyntheticWorkload(const Plan& plan) : plan_(plan) {
     const int64_t P = plan.parallel.pp;
-    sh_.schedule = sched::make_schedule(plan.parallel.schedule, P, plan.parallel.microbatches);
+    sh_.schedule = sched::make_schedule(plan);
     for (int64_t r = 0; r < P; ++r) sh_.programs.push_back(sh_.schedule->program(r));
     sh_.producers.emplace(*sh_.schedule, sh_.programs);
     const WorkloadConfig& w = plan.workload;
@@ -164,7 +165,7 @@ class SyntheticWorkload final : public engine::Workload {
     return spec;
   }
   double bf16_flops() const override { return plan_.hardware.bf16_tflops * 1e12; }
-  int num_streams() const override { return sh_.send_bytes > 0 ? kStreams : 1; }
+  int num_streams() const override { return sh_.send_bytes > 0 ? 1 + 2 * sched::pipeline_channels(*sh_.schedule) : 1; }
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override {
     return std::make_unique<SyntheticProgram>(sh_, gpu);
   }
