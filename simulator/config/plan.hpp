@@ -62,7 +62,7 @@ struct ParallelConfig {
   int64_t cp = 1;            // context-parallel ranks (a sequence split over them)
   int64_t ep = 1;            // expert-parallel group size
   int64_t microbatches = 1;  // per pipeline (per data-parallel replica)
-  int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 3 = FSDP
+  int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 2 = + gradients, 3 = FSDP
   Schedule schedule = Schedule::DualPipeV;
   // Pipeline chunks with no F&B partner (DualPipeV warm-up and cool-down, every 1F1B chunk) run as
   // two half-microbatches whose compute hides each other's all-to-all. false = DualPipe's reference

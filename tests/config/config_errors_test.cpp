@@ -221,8 +221,8 @@ TEST(ConfigErrors, UnknownScheduleName) {
   expect_text_rejects(text, "sched.yaml", {"sched.yaml", "schedule", "use one of", "dualpipev"});
 }
 
-TEST(ConfigErrors, ZeroStageTwo) {
-  expect_default_rejects({"parallel.zero=2"}, {"--set", "parallel.zero", "unknown value 2", "use one of: 1, 3"});
+TEST(ConfigErrors, ZeroStageFour) {
+  expect_default_rejects({"parallel.zero=4"}, {"--set", "parallel.zero", "unknown value 4", "use one of: 1, 2, 3"});
 }
 
 TEST(ConfigErrors, UnknownRoutingAndSimMode) {

@@ -32,11 +32,14 @@ enum ModelStream : int {
   kStreamPpRecv = 6,      // + channel (0..3)
   kStreamDpGather = 10,   // ZeRO / FSDP all-gathers
   kStreamDpReduce = 11,   // ZeRO / FSDP reduce-scatters
-  kModelStreams = 12
+  kStreamTp = 12,         // tensor-parallel all-gathers and reduce-scatters (plans with tp > 1)
+  kStreamCp = 13,         // context-parallel K/V all-gathers and dK/dV reduce-scatters (cp > 1)
+  kModelStreams = 14
 };
 
 // Transfer channels: pipeline channels are 0..3 (sched::pipeline_channel).
-inline constexpr uint8_t kChannelEp = 8, kChannelDpGather = 9, kChannelDpReduce = 10;
+inline constexpr uint8_t kChannelEp = 8, kChannelDpGather = 9, kChannelDpReduce = 10, kChannelTp = 11, kChannelCp = 12,
+                          kChannelDpAllReduce = 13;
 
 // Per-sequence costs of one layer part, so any microbatch size scales them linearly.
 struct PartCost {
@@ -54,7 +57,8 @@ class ModelWorkload : public engine::Workload {
   std::string name() const override;
   PlatformSpec platform() const override;
   double bf16_flops() const override;
-  int num_streams() const override { return kModelStreams; }
+  // The TP and CP streams only where the plan has them (fewer idle actors otherwise).
+  int num_streams() const override { return plan_.parallel.tp > 1 || plan_.parallel.cp > 1 ? kModelStreams : kStreamTp; }
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override;
   double expected_ops() const override;
   std::string mode() const override;
@@ -73,7 +77,10 @@ class ModelWorkload : public engine::Workload {
   const PartCost& cost(int64_t layer, LayerPart part) const { return costs_[size_t(layer * kLayerParts + int(part))]; }
   double head_flops_per_seq() const { return head_flops_per_seq_; }
   bool layer_is_moe(int64_t layer) const;
-  // Parameters of one stage held by each GPU (experts already divided over the EP group).
+  // Share of its replica's microbatch tokens one GPU holds between blocks: 1 / (tp x cp) (sequence
+  // parallelism shards them over TP, context parallelism over CP).
+  double token_share() const { return 1.0 / double(plan_.parallel.tp * plan_.parallel.cp); }
+  // Parameters of one stage held by each GPU (TP shards applied, experts divided over the EP group).
   double stage_non_expert_params(int64_t stage) const;
   double stage_expert_params_per_gpu(int64_t stage) const;
   double layer_non_expert_params(int64_t layer) const;
@@ -92,6 +99,10 @@ class ModelWorkload : public engine::Workload {
   const RoutingStats& routing() const { return routing_; }
 
  private:
+  // GPUs at the start of a stage that reduced FSDP / uneven-load replays simulate: one EP group,
+  // widened to whole TP x CP groups.
+  int64_t group_block() const;
+
   Plan plan_;
   RankLayout layout_;
   std::unique_ptr<sched::Schedule> schedule_;
