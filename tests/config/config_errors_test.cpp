@@ -303,7 +303,7 @@ TEST(ConfigErrors, FsdpWithZeroOne) {
 
 TEST(ConfigErrors, ZeroThreeWithOneFOneB) {
   expect_default_rejects({"schedule=1f1b", "parallel.zero=3"},
-                         {kFile, "parallel.zero", "ZeRO-3", "set parallel.zero=1 or schedule=fsdp"});
+                         {kFile, "parallel.zero", "ZeRO-3", "set parallel.zero=1 or 2, or schedule=fsdp"});
 }
 
 TEST(ConfigErrors, CommSmsTakeEverySm) {
