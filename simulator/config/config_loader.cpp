@@ -246,6 +246,7 @@ const std::map<std::string, Field>& schema() {
     f["parallel.ep"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::ep)};
     f["parallel.tp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::tp)};
     f["parallel.cp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::cp)};
+    f["parallel.fsdp_shard_size"] = {Kind::NonNegativeInt, into(&Plan::parallel, &ParallelConfig::fsdp_shard_size)};
     f["parallel.microbatches"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::microbatches)};
     f["parallel.zero"] = {Kind::Choice,
                           [](Plan& p, const json& v) { p.parallel.zero = std::stoll(v.get<std::string>()); },

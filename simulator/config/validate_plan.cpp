@@ -85,6 +85,18 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
                               " equal chunks (causal load balance); use a cp with 2 cp dividing it");
     if (par.schedule == Schedule::Capture) fail("parallel.cp", "schedule capture replays DeepSeek's EP-only trace; set parallel.cp=1");
   }
+  if (par.fsdp_shard_size > 0) {
+    const int64_t holders = p.dp() * par.cp;  // GPUs holding the same weights
+    if (par.zero != 3)
+      fail("parallel.fsdp_shard_size", "HSDP shards ZeRO-3 parameters; set parallel.zero=3 and schedule=fsdp, or 0");
+    if (par.fsdp_shard_size > holders || holders % par.fsdp_shard_size != 0)
+      fail("parallel.fsdp_shard_size", str(par.fsdp_shard_size) + " does not divide the " + str(holders) +
+                                           " GPUs holding the same weights; use a divisor such as " +
+                                           str(divisor_at_most(holders, par.fsdp_shard_size)));
+    if (m.is_moe() && (par.fsdp_shard_size * par.tp) % par.ep != 0)
+      fail("parallel.fsdp_shard_size", "a shard group must hold whole EP groups: fsdp_shard_size x tp must be a "
+                                       "multiple of parallel.ep (" + str(par.ep) + ")");
+  }
   if (par.zero == 2 && par.schedule == Schedule::Capture)
     fail("parallel.zero", "schedule capture has no data-parallel collectives; set parallel.zero=1");
 }

@@ -75,7 +75,7 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   const RankLayout layout(shaped);
   // The rank layout's groups: replicas x CP ranks share the non-expert weights, the expert-DP
   // group an EP slot's experts.
-  const std::vector<int64_t> group = layout.grad_group(0), experts = layout.expert_dp_group(0);
+  const std::vector<int64_t> group = layout.shard_group(0), experts = layout.expert_shard_group(0);
   d.non_expert_local = members_per_node(group, g);
   d.non_expert_ib_nodes = std::max<int64_t>(1, int64_t(group.size()) / d.non_expert_local);
   d.expert_local = members_per_node(experts, g);
@@ -92,6 +92,16 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   d.allgather_s = d.allgather_ib_bytes / ib;
   d.reducescatter_s = d.reducescatter_ib_bytes / ib;
   d.zero1_s = d.allgather_s + d.reducescatter_s;
+  // HSDP: once per step, a ring all-reduce of each FP32 gradient shard across the shard groups.
+  const auto all_reduce_bytes = [&](double shard_params, size_t replicas) {
+    const double r = double(replicas);
+    return replicas > 1 ? 2.0 * (r - 1.0) / r * shard_params * kFp32Bytes : 0.0;
+  };
+  d.hsdp_allreduce_s = (all_reduce_bytes(d.non_expert_params_per_gpu / double(group.size()),
+                                         layout.shard_replicas(0).size()) +
+                        all_reduce_bytes(d.expert_params_per_gpu / double(experts.size()),
+                                         layout.expert_shard_replicas(0).size())) /
+                       ib;
   d.fsdp_per_microbatch_s = 2.0 * d.allgather_s + d.reducescatter_s;
   return d;
 }
@@ -167,7 +177,7 @@ Roofline compute_roofline(const Plan& plan) {
   r.dp = dp_terms(plan, r.params, plan.parallel.pp);
   const double m = double(plan.parallel.microbatches);
   // ZeRO-2 keeps only a gradient shard, so it reduce-scatters after every microbatch.
-  r.dp_comm_s = fsdp                      ? r.dp.fsdp_per_microbatch_s * m
+  r.dp_comm_s = fsdp                      ? r.dp.fsdp_per_microbatch_s * m + r.dp.hsdp_allreduce_s
                 : plan.parallel.zero == 2 ? r.dp.allgather_s + m * r.dp.reducescatter_s
                                           : r.dp.zero1_s;
   r.tpcp = tp_cp_terms(plan);

@@ -49,6 +49,7 @@ struct DpTerms {
   double reducescatter_s = 0;
   double zero1_s = 0;                    // one all-gather + one reduce-scatter per step
   double fsdp_per_microbatch_s = 0;      // two all-gathers + one reduce-scatter
+  double hsdp_allreduce_s = 0;           // HSDP: all-reduce of the gradient shards across shard groups, per step
 };
 
 // Tensor- and context-parallel collectives of the average GPU over the step (closed forms of

@@ -74,6 +74,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   d["reducescatter_ib_bytes"] = r.dp.reducescatter_ib_bytes;
   d["allgather_s"] = r.dp.allgather_s;
   d["reducescatter_s"] = r.dp.reducescatter_s;
+  d["fsdp_shard_size"] = plan.parallel.fsdp_shard_size;
+  d["hsdp_allreduce_s"] = r.dp.hsdp_allreduce_s;
 
   j["pp"] = {{"sends_per_microbatch", r.pp_sends_per_microbatch}, {"link_GBps", r.pp_link_GBps}};
   j["tp"] = {{"tokens_per_microbatch", r.tpcp.tokens_per_microbatch},

@@ -154,5 +154,32 @@ TEST(ZeroTwo, ReducesGradientsEveryMicrobatchAndShardsThem) {
   EXPECT_NEAR(r2.dp_comm_s, r1.dp.allgather_s + 16 * r1.dp.reducescatter_s, 1e-12);
 }
 
+TEST(Hsdp, ShardsInsideAGroupAndAllReducesAcross) {
+  // FSDP of Llama 3.1 8B on 64 GPUs (8 nodes) sharded over groups of 8 (one node each), 8 copies.
+  // Parameters: 32 x 218,112,000 per layer + embedding and LM head 2 x 525,336,576 + final norm
+  // 4,096 = 8,030,261,248 (the model card's 8.03 B).
+  const double params = 8030261248.0;
+  const std::vector<std::string> sets = {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3",
+                                         "parallel.microbatches=2", "train.global_batch=128"};
+  const auto path = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+  auto hs = sets;
+  hs.push_back("parallel.fsdp_shard_size=8");
+  const Plan full = load_plan(path, sets), hsdp = load_plan(path, hs);
+  EXPECT_DOUBLE_EQ(estimate_memory(full).fixed.weights_bytes, 2 * params / 64);
+  EXPECT_DOUBLE_EQ(estimate_memory(hsdp).fixed.weights_bytes, 2 * params / 8);
+  EXPECT_DOUBLE_EQ(estimate_memory(hsdp).fixed.optimizer_bytes, 8 * params / 8);
+  // GPU 9's gathers stay on its node (NVLink ring to GPU 10); its shard's gradients are all-reduced
+  // once with the 7 other copies (GPUs 1, 9, ..., 57): 2 x 7/8 of the FP32 shard to GPU 17.
+  const Emitted e = emit(ModelWorkload(hsdp), 9);
+  EXPECT_EQ(e.ops.at(OpKind::DpAllReduce), 1);
+  EXPECT_DOUBLE_EQ(e.out.at(OpKind::DpAllReduce).at(0), 2.0 * 7 / 8 * params / 8 * 4);
+  for (const double b : e.out.at(OpKind::FsdpAllGather)) EXPECT_GT(b, 0);
+  const Roofline r = compute_roofline(hsdp);
+  EXPECT_EQ(r.dp.non_expert_ib_nodes, 1);
+  EXPECT_NEAR(r.dp.hsdp_allreduce_s, 2.0 * 7 / 8 * params / 8 * 4 / 50e9, 1e-12);
+  EXPECT_NEAR(r.dp_comm_s, 2 * r.dp.fsdp_per_microbatch_s + r.dp.hsdp_allreduce_s, 1e-12);
+  EXPECT_EQ(compute_roofline(full).dp.hsdp_allreduce_s, 0.0);
+}
+
 }  // namespace
 }  // namespace stepsim

@@ -4,6 +4,7 @@
 
 #include "schedules/pipeline_flow.hpp"
 #include "workloads/deepseek/model_parallel_comm.hpp"
+#include "workloads/memory/state_bytes.hpp"
 #include "workloads/model/model_params.hpp"
 
 namespace stepsim {
@@ -73,7 +74,11 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
   fsdp_ = plan_.parallel.zero == 3;
   const RankLayout& layout = w_.layout();
   rank_ = fsdp_ ? 0 : layout.pipeline_rank(gpu);
-  dp_group_ = {layout.grad_group(gpu), layout.expert_dp_group(gpu)};
+  // FSDP shards over its shard group (HSDP) or every GPU holding the same weights.
+  dp_group_ = fsdp_ ? DpGroup{layout.shard_group(gpu), layout.expert_shard_group(gpu)}
+                    : DpGroup{layout.grad_group(gpu), layout.expert_dp_group(gpu)};
+  if (fsdp_ && plan_.parallel.fsdp_shard_size > 0)
+    replicas_ = DpGroup{layout.shard_replicas(gpu), layout.expert_shard_replicas(gpu)};
   const auto ring_of = [&](const std::vector<int64_t>& g) {
     const size_t n = g.size(), i = size_t(std::find(g.begin(), g.end(), gpu) - g.begin());
     return Ring{g[(i + 1) % n], g[(i + n - 1) % n]};
@@ -477,6 +482,27 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
 }
 
 void ModelGpuProgram::finish(engine::OpSink& sink) {
+  if (fsdp_ && replicas_.members.size() + replicas_.expert_members.size() > 2) {
+    // HSDP: after the last reduce-scatter (same stream), all-reduce each gradient shard across the
+    // replicas of the shard group: a ring all-reduce moves 2 (R-1)/R of the shard (FP32).
+    const HeldParams held = model_held_params(plan_, w_.params());
+    const double shard = held.non_expert / double(dp_group_.members.size());
+    const double expert_shard = held.expert / double(dp_group_.expert_members.size());
+    const auto all_reduce = [&](const std::vector<int64_t>& ring, double params, RingFlows& flows) {
+      const size_t n = ring.size();
+      if (n < 2 || params <= 0) return;
+      const size_t i = size_t(std::find(ring.begin(), ring.end(), gpu_) - ring.begin());
+      const double bytes = 2.0 * double(n - 1) / double(n) * params * kFp32Bytes;
+      flows.out.push_back({ring[(i + 1) % n], bytes});
+      flows.in.push_back({ring[(i + n - 1) % n], bytes});
+    };
+    RingFlows flows;
+    all_reduce(replicas_.members, shard, flows);
+    all_reduce(replicas_.expert_members, expert_shard, flows);
+    if (!flows.out.empty())
+      collective(sink, kStreamDpReduce, OpKind::DpAllReduce, kChannelDpAllReduce, flows, {});
+    return;
+  }
   if (fsdp_ || plan_.parallel.schedule == Schedule::Capture) return;  // capture: no ZeRO collectives
   // After the (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
   double non_expert = 0, expert = 0;

@@ -90,6 +90,7 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   Ring tp_ring_, cp_ring_;
   bool fsdp_ = false;
   DpGroup dp_group_;
+  DpGroup replicas_;  // HSDP: the copies of this GPU's shards in the other shard groups
   std::vector<int64_t> final_grad_op_;         // per chunk: program index after which its grads are final
   std::vector<int32_t> grad_chunk_of_op_;      // per program index: the chunk whose grads it adds to, or -1
   std::vector<engine::OpRef> reduce_scatters_;  // ZeRO-1, one per chunk

@@ -61,7 +61,11 @@ engine::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   engine::StaticMemory s;
   // ZeRO shards non-experts over the GPUs holding the same weights (data-parallel replicas x CP
   // ranks, as Megatron's distributed optimizer does) and experts over expert-DP.
-  const double dp = double(plan.dp() * plan.parallel.cp), edp = double(std::max<int64_t>(1, plan.edp()));
+  // HSDP shards ZeRO-3 state over fsdp_shard_size of them (experts: fsdp_shard_size x tp / ep).
+  const int64_t hsdp = plan.parallel.zero == 3 ? plan.parallel.fsdp_shard_size : 0;
+  const double dp = double(hsdp > 0 ? hsdp : plan.dp() * plan.parallel.cp);
+  const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * plan.parallel.tp / plan.parallel.ep)
+                                     : std::max<int64_t>(1, plan.edp()));
   const double all = held.non_expert + held.expert;
   const double shard = held.non_expert / dp + held.expert / edp;
   const bool zero3 = plan.parallel.zero == 3, zero2 = plan.parallel.zero >= 2;
