@@ -49,6 +49,10 @@ const char* trace_kind(OpKind k) {
     case OpKind::DpAllReduce: return "dp-allreduce";
     case OpKind::FsdpAllGather: return "fsdp-allgather";
     case OpKind::FsdpReduceScatter: return "fsdp-reducescatter";
+    case OpKind::TpAllGather: return "tp-allgather";
+    case OpKind::TpReduceScatter: return "tp-reducescatter";
+    case OpKind::CpAllGather: return "cp-allgather-kv";
+    case OpKind::CpReduceScatter: return "cp-reducescatter-dkv";
     case OpKind::OtherComm: return "comm";
     case OpKind::Count_: break;
   }
@@ -99,16 +103,18 @@ const char* stream_label(OpKind k) {
     case engine::CommClass::Pp: return k == OpKind::PpRecv ? "pp recv" : "pp send";
     case engine::CommClass::Dp:
       return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "dp all-gather" : "dp reduce";
+    case engine::CommClass::Tp: return "tp all-gather / reduce-scatter";
+    case engine::CommClass::Cp: return "cp K/V all-gather";
     default: return "comm";
   }
 }
 
 std::string idle_name(uint8_t classes) {
   if (classes == 0) return "bubble";
-  static const char* names[] = {"", "ep", "pp", "dp", "other"};
+  static const char* names[engine::kCommClasses] = {"", "ep", "pp", "dp", "other", "tp", "cp"};
   std::string s = "exposed: ";
   bool first = true;
-  for (size_t c = 1; c < 5; ++c)
+  for (size_t c = 1; c < engine::kCommClasses; ++c)
     if (classes & (1u << c)) {
       if (!first) s += '+';
       s += names[c];

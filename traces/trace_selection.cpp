@@ -49,11 +49,12 @@ TraceOptions default_trace_options(const Plan& plan) {
   if (plan.parallel.zero == 3) {
     for (int64_t g = 0; g < std::min(plan.gpus(), plan.cluster.gpus_per_node); ++g) o.ranks.push_back(int32_t(g));
   } else {
-    // Data-parallel replica 0 of every pipeline rank: the GPUs a reduced replay simulates.
+    // Data-parallel replica 0: its first GPU on every pipeline rank (the GPUs a reduced replay
+    // simulates), and with TP or CP its whole TP x CP group on pipeline rank 0.
     const RankLayout layout(plan);
-    for (int64_t p = 0; p < plan.parallel.pp; ++p)
-      for (int64_t c = 0; c < layout.cp(); ++c)
-        for (const int64_t g : layout.tp_group(layout.gpu(p, 0, c, 0))) o.ranks.push_back(int32_t(g));
+    for (int64_t c = 0; c < layout.cp(); ++c)
+      for (const int64_t g : layout.tp_group(layout.gpu(0, 0, c, 0))) o.ranks.push_back(int32_t(g));
+    for (int64_t p = 1; p < plan.parallel.pp; ++p) o.ranks.push_back(int32_t(layout.gpu(p, 0)));
   }
   return o;
 }

@@ -271,10 +271,13 @@ const std::map<std::string, Field>& schema() {
 
     f["parallel.pp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::pp)};
     f["parallel.ep"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::ep)};
+    f["parallel.tp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::tp)};
+    f["parallel.cp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::cp)};
+    f["parallel.fsdp_shard_size"] = {Kind::NonNegativeInt, into(&Plan::parallel, &ParallelConfig::fsdp_shard_size)};
     f["parallel.microbatches"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::microbatches)};
     f["parallel.zero"] = {Kind::Choice,
                           [](Plan& p, const json& v) { p.parallel.zero = std::stoll(v.get<std::string>()); },
-                          {"1", "3"}};
+                          {"1", "2", "3"}};
     f["parallel.recompute"] = choice<Recompute>(kRecomputes, [](Plan& p, Recompute v) { p.parallel.recompute = v; });
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};

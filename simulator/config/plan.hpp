@@ -73,7 +73,9 @@ struct ParallelConfig {
   int64_t cp = 1;            // context-parallel ranks (a sequence split over them)
   int64_t ep = 1;            // expert-parallel group size
   int64_t microbatches = 1;  // per pipeline (per data-parallel replica)
-  int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 3 = FSDP
+  int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 2 = + gradients, 3 = FSDP
+  int64_t fsdp_shard_size = 0;  // HSDP: ZeRO-3 shards over this many of the GPUs holding the same
+                                // weights and replicates across the groups; 0 = shard over all
   Schedule schedule = Schedule::DualPipeV;
   int64_t virtual_stages = 1;  // chunks per rank of schedule interleaved (Megatron's virtual pipeline)
   // Pipeline chunks with no F&B partner (DualPipeV warm-up and cool-down, every 1F1B chunk) run as

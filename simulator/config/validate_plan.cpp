@@ -57,6 +57,52 @@ void validate_model(const Plan& p, const auto& fail) {
     fail("model.num_experts_per_tok", "more experts per token than the topk_group groups hold; raise topk_group");
 }
 
+// Tensor and context parallelism: the groups must tile a stage and a node, and the split
+// dimensions must divide.
+void validate_tensor_context(const Plan& p, const auto& fail) {
+  const auto& par = p.parallel;
+  const ModelConfig& m = p.model;
+  const int64_t stage_gpus = p.stage_gpus(), g = p.cluster.gpus_per_node;
+  if (par.tp > 1 || par.cp > 1) {
+    if (par.tp > stage_gpus || par.cp > stage_gpus || par.tp * par.cp > stage_gpus || stage_gpus % (par.tp * par.cp) != 0)
+      fail(par.tp > 1 ? "parallel.tp" : "parallel.cp",
+           "tp x cp = " + str(par.tp * par.cp) + " does not divide the " + str(stage_gpus) +
+               " GPUs of a pipeline stage; use divisors of it");
+  }
+  if (par.tp > 1) {
+    if ((par.tp < g && g % par.tp != 0) || (par.tp > g && par.tp % g != 0))
+      fail("parallel.tp", str(par.tp) + " must divide cluster.gpus_per_node (" + str(g) +
+                              ") or be a multiple of it, so TP groups tile the nodes");
+    if (m.num_attention_heads % par.tp != 0)
+      fail("parallel.tp", str(par.tp) + " does not divide the " + str(m.num_attention_heads) +
+                              " attention heads; use a divisor such as " + str(divisor_at_most(m.num_attention_heads, par.tp)));
+    if (m.dense_layers() > 0 && m.intermediate_size % par.tp != 0)
+      fail("parallel.tp", str(par.tp) + " does not divide intermediate_size " + str(m.intermediate_size) +
+                              "; use a divisor such as " + str(divisor_at_most(m.intermediate_size, par.tp)));
+    if (par.schedule == Schedule::Capture) fail("parallel.tp", "schedule capture replays DeepSeek's EP-only trace; set parallel.tp=1");
+  }
+  if (par.cp > 1) {
+    if (p.train.seq_len % (2 * par.cp) != 0)
+      fail("parallel.cp", "seq_len " + str(p.train.seq_len) + " must split into 2 x cp = " + str(2 * par.cp) +
+                              " equal chunks (causal load balance); use a cp with 2 cp dividing it");
+    if (par.schedule == Schedule::Capture) fail("parallel.cp", "schedule capture replays DeepSeek's EP-only trace; set parallel.cp=1");
+  }
+  if (par.fsdp_shard_size > 0) {
+    const int64_t holders = p.dp() * par.cp;  // GPUs holding the same weights
+    if (par.zero != 3)
+      fail("parallel.fsdp_shard_size", "HSDP shards ZeRO-3 parameters; set parallel.zero=3 and schedule=fsdp, or 0");
+    if (par.fsdp_shard_size > holders || holders % par.fsdp_shard_size != 0)
+      fail("parallel.fsdp_shard_size", str(par.fsdp_shard_size) + " does not divide the " + str(holders) +
+                                           " GPUs holding the same weights; use a divisor such as " +
+                                           str(divisor_at_most(holders, par.fsdp_shard_size)));
+    if (m.is_moe() && (par.fsdp_shard_size * par.tp) % par.ep != 0)
+      fail("parallel.fsdp_shard_size", "a shard group must hold whole EP groups: fsdp_shard_size x tp must be a "
+                                       "multiple of parallel.ep (" + str(par.ep) + ")");
+  }
+  if (par.zero == 2 && par.schedule == Schedule::Capture)
+    fail("parallel.zero", "schedule capture has no data-parallel collectives; set parallel.zero=1");
+}
+
 void validate_parallel(const Plan& p, const auto& fail) {
   const auto& par = p.parallel;
   const auto gpus = p.gpus();
@@ -66,7 +112,8 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (p.stages() > p.model.num_hidden_layers)
     fail("parallel.pp", str(p.stages()) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
                             " layers; use fewer ranks");
-  const int64_t stage_gpus = gpus / par.pp;
+  const int64_t stage_gpus = p.stage_gpus();
+  validate_tensor_context(p, fail);
   // Before the expert checks, whose divisor search counts down from ep.
   if (par.ep > gpus) fail("parallel.ep", str(par.ep) + " ranks exceed the " + str(gpus) + " GPUs; use at most " + str(gpus));
   if (!p.model.is_moe() && par.ep != 1)
@@ -91,6 +138,15 @@ void validate_parallel(const Plan& p, const auto& fail) {
     fail("parallel.ep", str(par.ep) + " must divide cluster.gpus_per_node (" + str(g) + ")");
 
   const bool fsdp = sched::make_unchecked_schedule(p)->shards_parameters();
+  // Everything fsdp needs in one message, so one retry fixes it.
+  if (fsdp && (par.pp != 1 || par.zero != 3))
+    fail(par.pp != 1 ? "parallel.pp" : "parallel.zero",
+         "schedule fsdp runs without pipeline parallelism and shards parameters (ZeRO-3): set " +
+             std::string(par.pp != 1 ? "parallel.pp=1" : "") + (par.pp != 1 && par.zero != 3 ? " and " : "") +
+             (par.zero != 3 ? "parallel.zero=3" : "") + " (now parallel.pp=" + str(par.pp) +
+             ", parallel.zero=" + str(par.zero) + ")");
+  if (!fsdp && par.zero == 3)
+    fail("parallel.zero", "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or 2, or schedule=fsdp");
 
   // Sequences per data-parallel replica; FSDP tolerates an uneven split (some GPUs get one more).
   const double per_replica = p.sequences_per_replica();

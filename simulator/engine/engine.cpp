@@ -96,10 +96,14 @@ SimResult collect(EngineState& e) {
     rr.exposed_ep_s = g.exposed_by_class[size_t(CommClass::Ep)];
     rr.exposed_pp_s = g.exposed_by_class[size_t(CommClass::Pp)];
     rr.exposed_dp_s = g.exposed_by_class[size_t(CommClass::Dp)] + (rr.exposed_comm_s - g.exposed_s);
+    rr.exposed_tp_s = g.exposed_by_class[size_t(CommClass::Tp)];
+    rr.exposed_cp_s = g.exposed_by_class[size_t(CommClass::Cp)];
     rr.exposed_unpaired_s = g.exposed_unpaired;
     rr.ep_comm_s = g.comm_busy[size_t(CommClass::Ep)].total();
     rr.pp_comm_s = g.comm_busy[size_t(CommClass::Pp)].total();
     rr.dp_comm_s = g.comm_busy[size_t(CommClass::Dp)].total();
+    rr.tp_comm_s = g.comm_busy[size_t(CommClass::Tp)].total();
+    rr.cp_comm_s = g.comm_busy[size_t(CommClass::Cp)].total();
     rr.memory = g.memory.peak;
     if (rr.compute_s + rr.exposed_comm_s > most_loaded) {
       most_loaded = rr.compute_s + rr.exposed_comm_s;
@@ -107,6 +111,8 @@ SimResult collect(EngineState& e) {
       r.ep_comm_s = rr.ep_comm_s;
       r.pp_comm_s = rr.pp_comm_s;
       r.dp_comm_s = rr.dp_comm_s;
+      r.tp_comm_s = rr.tp_comm_s;
+      r.cp_comm_s = rr.cp_comm_s;
     }
     r.ranks.push_back(rr);
   }

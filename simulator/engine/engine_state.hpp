@@ -72,15 +72,15 @@ struct GpuState {
   double last_end = 0;
   double compute_s = 0;
   double exposed_s = 0;
-  IntervalUnion comm_busy[5];  // data-moving time by CommClass
+  IntervalUnion comm_busy[kCommClasses];  // data-moving time by CommClass
   // Comm ops (start, end) that ended after the compute stream's latest op: once the program is over
   // these are the collectives the step still waits for (its tail), exposed communication.
   double compute_end = 0;
   std::vector<Interval> comm_after_compute;
   bool watching = false;       // the compute stream is idle, waiting on its deps
   std::vector<Interval> watched;
-  std::vector<Interval> watched_by_class[5];  // the same intervals, by CommClass
-  double exposed_by_class[5] = {};          // exposed time per class (classes may overlap)
+  std::vector<Interval> watched_by_class[kCommClasses];  // the same intervals, by CommClass
+  double exposed_by_class[kCommClasses] = {};          // exposed time per class (classes may overlap)
   double exposed_unpaired = 0;              // exposed while the waiting op had no F&B partner
   MemoryTrack memory;                       // when the workload has a memory model
 

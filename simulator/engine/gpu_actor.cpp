@@ -206,7 +206,7 @@ class GpuDriver {
     g_.watching = false;
     const double exposed = covered_within(g_.watched, r.t0, t1);
     g_.exposed_s += exposed;
-    for (size_t c = 0; c < 5; ++c)
+    for (size_t c = 0; c < kCommClasses; ++c)
       if (!g_.watched_by_class[c].empty()) g_.exposed_by_class[c] += covered_within(g_.watched_by_class[c], r.t0, t1);
     // Ops of an overlapped F&B pair carry their partner's microbatch in microbatch2. Only the EP
     // wait counts: outside_fb_pairs_s is the part of the EP exposure outside F&B pairs.

@@ -29,6 +29,10 @@ const char* to_string(OpKind k) {
     case OpKind::DpAllReduce: return "dp_allreduce";
     case OpKind::FsdpAllGather: return "fsdp_allgather";
     case OpKind::FsdpReduceScatter: return "fsdp_reducescatter";
+    case OpKind::TpAllGather: return "tp_allgather";
+    case OpKind::TpReduceScatter: return "tp_reducescatter";
+    case OpKind::CpAllGather: return "cp_allgather";
+    case OpKind::CpReduceScatter: return "cp_reducescatter";
     case OpKind::OtherComm: return "comm";
     case OpKind::Count_: break;
   }
@@ -57,6 +61,10 @@ CommClass comm_class(OpKind k) {
     case OpKind::DpAllReduce:
     case OpKind::FsdpAllGather:
     case OpKind::FsdpReduceScatter: return CommClass::Dp;
+    case OpKind::TpAllGather:
+    case OpKind::TpReduceScatter: return CommClass::Tp;
+    case OpKind::CpAllGather:
+    case OpKind::CpReduceScatter: return CommClass::Cp;
     case OpKind::OtherComm: return CommClass::Other;
     default: return CommClass::None;
   }

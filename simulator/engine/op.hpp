@@ -3,6 +3,7 @@
 // per-stream side arrays that are consumed in order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace stepsim::engine {
@@ -37,11 +38,16 @@ enum class OpKind : uint8_t {
   DpAllReduce,
   FsdpAllGather,
   FsdpReduceScatter,
+  TpAllGather,       // tensor parallel (sequence parallel): a block's input
+  TpReduceScatter,   // its output
+  CpAllGather,       // context parallel: K and V of the whole sequence
+  CpReduceScatter,   // their gradients
   OtherComm,
   Count_
 };
 
-enum class CommClass : uint8_t { None, Ep, Pp, Dp, Other };
+enum class CommClass : uint8_t { None, Ep, Pp, Dp, Other, Tp, Cp, Count_ };
+inline constexpr size_t kCommClasses = size_t(CommClass::Count_);
 
 enum class Phase : uint8_t { None, Forward, Backward, Weight };
 

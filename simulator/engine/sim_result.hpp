@@ -55,12 +55,16 @@ struct RankResult {
   double ep_comm_s = 0;
   double pp_comm_s = 0;
   double dp_comm_s = 0;
+  double tp_comm_s = 0;
+  double cp_comm_s = 0;
   // Exposed communication by what the compute stream waited for (a wait on two kinds at once
   // counts in both), and the part spent outside overlapped F&B pairs (warm-up, cool-down, lone
   // chunks), where nothing else could hide the transfer.
   double exposed_ep_s = 0;
   double exposed_pp_s = 0;
   double exposed_dp_s = 0;
+  double exposed_tp_s = 0;
+  double exposed_cp_s = 0;
   double exposed_unpaired_s = 0;
   RankMemory memory;
 };
@@ -108,6 +112,8 @@ struct SimResult {
   double ep_comm_s = 0;
   double pp_comm_s = 0;
   double dp_comm_s = 0;
+  double tp_comm_s = 0;
+  double cp_comm_s = 0;
   uint64_t activities = 0;  // SimGrid activities started: Execs + transfers
   uint64_t ops = 0;         // ops replayed
   double wall_s = 0;

@@ -58,14 +58,14 @@ void record_span(EngineState& e, const GpuState& g, int stream, const FetchedOp&
 }
 
 void record_wait(EngineState& e, GpuState& g, double t0, double t1) {
-  split_idle(e, g, t0, t1, g.watched_by_class, 5);
+  split_idle(e, g, t0, t1, g.watched_by_class, kCommClasses);
 }
 
 void record_tail(EngineState& e, GpuState& g, double step_end) {
   // Reported as exposed dp (collect() adds the tail to exposed_dp_s), so labelled Dp here too.
-  std::vector<Interval> by_class[5];
+  std::vector<Interval> by_class[kCommClasses];
   by_class[size_t(CommClass::Dp)] = g.comm_after_compute;
-  split_idle(e, g, std::max(g.compute_end, e.t_start), step_end, by_class, 5);
+  split_idle(e, g, std::max(g.compute_end, e.t_start), step_end, by_class, kCommClasses);
 }
 
 }  // namespace stepsim::engine

@@ -56,6 +56,8 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   j["ep_comm_s"] = r.ep_comm_s;
   j["pp_comm_s"] = r.pp_comm_s;
   j["dp_comm_s"] = r.dp_comm_s;
+  j["tp_comm_s"] = r.tp_comm_s;
+  j["cp_comm_s"] = r.cp_comm_s;
   j["critical_rank"] = r.critical_rank;
   j["tokens_per_s_per_gpu"] = r.step_time_s > 0 ? roof.tokens_per_step / r.step_time_s / double(plan.gpus()) : 0.0;
   j["vs_roofline"] = roof.step_time_s > 0 ? r.step_time_s / roof.step_time_s - 1.0 : 0.0;
@@ -65,6 +67,8 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   j["exposed_by_kind"] = {{"ep_s", spread(r, &RankResult::exposed_ep_s).mean},
                           {"pp_s", spread(r, &RankResult::exposed_pp_s).mean},
                           {"dp_s", spread(r, &RankResult::exposed_dp_s).mean},
+                          {"tp_s", spread(r, &RankResult::exposed_tp_s).mean},
+                          {"cp_s", spread(r, &RankResult::exposed_cp_s).mean},
                           {"outside_fb_pairs_s", spread(r, &RankResult::exposed_unpaired_s).mean}};
   j["stats"] = {{"step_time_s", spread_json(s.step)},
                 {"compute_s", spread_json(s.compute)},
@@ -80,9 +84,13 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
                           {"ep_comm_s", rank.ep_comm_s},
                           {"pp_comm_s", rank.pp_comm_s},
                           {"dp_comm_s", rank.dp_comm_s},
+                          {"tp_comm_s", rank.tp_comm_s},
+                          {"cp_comm_s", rank.cp_comm_s},
                           {"exposed_ep_s", rank.exposed_ep_s},
                           {"exposed_pp_s", rank.exposed_pp_s},
                           {"exposed_dp_s", rank.exposed_dp_s},
+                          {"exposed_tp_s", rank.exposed_tp_s},
+                          {"exposed_cp_s", rank.exposed_cp_s},
                           {"exposed_unpaired_s", rank.exposed_unpaired_s},
                           {"memory_peak_bytes", r.has_memory ? nlohmann::json(rank.memory.peak_bytes) : nullptr}});
   j["memory"] = memory_json(plan, r);
@@ -144,6 +152,10 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
                             : "",
                         crit->exposed_dp_s, plan.parallel.zero == 3 ? ", FSDP's per-layer gathers and reductions"
                                                                     : ", the ZeRO-1 all-gather at the step's end");
+    if (plan.parallel.tp > 1 || plan.parallel.cp > 1)
+      what += fmt::format("; tensor-parallel gathers and reductions {:.3f} s, context-parallel K/V exchanges {:.3f} s "
+                          "(on the critical path of every layer)",
+                          crit->exposed_tp_s, crit->exposed_cp_s);
     parts.push_back(what);
   }
   if (std::abs(d_bubble) > 0.005 * roof.step_time_s)

@@ -8,6 +8,10 @@
 #include "platforms/topology.hpp"
 #include "schedules/registry.hpp"
 
+#include "workloads/deepseek/model_parallel_comm.hpp"
+#include "workloads/layout/rank_layout.hpp"
+#include "workloads/memory/state_bytes.hpp"
+
 namespace stepsim {
 namespace {
 
@@ -95,20 +99,28 @@ double ib_params(double params, int64_t local, int64_t nodes) {
 }
 
 // Data-parallel collectives for a plan with `pp` pipeline ranks (1 for FSDP).
+// Members of `group` on the node of its first member (groups spread evenly over their nodes).
+int64_t members_per_node(const std::vector<int64_t>& group, int64_t gpus_per_node) {
+  return std::count_if(group.begin(), group.end(),
+                       [&](int64_t x) { return x / gpus_per_node == group.front() / gpus_per_node; });
+}
+
 DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   DpTerms d;
   const int64_t g = plan.nvlink_ranks();  // GPUs that reach each other over NVLink
-  const int64_t dp = plan.gpus() / pp;
-  const int64_t ep = plan.parallel.ep;
-  const int64_t edp = dp / ep;
-  // Stage-major layout: a stage's dp GPUs are consecutive, so its DP group fills whole nodes.
-  d.non_expert_local = std::min(dp, g);
-  d.non_expert_ib_nodes = std::max<int64_t>(1, dp / g);
-  // Expert replicas sit one EP group apart: on different nodes once an EP group fills a node.
-  d.expert_local = std::max<int64_t>(1, std::min(edp, g / std::min(ep, g)));
-  d.expert_ib_nodes = std::max<int64_t>(1, edp / d.expert_local);
-  d.non_expert_params_per_gpu = double(p.non_expert_total()) / double(pp);
-  d.expert_params_per_gpu = double(p.routed_experts_total()) / double(pp) / double(ep);
+  Plan shaped = plan;
+  shaped.parallel.pp = pp;
+  const RankLayout layout(shaped);
+  // The rank layout's groups: replicas x CP ranks share the non-expert weights, the expert-DP
+  // group an EP slot's experts.
+  const std::vector<int64_t> group = layout.shard_group(0), experts = layout.expert_shard_group(0);
+  d.non_expert_local = members_per_node(group, g);
+  d.non_expert_ib_nodes = std::max<int64_t>(1, int64_t(group.size()) / d.non_expert_local);
+  d.expert_local = members_per_node(experts, g);
+  d.expert_ib_nodes = std::max<int64_t>(1, int64_t(experts.size()) / d.expert_local);
+  const HeldParams held = model_held_params(plan, p);  // one TP rank's share
+  d.non_expert_params_per_gpu = held.non_expert / double(pp);
+  d.expert_params_per_gpu = held.expert / double(pp);
   const double ib_param_count =
       ib_params(d.non_expert_params_per_gpu, d.non_expert_local, d.non_expert_ib_nodes) +
       ib_params(d.expert_params_per_gpu, d.expert_local, d.expert_ib_nodes);
@@ -127,6 +139,16 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   d.allgather_s = d.allgather_ib_bytes / ib;
   d.reducescatter_s = d.reducescatter_ib_bytes / ib;
   d.zero1_s = d.allgather_s + d.reducescatter_s;
+  // HSDP: once per step, a ring all-reduce of each FP32 gradient shard across the shard groups.
+  const auto all_reduce_bytes = [&](double shard_params, size_t replicas) {
+    const double r = double(replicas);
+    return replicas > 1 ? 2.0 * (r - 1.0) / r * shard_params * kFp32Bytes : 0.0;
+  };
+  d.hsdp_allreduce_s = (all_reduce_bytes(d.non_expert_params_per_gpu / double(group.size()),
+                                         layout.shard_replicas(0).size()) +
+                        all_reduce_bytes(d.expert_params_per_gpu / double(experts.size()),
+                                         layout.expert_shard_replicas(0).size())) /
+                       ib;
   d.fsdp_per_microbatch_s = 2.0 * d.allgather_s + d.reducescatter_s;
   return d;
 }
@@ -138,15 +160,38 @@ void pp_terms(const Plan& plan, Roofline& r) {
   // 1F1B: one send each way per microbatch; DualPipeV's two chunks double that on middle ranks.
   r.pp_sends_per_microbatch = std::llround(sched::make_schedule(plan)->sends_per_microbatch());
   const double micro_seqs = double(plan.train.global_batch) / double(plan.dp()) / double(par.microbatches);
-  const double bytes = micro_seqs * double(plan.train.seq_len) * double(plan.model.hidden_size) * kBf16Bytes;
-  // Neighbouring stages are dp GPUs apart: another NVLink domain unless a stage is smaller than
-  // one, and over the spines when the two NICs sit under different leaves.
-  const bool crosses_nodes = plan.dp() >= plan.nvlink_ranks();
-  const bool climbs = FabricShape::of(plan).crosses_spine(0, plan.dp());
+  // Each GPU sends its sequence shard (1 / (tp x cp) of the microbatch).
+  const double bytes = micro_seqs * double(plan.train.seq_len) * double(plan.model.hidden_size) * kBf16Bytes /
+                       double(par.tp * par.cp);
+  // Neighbouring stages are a stage's GPUs apart: another NVLink domain unless a stage is smaller
+  // than one, and over the spines when the two NICs sit under different leaves.
+  const bool crosses_nodes = plan.stage_gpus() >= plan.nvlink_ranks();
+  const bool climbs = FabricShape::of(plan).crosses_spine(0, plan.stage_gpus());
   r.pp_link_GBps = !crosses_nodes ? plan.hardware.nvlink_GBps
                    : climbs       ? plan.hardware.ib_GBps / plan.cluster.oversubscription
                                   : plan.hardware.ib_GBps;
   r.pp_comm_s = double(r.pp_sends_per_microbatch) * double(par.microbatches) * bytes / (r.pp_link_GBps * 1e9);
+}
+
+TpCpTerms tp_cp_terms(const Plan& plan) {
+  TpCpTerms t;
+  const auto& par = plan.parallel;
+  const ModelConfig& m = plan.model;
+  const double micro_seqs = double(plan.train.global_batch) / double(plan.dp()) / double(par.microbatches);
+  const double micro_tokens = micro_seqs * double(plan.train.seq_len);
+  t.tokens_per_microbatch = micro_tokens / double(par.cp);
+  const double per_rank = double(par.microbatches) / double(par.pp);  // x layers of the model
+  t.tp_collectives = per_rank * (double(m.dense_layers()) * tp_collectives_per_layer(plan, false) +
+                                 double(m.moe_layers()) * tp_collectives_per_layer(plan, true));
+  t.tp_bytes_per_collective = par.tp > 1 ? tp_collective_bytes(plan, t.tokens_per_microbatch) : 0.0;
+  t.tp_bytes_per_gpu = t.tp_collectives * t.tp_bytes_per_collective;
+  const int64_t g = plan.nvlink_ranks();
+  t.tp_link_GBps = par.tp <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
+  t.cp_collectives = per_rank * double(m.num_hidden_layers) * cp_collectives_per_layer(plan);
+  t.cp_bytes_per_collective = par.cp > 1 ? cp_collective_bytes(plan, micro_tokens) : 0.0;
+  t.cp_bytes_per_gpu = t.cp_collectives * t.cp_bytes_per_collective;
+  t.cp_link_GBps = par.tp * par.cp <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
+  return t;
 }
 
 }  // namespace
@@ -167,9 +212,16 @@ Roofline compute_roofline(const Plan& plan) {
   pp_terms(plan, r);
   const bool fsdp = plan.parallel.zero == 3;
   r.dp = dp_terms(plan, r.params, plan.parallel.pp);
-  r.dp_comm_s = fsdp ? r.dp.fsdp_per_microbatch_s * double(plan.parallel.microbatches) : r.dp.zero1_s;
+  const double m = double(plan.parallel.microbatches);
+  // ZeRO-2 keeps only a gradient shard, so it reduce-scatters after every microbatch.
+  r.dp_comm_s = fsdp                      ? r.dp.fsdp_per_microbatch_s * m + r.dp.hsdp_allreduce_s
+                : plan.parallel.zero == 2 ? r.dp.allgather_s + m * r.dp.reducescatter_s
+                                          : r.dp.zero1_s;
+  r.tpcp = tp_cp_terms(plan);
+  r.tp_comm_s = r.tpcp.tp_bytes_per_gpu / (r.tpcp.tp_link_GBps * 1e9);
+  r.cp_comm_s = r.tpcp.cp_bytes_per_gpu / (r.tpcp.cp_link_GBps * 1e9);
 
-  r.comm_s = r.ep_comm_s + r.pp_comm_s + r.dp_comm_s;
+  r.comm_s = r.ep_comm_s + r.pp_comm_s + r.dp_comm_s + r.tp_comm_s + r.cp_comm_s;
   r.bubble_share = sched::make_schedule(plan)->bubble_share();
   r.bubble_s = r.bubble_share * r.compute_s;
   // Perfect overlap: communication hides behind compute until it outgrows it.

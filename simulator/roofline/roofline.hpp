@@ -59,6 +59,22 @@ struct DpTerms {
   double reducescatter_s = 0;
   double zero1_s = 0;                    // one all-gather + one reduce-scatter per step
   double fsdp_per_microbatch_s = 0;      // two all-gathers + one reduce-scatter
+  double hsdp_allreduce_s = 0;           // HSDP: all-reduce of the gradient shards across shard groups, per step
+};
+
+// Tensor- and context-parallel collectives of the average GPU over the step (closed forms of
+// workloads/deepseek/model_parallel_comm.hpp): m microbatches x the rank's share of the layers
+// (dense_layers / pp and moe_layers / pp) x collectives per layer x bytes per collective.
+struct TpCpTerms {
+  double tokens_per_microbatch = 0;   // tokens of one microbatch on one CP rank (gathered over TP)
+  double tp_collectives = 0;          // per GPU per step
+  double tp_bytes_per_collective = 0; // (tp-1)/tp x tokens x hidden x 2
+  double tp_bytes_per_gpu = 0;
+  double tp_link_GBps = 0;            // NVLink when a TP group fits a node, else IB
+  double cp_collectives = 0;          // per GPU per step: K/V all-gather + dK/dV reduce-scatter per layer
+  double cp_bytes_per_collective = 0; // (cp-1)/cp x microbatch tokens x K/V bytes per token of a TP rank
+  double cp_bytes_per_gpu = 0;
+  double cp_link_GBps = 0;
 };
 
 struct FsdpPoint {
@@ -78,12 +94,15 @@ struct Roofline {
   ComputeTerms terms;
   EpTerms ep;
   DpTerms dp;
+  TpCpTerms tpcp;
   double compute_s = 0;        // per GPU, with the SM tax
   double ep_comm_s = 0;        // MoE dispatch + combine: over IB, or over NVLink for an EP group inside a node
   double pp_comm_s = 0;        // residual-stream sends of the busiest rank
   double pp_link_GBps = 0;     // the link those sends use
   int64_t pp_sends_per_microbatch = 0;
-  double dp_comm_s = 0;        // ZeRO-1 per step, or FSDP per microbatch x microbatches
+  double dp_comm_s = 0;        // ZeRO-1 per step, ZeRO-2 with a reduce-scatter per microbatch, or FSDP per microbatch x microbatches
+  double tp_comm_s = 0;        // tensor-parallel all-gathers and reduce-scatters
+  double cp_comm_s = 0;        // context-parallel K/V all-gathers and dK/dV reduce-scatters
   double comm_s = 0;           // sum of the IB terms, all assumed overlappable
   double bubble_s = 0;
   double bubble_share = 0;     // of compute

@@ -10,6 +10,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   j["ep_comm_s"] = r.ep_comm_s;
   j["pp_comm_s"] = r.pp_comm_s;
   j["dp_comm_s"] = r.dp_comm_s;
+  j["tp_comm_s"] = r.tp_comm_s;
+  j["cp_comm_s"] = r.cp_comm_s;
   j["comm_s"] = r.comm_s;
   j["bubble_s"] = r.bubble_s;
   j["bubble_share"] = r.bubble_share;
@@ -83,8 +85,19 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   d["allgather_s"] = r.dp.allgather_s;
   d["ring_GBps"] = r.dp.ring_GBps;
   d["reducescatter_s"] = r.dp.reducescatter_s;
+  d["fsdp_shard_size"] = plan.parallel.fsdp_shard_size;
+  d["hsdp_allreduce_s"] = r.dp.hsdp_allreduce_s;
 
   j["pp"] = {{"sends_per_microbatch", r.pp_sends_per_microbatch}, {"link_GBps", r.pp_link_GBps}};
+  j["tp"] = {{"tokens_per_microbatch", r.tpcp.tokens_per_microbatch},
+             {"collectives_per_gpu", r.tpcp.tp_collectives},
+             {"bytes_per_collective", r.tpcp.tp_bytes_per_collective},
+             {"bytes_per_gpu", r.tpcp.tp_bytes_per_gpu},
+             {"link_GBps", r.tpcp.tp_link_GBps}};
+  j["cp"] = {{"collectives_per_gpu", r.tpcp.cp_collectives},
+             {"bytes_per_collective", r.tpcp.cp_bytes_per_collective},
+             {"bytes_per_gpu", r.tpcp.cp_bytes_per_gpu},
+             {"link_GBps", r.tpcp.cp_link_GBps}};
   j["fsdp_sweep"] = nlohmann::json::array();
   for (const auto& pt : r.fsdp_sweep)
     j["fsdp_sweep"].push_back({{"microbatches", pt.microbatches}, {"exposed_share", pt.exposed_share}});
@@ -99,6 +112,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"nodes", plan.cluster.nodes},
                {"gpus_per_node", plan.cluster.gpus_per_node},
                {"pp", plan.parallel.pp},
+               {"tp", plan.parallel.tp},
+               {"cp", plan.parallel.cp},
                {"stages", plan.stages()},
                {"dp", plan.dp()},
                {"ep", plan.parallel.ep},
@@ -128,9 +143,13 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   std::string out;
   out += fmt::format("stepsim roofline: {} on {} x {} {} ({} GPUs), config {}\n", plan.model.name,
                      plan.cluster.nodes, plan.cluster.gpus_per_node, plan.hardware.name, plan.gpus(), plan.source);
-  out += fmt::format("plan: {} PP {} ({} stages), EP {}, DP {} (expert DP {}), ZeRO-{}, {} microbatches; "
+  out += fmt::format("plan: {} PP {} ({} stages), {}EP {}, DP {} (expert DP {}), ZeRO-{}, {} microbatches; "
                      "{} x {} tokens = {:.4g} tokens/step\n",
-                     to_string(plan.parallel.schedule), plan.parallel.pp, plan.stages(), plan.parallel.ep,
+                     to_string(plan.parallel.schedule), plan.parallel.pp, plan.stages(),
+                     plan.parallel.tp > 1 || plan.parallel.cp > 1
+                         ? fmt::format("TP {}, CP {}, ", plan.parallel.tp, plan.parallel.cp)
+                         : std::string(),
+                     plan.parallel.ep,
                      plan.dp(), plan.edp(), plan.parallel.zero, plan.parallel.microbatches, plan.train.global_batch,
                      plan.train.seq_len, r.tokens_per_step);
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s per GPU per "
@@ -169,9 +188,21 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   if (plan.parallel.zero == 3)
     out += row("FSDP all-gathers + reduce-scatter", r.dp_comm_s,
                fmt::format("{:.3f} s per microbatch x {}", r.dp.fsdp_per_microbatch_s, plan.parallel.microbatches));
+  else if (plan.parallel.zero == 2)
+    out += row("ZeRO-2 all-gather + reduce-scatters", r.dp_comm_s,
+               fmt::format("AG {:.3f} s (BF16) + RS {:.3f} s (FP32) x {} microbatches", r.dp.allgather_s,
+                           r.dp.reducescatter_s, plan.parallel.microbatches));
   else
     out += row("ZeRO-1 all-gather + reduce-scatter", r.dp_comm_s,
                fmt::format("AG {:.3f} s (BF16) + RS {:.3f} s (FP32)", r.dp.allgather_s, r.dp.reducescatter_s));
+  if (plan.parallel.tp > 1)
+    out += row("TP all-gathers + reduce-scatters", r.tp_comm_s,
+               fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.tp_collectives,
+                           r.tpcp.tp_bytes_per_collective, r.tpcp.tp_link_GBps));
+  if (plan.parallel.cp > 1)
+    out += row("CP K/V all-gathers + dK/dV RS", r.cp_comm_s,
+               fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.cp_collectives,
+                           r.tpcp.cp_bytes_per_collective, r.tpcp.cp_link_GBps));
   out += row("communication", r.comm_s, fmt::format("{} of compute", pct(r.comm_s / r.compute_s)));
   out += row("EP over NVLink (upper bound)", r.ep.nvlink_s, "not on the critical link");
 

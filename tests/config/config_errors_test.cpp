@@ -221,8 +221,8 @@ TEST(ConfigErrors, UnknownScheduleName) {
   expect_text_rejects(text, "sched.yaml", {"sched.yaml", "schedule", "use one of", "dualpipev"});
 }
 
-TEST(ConfigErrors, ZeroStageTwo) {
-  expect_default_rejects({"parallel.zero=2"}, {"--set", "parallel.zero", "unknown value 2", "use one of: 1, 3"});
+TEST(ConfigErrors, ZeroStageFour) {
+  expect_default_rejects({"parallel.zero=4"}, {"--set", "parallel.zero", "unknown value 4", "use one of: 1, 2, 3"});
 }
 
 TEST(ConfigErrors, UnknownRoutingAndSimMode) {
@@ -326,7 +326,7 @@ TEST(ConfigErrors, FsdpWithZeroOne) {
 
 TEST(ConfigErrors, ZeroThreeWithOneFOneB) {
   expect_default_rejects({"schedule=1f1b", "parallel.zero=3"},
-                         {kFile, "parallel.zero", "ZeRO-3", "set parallel.zero=1 or schedule=fsdp"});
+                         {kFile, "parallel.zero", "ZeRO-3", "set parallel.zero=1 or 2, or schedule=fsdp"});
 }
 
 TEST(ConfigErrors, CommSmsTakeEverySm) {

@@ -11,7 +11,9 @@ using engine::Phase;
 
 ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
   const Plan& plan = w.plan();
-  const double seq_len = double(plan.train.seq_len);
+  // Tokens of a sequence one GPU keeps: sequence parallelism shards every activation over TP (all of
+  // them, Korthikanti et al.: 34 s b h / t), context parallelism the sequence over CP.
+  const double seq_len = double(plan.train.seq_len) / double(plan.parallel.tp * plan.parallel.cp);
   for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) {
     const LayerActivations a = layer_activations(plan, w.layer_is_moe(l));
     saved_per_seq_.push_back(a.saved_per_token * seq_len);

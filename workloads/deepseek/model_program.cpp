@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "schedules/pipeline_flow.hpp"
+#include "workloads/deepseek/model_parallel_comm.hpp"
+#include "workloads/memory/state_bytes.hpp"
 #include "workloads/model/model_params.hpp"
 
 namespace stepsim {
@@ -69,14 +71,31 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
       gpu_(gpu) {
   fsdp_ = w_.schedule().shards_parameters();
   const RankLayout& layout = w_.layout();
-  rank_ = layout.pipeline_rank(gpu);
-  dp_group_ = {layout.grad_group(gpu), layout.expert_dp_group(gpu)};
+  rank_ = fsdp_ ? 0 : layout.pipeline_rank(gpu);
+  // FSDP shards over its shard group (HSDP) or every GPU holding the same weights.
+  dp_group_ = fsdp_ ? DpGroup{layout.shard_group(gpu), layout.expert_shard_group(gpu)}
+                    : DpGroup{layout.grad_group(gpu), layout.expert_dp_group(gpu)};
+  if (fsdp_ && plan_.parallel.fsdp_shard_size > 0)
+    replicas_ = DpGroup{layout.shard_replicas(gpu), layout.expert_shard_replicas(gpu)};
+  const auto ring_of = [&](const std::vector<int64_t>& g) {
+    const size_t n = g.size(), i = size_t(std::find(g.begin(), g.end(), gpu) - g.begin());
+    return Ring{g[(i + 1) % n], g[(i + n - 1) % n]};
+  };
+  tp_ = plan_.parallel.tp > 1;
+  cp_ = plan_.parallel.cp > 1;
+  if (tp_) tp_ring_ = ring_of(layout.tp_group(gpu));
+  if (cp_) cp_ring_ = ring_of(layout.cp_group(gpu));
   // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.
+  // ZeRO-2 keeps only its gradient shard, so every op that adds to a chunk's gradients is
+  // followed by their reduce-scatter (one per chunk and microbatch).
   final_grad_op_.assign(size_t(w_.schedule().chunks_per_rank()), -1);
+  grad_chunk_of_op_.assign(items().size(), -1);
   for (size_t i = 0; i < items().size(); ++i) {
     const auto& op = items()[i];
     const bool grads = op.pass == sched::Pass::W || (op.has_backward() && !op.zero_bubble);
-    if (grads) final_grad_op_[size_t(op.bwd.chunk)] = int64_t(i);
+    if (!grads) continue;
+    final_grad_op_[size_t(op.bwd.chunk)] = int64_t(i);
+    grad_chunk_of_op_[i] = op.bwd.chunk;
   }
 }
 
@@ -107,7 +126,8 @@ void ModelGpuProgram::receive(Pass& pass, bool backward, engine::OpSink& sink) {
     if (it != handoff_.end()) pass.last = it->second;
     return;
   }
-  const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) *
+  // With sequence (and context) parallelism each GPU sends its shard of the sequence.
+  const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) * w_.token_share() *
                        double(plan_.model.hidden_size) * kBf16Bytes;
   const engine::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
   pass.last = sink.comm(pp_recv_stream(t->channel), tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
@@ -123,7 +143,8 @@ void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink
     if (pass.last) handoff_[{backward, pass.ref.mb}] = *pass.last;
     return;
   }
-  const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) *
+  // With sequence (and context) parallelism each GPU sends its shard of the sequence.
+  const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) * w_.token_share() *
                        double(plan_.model.hidden_size) * kBf16Bytes;
   const engine::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
   const auto deps = present(pass.last);
@@ -144,6 +165,46 @@ OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart pa
   const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
   return sink.compute(tag(kind, phase_of(part), ref, layer, partner_, half_), engine::Work::fp8(flops),
                       std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::ring_collective(engine::OpSink& sink, int stream, OpKind kind, Phase phase, int64_t layer,
+                                       const sched::ChunkRef& ref, uint8_t channel, const Ring& ring, double bytes,
+                                       const std::vector<OpRef>& deps) {
+  const engine::FlowSpec out{bytes, uint32_t(ring.next), channel}, in{bytes, uint32_t(ring.prev), channel};
+  return sink.comm(stream, tag(kind, phase, ref, layer, partner_, half_), std::span(&out, 1), std::span(&in, 1),
+                   std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::block(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                             std::vector<OpRef> deps) {
+  const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB;
+  const bool tp = tp_ && (attention || !w_.layer_is_moe(layer));  // experts, shared experts, router: TP 1
+  const bool cp = cp_ && attention;
+  if (!tp && !cp) return compute(sink, layer, part, ref, deps);
+  // The input is what this GPU computed last (nothing before its first compute op).
+  if (deps.empty() && sink.next_ref(kStreamCompute).seq > 0) deps.push_back(last_compute(sink));
+  const Phase phase = phase_of(part);
+  // Tokens of this CP rank's share of the microbatch, gathered over TP; the whole microbatch for CP.
+  const double seqs = w_.sequences(gpu_, ref.mb) * share_, seq_len = double(plan_.train.seq_len);
+  const double tp_bytes = tp_collective_bytes(plan_, seqs * seq_len / double(plan_.parallel.cp));
+  const double cp_bytes = cp_collective_bytes(plan_, seqs * seq_len);
+  if (tp) deps = {ring_collective(sink, kStreamTp, OpKind::TpAllGather, phase, layer, ref, kChannelTp, tp_ring_,
+                                  tp_bytes, deps)};
+  if (cp && part == LayerPart::AttnF)
+    deps = {ring_collective(sink, kStreamCp, OpKind::CpAllGather, phase, layer, ref, kChannelCp, cp_ring_, cp_bytes, deps)};
+  OpRef out = compute(sink, layer, part, ref, deps);
+  if (cp && part == LayerPart::AttnB)
+    out = ring_collective(sink, kStreamCp, OpKind::CpReduceScatter, phase, layer, ref, kChannelCp, cp_ring_, cp_bytes,
+                          {out});
+  if (tp)
+    out = ring_collective(sink, kStreamTp, OpKind::TpReduceScatter, phase, layer, ref, kChannelTp, tp_ring_, tp_bytes,
+                          {out});
+  return out;
+}
+
+std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {
+  if (tp_ || cp_) return {prev};
+  return {};
 }
 
 OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep) {
@@ -188,9 +249,9 @@ void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) 
     f.last = head(sink, Phase::Forward, f.ref, f.last ? f.last : gathered);
     return;
   }
-  const OpRef attn = compute(sink, item, LayerPart::AttnF, f.ref, present(f.last, gathered));
+  const OpRef attn = block(sink, item, LayerPart::AttnF, f.ref, present(f.last, gathered));
   if (!w_.layer_is_moe(item)) {
-    f.last = compute(sink, item, LayerPart::MlpF, f.ref, {});
+    f.last = block(sink, item, LayerPart::MlpF, f.ref, after(attn));
     return;
   }
   const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, f.ref, true, attn);
@@ -207,8 +268,10 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink)
     return;
   }
   const auto deps = present(b.last, gathered);
+  std::vector<OpRef> attn_deps;
   if (!w_.layer_is_moe(item)) {
-    compute(sink, item, LayerPart::MlpB, b.ref, deps);
+    const OpRef mlp = block(sink, item, LayerPart::MlpB, b.ref, deps);
+    attn_deps = after(mlp);
     if (!b.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
   } else {
     // Combine's gradient goes to the experts (FP8), dispatch's gradient comes back (BF16).
@@ -217,14 +280,14 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink)
     const OpRef mb = compute(sink, item, LayerPart::MlpB, b.ref, {cb});
     if (!b.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
     const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb);
-    b.last = compute(sink, item, LayerPart::AttnB, b.ref, {db});
+    b.last = block(sink, item, LayerPart::AttnB, b.ref, {db});
     if (!b.zero_bubble) {
       const OpRef aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
       if (fsdp_) fsdp_reduce(sink, item, aw);
     }
     return;
   }
-  b.last = compute(sink, item, LayerPart::AttnB, b.ref, {});
+  b.last = block(sink, item, LayerPart::AttnB, b.ref, attn_deps);
   if (!b.zero_bubble) {
     const OpRef aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
     if (fsdp_) fsdp_reduce(sink, item, aw);
@@ -244,7 +307,7 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   const OpRef cb =
       all_to_all(sink, OpKind::EpCombine, Phase::Backward, bl, b.ref, true, b.last ? *b.last : last_compute(sink));
   as_f();
-  const OpRef attn_f = compute(sink, fl, LayerPart::AttnF, f.ref, present(f.last));
+  const OpRef attn_f = block(sink, fl, LayerPart::AttnF, f.ref, present(f.last));
   as_b();
   const OpRef mlp_b = compute(sink, bl, LayerPart::MlpB, b.ref, {cb});
   as_f();
@@ -255,7 +318,7 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   const OpRef mlp_f = compute(sink, fl, LayerPart::MlpF, f.ref, {df});
   as_b();
   const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, bl, b.ref, false, mlp_b);
-  b.last = compute(sink, bl, LayerPart::AttnB, b.ref, {db});
+  b.last = block(sink, bl, LayerPart::AttnB, b.ref, {db});
   as_f();
   f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, fl, f.ref, false, mlp_f);
   as_b();
@@ -277,10 +340,10 @@ void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
       continue;
     }
     half(1);
-    const OpRef attn_a = compute(sink, item, LayerPart::AttnF, a.ref, present(a.last));
+    const OpRef attn_a = block(sink, item, LayerPart::AttnF, a.ref, present(a.last));
     const OpRef d_a = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, a.ref, true, attn_a);
     half(2);
-    const OpRef attn_b = compute(sink, item, LayerPart::AttnF, b.ref, present(b.last));
+    const OpRef attn_b = block(sink, item, LayerPart::AttnF, b.ref, present(b.last));
     half(1);
     const OpRef m_a = compute(sink, item, LayerPart::MlpF, a.ref, {d_a});
     half(2);
@@ -325,10 +388,10 @@ void ModelGpuProgram::backward_halves(Pass& bp, engine::OpSink& sink) {
     if (!bp.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
     const OpRef db_b = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb_b);
     half(1);
-    a.last = compute(sink, item, LayerPart::AttnB, a.ref, {db_a});
+    a.last = block(sink, item, LayerPart::AttnB, a.ref, {db_a});
     if (!bp.zero_bubble) compute(sink, item, LayerPart::AttnW, a.ref, {});
     half(2);
-    b.last = compute(sink, item, LayerPart::AttnB, b.ref, {db_b});
+    b.last = block(sink, item, LayerPart::AttnB, b.ref, {db_b});
     if (!bp.zero_bubble) compute(sink, item, LayerPart::AttnW, b.ref, {});
   }
   share_ = 1;
@@ -405,7 +468,9 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
   // ZeRO-1: reduce-scatter a chunk's gradients as soon as they are final.
   if (fsdp_ || !w_.schedule().optimizer_step()) return;
   for (size_t c = 0; c < final_grad_op_.size(); ++c) {
-    if (final_grad_op_[c] != int64_t(index)) continue;
+    const bool reduce = plan_.parallel.zero == 2 ? grad_chunk_of_op_[index] == int32_t(c)
+                                                 : final_grad_op_[c] == int64_t(index);
+    if (!reduce) continue;
     const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, int32_t(c)));
     const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, w_.stage_non_expert_params(stage),
                                           w_.stage_expert_params_per_gpu(stage), kFp32Bytes);
@@ -415,6 +480,27 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
 }
 
 void ModelGpuProgram::finish(engine::OpSink& sink) {
+  if (fsdp_ && replicas_.members.size() + replicas_.expert_members.size() > 2) {
+    // HSDP: after the last reduce-scatter (same stream), all-reduce each gradient shard across the
+    // replicas of the shard group: a ring all-reduce moves 2 (R-1)/R of the shard (FP32).
+    const HeldParams held = model_held_params(plan_, w_.params());
+    const double shard = held.non_expert / double(dp_group_.members.size());
+    const double expert_shard = held.expert / double(dp_group_.expert_members.size());
+    const auto all_reduce = [&](const std::vector<int64_t>& ring, double params, RingFlows& flows) {
+      const size_t n = ring.size();
+      if (n < 2 || params <= 0) return;
+      const size_t i = size_t(std::find(ring.begin(), ring.end(), gpu_) - ring.begin());
+      const double bytes = 2.0 * double(n - 1) / double(n) * params * kFp32Bytes;
+      flows.out.push_back({ring[(i + 1) % n], bytes});
+      flows.in.push_back({ring[(i + n - 1) % n], bytes});
+    };
+    RingFlows flows;
+    all_reduce(replicas_.members, shard, flows);
+    all_reduce(replicas_.expert_members, expert_shard, flows);
+    if (!flows.out.empty())
+      collective(sink, kStreamDpReduce, OpKind::DpAllReduce, kChannelDpAllReduce, flows, {});
+    return;
+  }
   if (fsdp_ || !w_.schedule().optimizer_step()) return;
   // After the (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
   double non_expert = 0, expert = 0;

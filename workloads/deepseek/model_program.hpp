@@ -54,6 +54,22 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
 
   engine::OpRef compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
                         const std::vector<engine::OpRef>& deps);
+  // A forward or input-gradient block with its tensor- and context-parallel collectives around it
+  // (workloads/deepseek/model_parallel_comm.hpp): TP all-gather, [CP K/V all-gather], compute,
+  // [CP dK/dV reduce-scatter], TP reduce-scatter. Without TP or CP: the compute op alone. Returns
+  // the op whose completion makes the block's output available.
+  engine::OpRef block(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                      std::vector<engine::OpRef> deps);
+  // One ring collective over `ring` (this GPU's group, with its ring neighbours).
+  struct Ring {
+    int64_t next = 0, prev = 0;
+  };
+  engine::OpRef ring_collective(engine::OpSink& sink, int stream, engine::OpKind kind, engine::Phase phase,
+                                int64_t layer, const sched::ChunkRef& ref, uint8_t channel, const Ring& ring,
+                                double bytes, const std::vector<engine::OpRef>& deps);
+  // Data-dependency list for the next block: the previous block's output when TP or CP put
+  // collectives between them, else nothing (the compute stream's order is enough).
+  std::vector<engine::OpRef> after(engine::OpRef prev) const;
   engine::OpRef head(engine::OpSink& sink, engine::Phase phase, const sched::ChunkRef& ref,
                      std::optional<engine::OpRef> dep);
   // dispatch-direction (to experts) or combine-direction all-to-all of one layer.
@@ -70,9 +86,13 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   const ModelWorkload& w_;
   const Plan& plan_;
   int64_t gpu_ = 0, rank_ = 0;
+  bool tp_ = false, cp_ = false;  // the plan has tensor / context parallelism
+  Ring tp_ring_, cp_ring_;
   bool fsdp_ = false;
   DpGroup dp_group_;
+  DpGroup replicas_;  // HSDP: the copies of this GPU's shards in the other shard groups
   std::vector<int64_t> final_grad_op_;         // per chunk: program index after which its grads are final
+  std::vector<int32_t> grad_chunk_of_op_;      // per program index: the chunk whose grads it adds to, or -1
   std::vector<engine::OpRef> reduce_scatters_;  // ZeRO-1, one per chunk
   std::map<std::pair<bool, int32_t>, engine::OpRef> handoff_;  // (backward, mb) -> last op, V's local turn
   std::vector<engine::FlowSpec> out_, in_;     // scratch

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include "platforms/cluster_platform.hpp"
 #include "platforms/degraded_hardware.hpp"
 #include "schedules/pipeline_flow.hpp"
@@ -11,6 +13,7 @@
 #include "workloads/deepseek/kernel_efficiency.hpp"
 #include "workloads/deepseek/local_batch.hpp"
 #include "workloads/deepseek/model_program.hpp"
+#include "workloads/memory/state_bytes.hpp"
 #include "workloads/model/model_params.hpp"
 
 namespace stepsim {
@@ -28,6 +31,10 @@ ModelWorkload::ModelWorkload(const Plan& plan)
   // Compute ops are charged in FLOPs at the FP8 rate: BF16 work counts fp8 / bf16 times.
   const double bf16_weight = plan.hardware.fp8_tflops / plan.hardware.bf16_tflops;
   costs_.resize(size_t(layers * kLayerParts));
+  // TP splits every GEMM but the experts' by tp and runs experts on the 1/tp sequence shard; CP
+  // gives each rank 1/cp of the tokens and of the (load-balanced causal) attention: per GPU, every
+  // per-sequence cost is 1 / (tp x cp) of the replica's.
+  const double split = double(plan.parallel.tp * plan.parallel.cp);
   for (int64_t l = 0; l < layers; ++l) {
     const LayerWork one = layer_work(plan, l, 1.0, 0.0);
     const LayerWork per_row = layer_work(plan, l, 0.0, 1.0);  // the routed experts' work per token-expert row
@@ -36,16 +43,16 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       // The hardware profile's efficiencies are folded in here: FLOPs a GPU at the stated rate
       // would need to take as long as the real kernels (all 1 at speed of light).
       const LayerPart lp = LayerPart(part);
-      c.fp8_flops_per_seq = effective_flops(one.parts[part], lp, Precision::FP8, plan.hardware);
-      c.bf16_flops_per_seq = effective_flops(one.parts[part], lp, Precision::BF16, plan.hardware);
-      c.nonmatmul_s_per_seq = one.parts[part].nonmatmul_s;
+      c.fp8_flops_per_seq = effective_flops(one.parts[part], lp, Precision::FP8, plan.hardware) / split;
+      c.bf16_flops_per_seq = effective_flops(one.parts[part], lp, Precision::BF16, plan.hardware) / split;
+      c.nonmatmul_s_per_seq = one.parts[part].nonmatmul_s / split;
       c.routed_flops_per_row = effective_flops(per_row.parts[part], lp, Precision::FP8, plan.hardware) +
                                effective_flops(per_row.parts[part], lp, Precision::BF16, plan.hardware) * bf16_weight;
     }
   }
   // The LM head is one large GEMM: it gets the large-GEMM efficiency (bf16_gemm_efficiency is
   // measured on the routers' narrow GEMMs, a different shape).
-  head_flops_per_seq_ = lm_head_work(plan, 1.0).flops(Precision::BF16) / plan.hardware.gemm_efficiency;
+  head_flops_per_seq_ = lm_head_work(plan, 1.0).flops(Precision::BF16) / plan.hardware.gemm_efficiency / split;
   uniform_batch_ = plan.train.global_batch % plan.dp() == 0 &&
                    (plan.train.global_batch / plan.dp()) % plan.parallel.microbatches == 0;
   // Every replica (and EP group) runs the same program on the same loads while routing is
@@ -113,6 +120,9 @@ bool ModelWorkload::mark_perturbed_groups() {
   if (perturbed_group_count_ < layout_.expert_dp()) return true;
   perturbed_groups_.clear();
   return false;
+
+int64_t ModelWorkload::group_block() const {
+  return std::lcm(layout_.ep(), layout_.tp() * layout_.cp());
 }
 
 std::string ModelWorkload::name() const { return plan_.model.name; }
@@ -131,10 +141,11 @@ std::unique_ptr<engine::GpuProgram> ModelWorkload::program(int64_t gpu) const {
 
 bool ModelWorkload::simulated(int64_t gpu) const {
   if (!reduced_) return true;
-  if (plan_.parallel.zero == 3) return layout_.ep_group_index(gpu) == 0;  // one EP group holds both batch sizes
-  if (ep_group_reduced_) return layout_.ep_group_index(gpu) == 0;
+  // One EP group (FSDP: it holds both batch sizes; uneven loads: every group runs the same loads),
+  // widened to whole TP x CP groups.
+  if (plan_.parallel.zero == 3 || ep_group_reduced_) return gpu % layout_.stage_gpus() < group_block();
   if (!perturbed_groups_.empty()) return perturbed_groups_[size_t(layout_.ep_group_index(gpu))];
-  return layout_.dp_rank(gpu) == 0;                                         // replica 0 of every stage
+  return layout_.dp_rank(gpu) == 0;  // replica 0 of every stage
 }
 
 double ModelWorkload::expected_ops() const {
@@ -159,7 +170,7 @@ double ModelWorkload::expected_ops() const {
     const double gpus_like_this = double(plan_.gpus()) / double(ranks);
     const double simulated = !reduced_                                          ? gpus_like_this
                              : !perturbed_groups_.empty() ? double(plan_.parallel.ep * perturbed_group_count_)
-                             : plan_.parallel.zero == 3 || ep_group_reduced_ ? double(plan_.parallel.ep)
+                             : plan_.parallel.zero == 3 || ep_group_reduced_ ? double(group_block())
                                                                               : double(layout_.tp() * layout_.cp());
     total += ops * simulated;
   }
@@ -178,11 +189,11 @@ std::string ModelWorkload::mode() const {
     return fmt::format("ep-groups: EP group 0 of every pipeline rank ({} x {} GPUs) simulated, since uneven expert "
                        "loads make the GPUs of a group differ; the other {} groups per rank run the same loads and "
                        "mirror it (DP flows to them run against their hosts)",
-                       plan_.parallel.ep, plan_.parallel.pp, layout_.expert_dp() - 1);
+                       group_block(), plan_.parallel.pp, layout_.stage_gpus() / group_block() - 1);
   if (plan_.parallel.zero == 3)
     return fmt::format("ep-group: EP group 0 ({} GPUs) simulated; the other {} groups mirror it (flows to them run "
                        "against their hosts)",
-                       plan_.parallel.ep, plan_.gpus() / plan_.parallel.ep - 1);
+                       group_block(), plan_.gpus() / group_block() - 1);
   const int64_t per_rank = layout_.tp() * layout_.cp();
   return fmt::format("reduced: data-parallel replica 0 ({} GPUs, {} per pipeline rank) simulated; the other {} "
                      "replicas mirror it (EP and DP flows to them run against their hosts)",
@@ -195,29 +206,19 @@ bool ModelWorkload::layer_is_moe(int64_t layer) const {
 }
 
 double ModelWorkload::layer_non_expert_params(int64_t layer) const {
-  return double(layer_is_moe(layer) ? params_.moe_layer_non_expert() : params_.dense_layer());
+  return layer_held_params(plan_, params_, layer).non_expert;
 }
 
 double ModelWorkload::layer_expert_params_per_gpu(int64_t layer) const {
-  if (!layer_is_moe(layer)) return 0;
-  return double(params_.routed_experts_per_layer()) / double(plan_.parallel.ep);
+  return layer_held_params(plan_, params_, layer).expert;
 }
 
 double ModelWorkload::stage_non_expert_params(int64_t stage) const {
-  const ModelParams& p = params_;
-  const StageLayers& s = stages_[size_t(stage)];
-  double sum = 0;
-  for (int64_t l = s.first; l < s.first + s.count; ++l) sum += layer_non_expert_params(l);
-  if (stage == 0) sum += double(p.embedding);
-  if (s.has_lm_head) sum += double(p.lm_head + p.final_norm);
-  return sum;
+  return stage_held_params(plan_, params_, stages_[size_t(stage)], stage == 0).non_expert;
 }
 
 double ModelWorkload::stage_expert_params_per_gpu(int64_t stage) const {
-  const StageLayers& s = stages_[size_t(stage)];
-  double sum = 0;
-  for (int64_t l = s.first; l < s.first + s.count; ++l) sum += layer_expert_params_per_gpu(l);
-  return sum;
+  return stage_held_params(plan_, params_, stages_[size_t(stage)], stage == 0).expert;
 }
 
 double ModelWorkload::sequences(int64_t gpu, int64_t mb) const {
@@ -235,7 +236,7 @@ double ModelWorkload::ep_group_mean_sequences(int64_t gpu, int64_t mb) const {
 namespace stepsim {
 
 double ModelWorkload::routed_rows(int64_t gpu, int64_t layer, int64_t mb) const {
-  const double per_gpu = ep_group_mean_sequences(gpu, mb) * double(plan_.train.seq_len) *
+  const double per_gpu = ep_group_mean_sequences(gpu, mb) * double(plan_.train.seq_len) * token_share() *
                          double(plan_.model.num_experts_per_tok);
   if (loads_.balanced() || !layer_is_moe(layer)) return per_gpu;
   const int64_t slot = layout_.ep_slot(gpu);
@@ -244,7 +245,7 @@ double ModelWorkload::routed_rows(int64_t gpu, int64_t layer, int64_t mb) const 
 
 AllToAll ModelWorkload::ep_flows(int64_t gpu, int64_t layer, int64_t mb, double scale, bool to_experts,
                                  double bytes_per_copy) const {
-  const double tokens_per_seq = double(plan_.train.seq_len) * scale;
+  const double tokens_per_seq = double(plan_.train.seq_len) * scale * token_share();
   const auto tokens_of = [&](int64_t g) { return sequences(g, mb) * tokens_per_seq; };
   if (loads_.balanced())
     return ring_equivalent(plan_, ep_all_to_all(plan_, ep_layout_, gpu, tokens_of, bytes_per_copy), gpu);

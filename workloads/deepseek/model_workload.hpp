@@ -32,17 +32,20 @@ enum ModelStream : int {
   kStreamPpRecv = 6,      // + channel (0..3)
   kStreamDpGather = 10,   // ZeRO / FSDP all-gathers
   kStreamDpReduce = 11,   // ZeRO / FSDP reduce-scatters
-  kModelStreams = 12
+  kStreamTp = 12,         // tensor-parallel all-gathers and reduce-scatters (plans with tp > 1)
+  kStreamCp = 13,         // context-parallel K/V all-gathers and dK/dV reduce-scatters (cp > 1)
+  kModelStreams = 14
 };
 
-// Transfer channels: pipeline channels are 0..7 and 11.. (sched::pipeline_channel).
-inline constexpr uint8_t kChannelEp = 8, kChannelDpGather = 9, kChannelDpReduce = 10;
+// Transfer channels: pipeline channels are 0..7 and 14.. (sched::pipeline_channel).
+inline constexpr uint8_t kChannelEp = 8, kChannelDpGather = 9, kChannelDpReduce = 10, kChannelTp = 11, kChannelCp = 12,
+                          kChannelDpAllReduce = 13;
 
 // Streams and transfer channel of pipeline channel `c`: the first four have fixed streams, more
 // chunks per rank (interleaved) add a send and a receive stream each after kModelStreams.
 inline int pp_send_stream(int32_t c) { return c < 4 ? kStreamPpSend + c : kModelStreams + 2 * (c - 4); }
 inline int pp_recv_stream(int32_t c) { return c < 4 ? kStreamPpRecv + c : kModelStreams + 2 * (c - 4) + 1; }
-inline uint8_t pp_transfer_channel(int32_t c) { return uint8_t(c < kChannelEp ? c : c + 3); }
+inline uint8_t pp_transfer_channel(int32_t c) { return uint8_t(c < kChannelEp ? c : c + 6); }
 
 // Per-sequence costs of one layer part, so any microbatch size scales them linearly.
 struct PartCost {
@@ -79,7 +82,10 @@ class ModelWorkload : public engine::Workload {
   const PartCost& cost(int64_t layer, LayerPart part) const { return costs_[size_t(layer * kLayerParts + int(part))]; }
   double head_flops_per_seq() const { return head_flops_per_seq_; }
   bool layer_is_moe(int64_t layer) const;
-  // Parameters of one stage held by each GPU (experts already divided over the EP group).
+  // Share of its replica's microbatch tokens one GPU holds between blocks: 1 / (tp x cp) (sequence
+  // parallelism shards them over TP, context parallelism over CP).
+  double token_share() const { return 1.0 / double(plan_.parallel.tp * plan_.parallel.cp); }
+  // Parameters of one stage held by each GPU (TP shards applied, experts divided over the EP group).
   double stage_non_expert_params(int64_t stage) const;
   double stage_expert_params_per_gpu(int64_t stage) const;
   double layer_non_expert_params(int64_t layer) const;
@@ -98,6 +104,10 @@ class ModelWorkload : public engine::Workload {
   const RoutingStats& routing() const { return routing_; }
 
  private:
+  // GPUs at the start of a stage that reduced FSDP / uneven-load replays simulate: one EP group,
+  // widened to whole TP x CP groups.
+  int64_t group_block() const;
+
   Plan plan_;
   RankLayout layout_;
   std::unique_ptr<sched::Schedule> schedule_;

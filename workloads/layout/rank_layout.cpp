@@ -11,6 +11,7 @@ RankLayout::RankLayout(const Plan& plan)
       cp_(std::max<int64_t>(1, plan.parallel.cp)),
       tp_(std::max<int64_t>(1, plan.parallel.tp)),
       ep_(std::max<int64_t>(1, plan.parallel.ep)) {
+  shard_ = plan.parallel.fsdp_shard_size;
   stage_gpus_ = std::max<int64_t>(1, gpus_ / pp_);
   dp_ = std::max<int64_t>(1, stage_gpus_ / (cp_ * tp_));
 }
@@ -60,6 +61,38 @@ std::vector<int64_t> RankLayout::ep_group(int64_t gpu) const { return strided(gp
 
 std::vector<int64_t> RankLayout::expert_dp_group(int64_t gpu) const {
   return strided(first_gpu_of_rank(pipeline_rank(gpu)) + ep_slot(gpu), expert_dp(), ep_);
+}
+
+std::vector<int64_t> RankLayout::block_of(const std::vector<int64_t>& group, int64_t gpu, int64_t size) {
+  const auto i = std::find(group.begin(), group.end(), gpu) - group.begin();
+  const auto first = group.begin() + i / size * size;
+  return {first, first + size};
+}
+
+std::vector<int64_t> RankLayout::across_blocks(const std::vector<int64_t>& group, int64_t gpu, int64_t size) {
+  const int64_t i = std::find(group.begin(), group.end(), gpu) - group.begin();
+  std::vector<int64_t> out;
+  for (int64_t j = i % size; j < int64_t(group.size()); j += size) out.push_back(group[size_t(j)]);
+  return out;
+}
+
+std::vector<int64_t> RankLayout::shard_group(int64_t gpu) const {
+  const auto g = grad_group(gpu);
+  return shard_ > 0 ? block_of(g, gpu, shard_) : g;
+}
+
+std::vector<int64_t> RankLayout::shard_replicas(int64_t gpu) const {
+  return shard_ > 0 ? across_blocks(grad_group(gpu), gpu, shard_) : std::vector<int64_t>{gpu};
+}
+
+std::vector<int64_t> RankLayout::expert_shard_group(int64_t gpu) const {
+  const auto e = expert_dp_group(gpu);
+  return shard_ > 0 ? block_of(e, gpu, std::max<int64_t>(1, shard_ * tp_ / ep_)) : e;
+}
+
+std::vector<int64_t> RankLayout::expert_shard_replicas(int64_t gpu) const {
+  return shard_ > 0 ? across_blocks(expert_dp_group(gpu), gpu, std::max<int64_t>(1, shard_ * tp_ / ep_))
+                    : std::vector<int64_t>{gpu};
 }
 
 }  // namespace stepsim

@@ -55,10 +55,20 @@ class RankLayout {
   std::vector<int64_t> pp_group(int64_t gpu) const;        // same coordinates on every pipeline rank
   std::vector<int64_t> ep_group(int64_t gpu) const;
   std::vector<int64_t> expert_dp_group(int64_t gpu) const; // same EP slot in every EP group of the stage
+  // HSDP (parallel.fsdp_shard_size = s > 0): the grad group cut into blocks of s consecutive
+  // members (one block spans s x tp GPUs); experts likewise, s x tp / ep expert replicas a block.
+  // `shard`: the block holding `gpu`; `replicas`: the members at its position in every block.
+  std::vector<int64_t> shard_group(int64_t gpu) const;
+  std::vector<int64_t> shard_replicas(int64_t gpu) const;
+  std::vector<int64_t> expert_shard_group(int64_t gpu) const;
+  std::vector<int64_t> expert_shard_replicas(int64_t gpu) const;
 
  private:
+  static std::vector<int64_t> block_of(const std::vector<int64_t>& group, int64_t gpu, int64_t size);
+  static std::vector<int64_t> across_blocks(const std::vector<int64_t>& group, int64_t gpu, int64_t size);
   std::vector<int64_t> strided(int64_t first, int64_t count, int64_t stride) const;
 
+  int64_t shard_ = 0;  // fsdp_shard_size (0 = whole group)
   int64_t gpus_ = 1, gpus_per_node_ = 1, pp_ = 1, dp_ = 1, cp_ = 1, tp_ = 1, ep_ = 1, stage_gpus_ = 1;
 };
 

@@ -9,40 +9,63 @@
 namespace stepsim {
 
 HeldParams layer_held_params(const Plan& plan, const ModelParams& p, int64_t layer) {
-  if (!layer_spec(plan, layer).moe) return {double(p.dense_layer()), 0.0};
-  return {double(p.moe_layer_non_expert()), double(p.routed_experts_per_layer()) / double(plan.parallel.ep)};
+  // Megatron TP shards the attention and dense-FFN matmuls over tp; norms are replicated, and
+  // routers, shared and routed experts keep TP 1 (routed experts are divided over EP instead).
+  const double tp = double(plan.parallel.tp);
+  if (!layer_spec(plan, layer).moe)
+    return {double(p.attention.total() + p.dense_ffn) / tp + double(p.norms_per_layer), 0.0};
+  return {double(p.attention.total()) / tp + double(p.norms_per_layer + p.router + p.shared_experts),
+          double(p.routed_experts_per_layer()) / double(plan.parallel.ep)};
 }
 
 HeldParams stage_held_params(const Plan& plan, const ModelParams& p, const StageLayers& s, bool first_stage) {
   HeldParams h;
   for (int64_t l = s.first; l < s.first + s.count; ++l) h += layer_held_params(plan, p, l);
-  if (first_stage) h.non_expert += double(p.embedding);
-  if (s.has_lm_head) h.non_expert += double(p.lm_head + p.final_norm);
+  // Embedding and LM head are vocabulary-parallel over TP.
+  const double tp = double(plan.parallel.tp);
+  if (first_stage) h.non_expert += double(p.embedding) / tp;
+  if (s.has_lm_head) h.non_expert += double(p.lm_head) / tp + double(p.final_norm);
+  return h;
+}
+
+HeldParams model_held_params(const Plan& plan, const ModelParams& p) {
+  HeldParams h;
+  for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) h += layer_held_params(plan, p, l);
+  const double tp = double(plan.parallel.tp);
+  h.non_expert += double(p.embedding) / tp + double(p.lm_head) / tp + double(p.final_norm);
   return h;
 }
 
 double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p) {
-  double most = double(p.lm_head + p.final_norm);
+  const double tp = double(plan.parallel.tp);
+  double most = double(p.lm_head) / tp + double(p.final_norm);
   for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) {
     const HeldParams h = layer_held_params(plan, p, l);
-    most = std::max(most, h.non_expert + h.expert + (l == 0 ? double(p.embedding) : 0.0));
+    most = std::max(most, h.non_expert + h.expert + (l == 0 ? double(p.embedding) / tp : 0.0));
   }
   return most;
 }
 
 double largest_microbatch_tokens(const Plan& plan) {
   const double per_replica = std::ceil(plan.sequences_per_replica());
-  return std::ceil(per_replica / double(plan.parallel.microbatches)) * double(plan.train.seq_len);
+  return std::ceil(per_replica / double(plan.parallel.microbatches)) * double(plan.train.seq_len) /
+         double(plan.parallel.tp * plan.parallel.cp);
 }
 
 engine::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   engine::StaticMemory s;
-  const double dp = double(plan.dp()), edp = double(std::max<int64_t>(1, plan.edp()));
+  // ZeRO shards non-experts over the GPUs holding the same weights (data-parallel replicas x CP
+  // ranks, as Megatron's distributed optimizer does) and experts over expert-DP.
+  // HSDP shards ZeRO-3 state over fsdp_shard_size of them (experts: fsdp_shard_size x tp / ep).
+  const int64_t hsdp = plan.parallel.zero == 3 ? plan.parallel.fsdp_shard_size : 0;
+  const double dp = double(hsdp > 0 ? hsdp : plan.dp() * plan.parallel.cp);
+  const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * plan.parallel.tp / plan.parallel.ep)
+                                     : std::max<int64_t>(1, plan.edp()));
   const double all = held.non_expert + held.expert;
-  const double shard = held.non_expert / dp + held.expert / edp;  // ZeRO: non-experts over DP, experts over expert-DP
-  const bool zero3 = plan.parallel.zero == 3;
+  const double shard = held.non_expert / dp + held.expert / edp;
+  const bool zero3 = plan.parallel.zero == 3, zero2 = plan.parallel.zero >= 2;
   s.weights_bytes = kWeightBytesPerParam * (zero3 ? shard : all);
-  s.grads_bytes = kGradBytesPerParam * (zero3 ? shard : all);
+  s.grads_bytes = kGradBytesPerParam * (zero2 ? shard : all);
   s.optimizer_bytes = kOptimizerBytesPerParam * shard;
   const ModelConfig& m = plan.model;
   if (m.is_moe() && plan.parallel.ep > 1)

@@ -19,7 +19,7 @@ inline constexpr double kWeightBytesPerParam = 2;     // BF16
 inline constexpr double kGradBytesPerParam = 4;       // FP32 accumulation
 inline constexpr double kOptimizerBytesPerParam = 8;  // FP32 master + BF16 first and second moments
 
-// Parameters one GPU holds before any ZeRO sharding (routed experts already divided over EP).
+// Parameters one GPU holds before any ZeRO sharding (TP shards applied, routed experts divided over EP).
 struct HeldParams {
   double non_expert = 0;
   double expert = 0;
@@ -33,12 +33,14 @@ struct HeldParams {
 // One layer, the embedding (stage 0) and the LM head with the final norm (its stage).
 HeldParams layer_held_params(const Plan& plan, const ModelParams& p, int64_t layer);
 HeldParams stage_held_params(const Plan& plan, const ModelParams& p, const StageLayers& s, bool first_stage);
+// The whole model as one TP rank holds it (experts divided over EP), before pipeline or ZeRO splits.
+HeldParams model_held_params(const Plan& plan, const ModelParams& p);
 
 // The largest FSDP unit a GPU gathers (a layer, with the embedding on layer 0, or the head), in
 // parameters per GPU after gathering.
 double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p);
 
-// Tokens of the largest microbatch a GPU runs.
+// Tokens of the largest microbatch a GPU holds between blocks (its 1 / (tp x cp) shard).
 double largest_microbatch_tokens(const Plan& plan);
 
 // `held`: what the GPU's stages hold (the whole model for FSDP).

@@ -1,0 +1,97 @@
+// The check, end to end: Llama 3.1 405B on 8,192 GPUs (TP 8, PP 16, DP 64) through the
+// roofline, and a TP plan simulated with its tensor-parallel transfers in the trace; bad values of
+// the parallelism keys rejected in one line with exit code 2.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/cli_runner.hpp"
+
+namespace {
+
+using stepsim::test::run_stepsim;
+
+TEST(TensorParallelCli, Llama405bRooflineHasTheClosedFormTpTerm) {
+  const auto r = run_stepsim("roofline workloads/llama-3.1-405b.yaml --json", STEPSIM_SOURCE_DIR);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["plan"]["gpus"], 8192);
+  EXPECT_EQ(j["plan"]["tp"], 8);
+  EXPECT_EQ(j["plan"]["dp"], 64);
+  // 126 layers x 8 collectives x 32 microbatches / 16 ranks = 2016 per GPU, each 7/8 of one
+  // sequence's [8192, 16384] BF16 activations, over NVLink at 360 GB/s.
+  const double bytes = 7.0 / 8.0 * 8192 * 16384 * 2;
+  EXPECT_DOUBLE_EQ(j["tp"]["collectives_per_gpu"].get<double>(), 2016);
+  EXPECT_DOUBLE_EQ(j["tp"]["bytes_per_collective"].get<double>(), bytes);
+  EXPECT_NEAR(j["tp_comm_s"].get<double>(), 2016 * bytes / 360e9, 1e-9);
+  // Weights of rank 0 (8 layers + embedding), each a TP shard: about 405e9 x 2 bytes / (16 x 8).
+  EXPECT_NEAR(j["memory"]["weights_bytes"].get<double>(), 405e9 * 2 / 128, 0.15 * 405e9 * 2 / 128);
+}
+
+TEST(TensorParallelCli, SimulatedTpTransfersAppearInTheTrace) {
+  char dir_template[] = "/tmp/stepsim_tp_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  ASSERT_NE(dir, nullptr);
+  const std::string trace = std::string(dir) + "/trace.json";
+  const auto r = run_stepsim("simulate workloads/llama-3.1-8b.yaml --set cluster.nodes=1 --set parallel.pp=1 "
+                             "--set parallel.tp=8 --set train.global_batch=4 --set parallel.microbatches=2 "
+                             "--json --quiet --trace " + trace,
+                             STEPSIM_SOURCE_DIR);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // TP transfers are on every layer's critical path: most of them stay exposed.
+  EXPECT_GT(j["exposed_by_kind"]["tp_s"].get<double>(), 0.5 * j["tp_comm_s"].get<double>());
+  EXPECT_EQ(j["exposed_by_kind"]["cp_s"].get<double>(), 0.0);
+  std::ifstream in(trace);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  EXPECT_NE(text.find("tp-allgather"), std::string::npos);
+  EXPECT_NE(text.find("tp-reducescatter"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TensorParallelCli, BadParallelValuesAreOneLineExitTwo) {
+  const std::string llama = "roofline workloads/llama-3.1-8b.yaml ";
+  const struct {
+    std::string args, key;
+  } cases[] = {
+      {"roofline --set parallel.tp=0", "parallel.tp"},
+      {"roofline --set parallel.tp=eight", "parallel.tp"},
+      {"roofline --set parallel.tp=3", "parallel.tp"},                      // does not divide a stage's 256 GPUs
+      {llama + "--set parallel.pp=1 --set parallel.tp=64", "parallel.tp"},  // 32 heads
+      {llama + "--set cluster.gpus_per_node=12 --set cluster.nodes=4 --set parallel.pp=1 --set parallel.tp=8",
+       "parallel.tp"},                                                       // TP groups would straddle nodes
+      {"roofline --set parallel.cp=0", "parallel.cp"},
+      {"roofline --set parallel.cp=1.5", "parallel.cp"},
+      {llama + "--set parallel.cp=2 --set train.seq_len=8190", "parallel.cp"},  // 2 x cp chunks
+      {"roofline --set parallel.zero=4", "parallel.zero"},
+      {"roofline --set parallel.fsdp_shard_size=-1", "parallel.fsdp_shard_size"},
+      {"roofline --set parallel.fsdp_shard_size=8", "parallel.fsdp_shard_size"},  // ZeRO-1 plan
+      {"roofline --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8 "
+       "--set parallel.fsdp_shard_size=48",
+       "parallel.fsdp_shard_size"},  // does not divide 2048
+      {"roofline --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8 "
+       "--set parallel.fsdp_shard_size=32",
+       "parallel.fsdp_shard_size"},  // EP groups of 64 would straddle shard groups
+      {"roofline workloads/deepseek-profile-capture.yaml --set parallel.zero=2", "parallel.zero"},
+      {"roofline workloads/deepseek-profile-capture.yaml --set parallel.tp=8", "parallel.tp"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_stepsim(c.args, STEPSIM_SOURCE_DIR);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.args;
+    EXPECT_NE(r.err.find(c.key), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << ": " << r.err;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,185 @@
+// Tensor and context parallelism, ZeRO-2: bytes, FLOPs and memory of the model workload against
+// closed forms worked out here by hand (Megatron TP with sequence parallelism; Llama 3's K/V
+// all-gather for CP; see workloads/deepseek/model_parallel_comm.hpp).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "simulator/config/config_loader.hpp"
+#include "simulator/engine/op_sink.hpp"
+#include "simulator/roofline/roofline.hpp"
+#include "workloads/deepseek/model_workload.hpp"
+#include "workloads/memory/memory_estimate.hpp"
+
+namespace stepsim {
+namespace {
+
+using engine::OpKind;
+
+// Llama 3.1 8B (HF config): hidden 4096, 32 layers, 32 heads, 8 KV heads of 128, FFN 14336.
+constexpr double kHidden = 4096, kSeq = 8192;
+
+Plan llama8b(std::vector<std::string> sets) {
+  std::vector<std::string> all = {"cluster.nodes=1", "parallel.pp=1", "train.global_batch=4",
+                                  "parallel.microbatches=2"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  return load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml", all);
+}
+
+struct Emitted {
+  double compute_flops = 0;                   // FP8-equivalent work on the compute stream
+  std::map<OpKind, int> ops;                  // comm ops by kind
+  std::map<OpKind, std::vector<double>> out;  // bytes of each outgoing flow, by kind
+};
+
+// Emits one GPU's whole program, as the engine would fetch it.
+Emitted emit(const ModelWorkload& w, int64_t gpu) {
+  Emitted e;
+  std::vector<engine::StreamQueue> queues(static_cast<size_t>(kModelStreams));
+  engine::OpSink sink(uint32_t(gpu), queues, w.plan().hardware.fp8_tflops * 1e12, w.plan().hardware.bf16_tflops * 1e12);
+  const auto prog = w.program(gpu);
+  while (prog->emit_next(sink)) {
+    for (auto& q : queues) {
+      size_t flow = 0;
+      for (const auto& op : q.ops) {
+        if (!op.comm) {
+          e.compute_flops += op.flops;
+        } else {
+          ++e.ops[op.tag.kind];
+          for (int i = 0; i < op.n_out; ++i) e.out[op.tag.kind].push_back(q.flows[flow + size_t(i)].bytes);
+        }
+        flow += size_t(op.n_out + op.n_in);
+      }
+      q.ops.clear();
+      q.deps.clear();
+      q.flows.clear();
+    }
+  }
+  return e;
+}
+
+TEST(TensorParallel, BytesPerLayerEqualTheClosedForm) {
+  // 8 GPUs, TP 8, one replica of 4 sequences in 2 microbatches of 2.
+  const Plan p = llama8b({"parallel.tp=8"});
+  const ModelWorkload w(p);
+  const Emitted e = emit(w, 3);
+  // Per layer and microbatch: all-gather + reduce-scatter around attention and MLP, forward and
+  // backward: 4 all-gathers and 4 reduce-scatters; 32 layers x 2 microbatches.
+  EXPECT_EQ(e.ops.at(OpKind::TpAllGather), 4 * 32 * 2);
+  EXPECT_EQ(e.ops.at(OpKind::TpReduceScatter), 4 * 32 * 2);
+  // Each sends (tp-1)/tp of the gathered [2 x 8192 tokens, 4096] BF16 tensor to its ring successor.
+  const double bytes = 7.0 / 8.0 * 2 * kSeq * kHidden * 2;
+  for (const double b : e.out.at(OpKind::TpAllGather)) EXPECT_DOUBLE_EQ(b, bytes);
+  for (const double b : e.out.at(OpKind::TpReduceScatter)) EXPECT_DOUBLE_EQ(b, bytes);
+  // The roofline's closed form: the same 512 collectives per GPU.
+  const Roofline r = compute_roofline(p);
+  EXPECT_DOUBLE_EQ(r.tpcp.tp_collectives, 512);
+  EXPECT_DOUBLE_EQ(r.tpcp.tp_bytes_per_collective, bytes);
+  EXPECT_NEAR(r.tp_comm_s, 512 * bytes / (p.hardware.nvlink_GBps * 1e9), 1e-12);
+}
+
+TEST(TensorParallel, KeepsTotalFlops) {
+  // 8 sequences on 8 GPUs: 8 replicas of one (tp 1) or one TP group running all 8 in 2 microbatches.
+  const Plan p1 = llama8b({"train.global_batch=8", "parallel.microbatches=1"});
+  const Plan p8 = llama8b({"train.global_batch=8", "parallel.microbatches=2", "parallel.tp=8"});
+  const double total1 = emit(ModelWorkload(p1), 0).compute_flops * 8;
+  const double total8 = emit(ModelWorkload(p8), 5).compute_flops * 8;
+  EXPECT_NEAR(total8 / total1, 1.0, 1e-12);
+  // Hand check of the scale: 6 N per token for the 8 x 8192 tokens plus attention, N ~ 7.5e9.
+  EXPECT_GT(total1, 6 * 7.0e9 * 8 * kSeq);
+}
+
+TEST(TensorParallel, WeightsPerGpuDropByTp) {
+  // Llama 3.1 8B on 4 stages (stage 0: its layers + the embedding). Per layer: attention
+  // q, o 4096 x 4096, k, v 4096 x 1024 = 41,943,040; FFN 3 x 4096 x 14336 = 176,160,768; two
+  // RMSNorms 8,192 (replicated). Embedding 128256 x 4096 = 525,336,576 (vocabulary-parallel).
+  const std::vector<std::string> sets = {"cluster.nodes=8", "parallel.pp=4", "train.global_batch=512",
+                                         "parallel.microbatches=16"};
+  Plan p1 = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml", sets);
+  // Same microbatch (2 sequences) per replica: 2 replicas of 8 GPUs hold 64 sequences.
+  auto s8 = sets;
+  s8.push_back("parallel.tp=8");
+  s8.push_back("train.global_batch=64");
+  Plan p8 = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml", s8);
+  const double matmuls = 41943040.0 + 176160768.0, norms = 8192, embedding = 525336576.0;
+  const MemoryEstimate m1 = estimate_memory(p1), m8 = estimate_memory(p8);
+  ASSERT_EQ(m1.rank, 0);
+  ASSERT_EQ(m8.rank, 0);
+  ASSERT_EQ(m8.layers, m1.layers);  // the partition's choice (9: the first stage holds no head)
+  const double layers = double(m1.layers);
+  EXPECT_DOUBLE_EQ(m1.fixed.weights_bytes, 2 * (layers * (matmuls + norms) + embedding));
+  EXPECT_DOUBLE_EQ(m8.fixed.weights_bytes, 2 * (layers * (matmuls / 8 + norms) + embedding / 8));
+  // Activations: sequence parallelism shards them all over TP (Korthikanti et al.).
+  EXPECT_EQ(m8.in_flight_microbatches, m1.in_flight_microbatches);
+  EXPECT_NEAR(m8.activations_bytes, m1.activations_bytes / 8, 1e-9 * m1.activations_bytes);
+}
+
+TEST(ContextParallel, KvAllGatherBytesEqualTheClosedForm) {
+  // CP 4 x TP 2 on 8 GPUs: per layer and microbatch one K/V all-gather (forward) and one dK/dV
+  // reduce-scatter (backward), each (cp-1)/cp of the whole microbatch's K and V held by a TP rank:
+  // 8 KV heads / 2 x (128 + 128) x 2 bytes = 2048 bytes per token, 2 x 8192 tokens.
+  const Plan p = llama8b({"parallel.tp=2", "parallel.cp=4"});
+  const Emitted e = emit(ModelWorkload(p), 6);
+  EXPECT_EQ(e.ops.at(OpKind::CpAllGather), 32 * 2);
+  EXPECT_EQ(e.ops.at(OpKind::CpReduceScatter), 32 * 2);
+  const double bytes = 3.0 / 4.0 * 2 * kSeq * 2048;
+  for (const double b : e.out.at(OpKind::CpAllGather)) EXPECT_DOUBLE_EQ(b, bytes);
+  // TP collectives then cover this CP rank's quarter of the tokens.
+  for (const double b : e.out.at(OpKind::TpAllGather)) EXPECT_DOUBLE_EQ(b, 1.0 / 2.0 * 2 * kSeq / 4 * kHidden * 2);
+  const Roofline r = compute_roofline(p);
+  EXPECT_DOUBLE_EQ(r.tpcp.cp_collectives, 2 * 32 * 2);
+  EXPECT_DOUBLE_EQ(r.tpcp.cp_bytes_per_collective, bytes);
+  // TP x CP split one replica's work over 8 GPUs: 4 sequences cost half of 8 replicas of one.
+  const Plan one = llama8b({"train.global_batch=8", "parallel.microbatches=1"});
+  const double total = emit(ModelWorkload(p), 6).compute_flops * 8, total_one = emit(ModelWorkload(one), 0).compute_flops * 8;
+  EXPECT_NEAR(total / (total_one / 2), 1.0, 1e-12);
+}
+
+TEST(ZeroTwo, ReducesGradientsEveryMicrobatchAndShardsThem) {
+  // 1F1B on 4 stages of Llama 8B, 16 replicas: ZeRO-1 reduce-scatters each rank's gradients once,
+  // ZeRO-2 once per microbatch; ZeRO-2 keeps FP32 gradients only for its 1/16 shard.
+  const std::vector<std::string> sets = {"cluster.nodes=8", "parallel.pp=4", "train.global_batch=512",
+                                         "parallel.microbatches=16"};
+  const auto path = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+  auto s2 = sets;
+  s2.push_back("parallel.zero=2");
+  const Plan p1 = load_plan(path, sets), p2 = load_plan(path, s2);
+  EXPECT_EQ(emit(ModelWorkload(p1), 0).ops.at(OpKind::DpReduceScatter), 1);
+  EXPECT_EQ(emit(ModelWorkload(p2), 0).ops.at(OpKind::DpReduceScatter), 16);
+  const MemoryEstimate m1 = estimate_memory(p1), m2 = estimate_memory(p2);
+  EXPECT_DOUBLE_EQ(m2.fixed.grads_bytes, m1.fixed.grads_bytes / 16);
+  EXPECT_DOUBLE_EQ(m2.fixed.weights_bytes, m1.fixed.weights_bytes);
+  // Roofline: one all-gather plus 16 reduce-scatters instead of one of each.
+  const Roofline r1 = compute_roofline(p1), r2 = compute_roofline(p2);
+  EXPECT_NEAR(r2.dp_comm_s, r1.dp.allgather_s + 16 * r1.dp.reducescatter_s, 1e-12);
+}
+
+TEST(Hsdp, ShardsInsideAGroupAndAllReducesAcross) {
+  // FSDP of Llama 3.1 8B on 64 GPUs (8 nodes) sharded over groups of 8 (one node each), 8 copies.
+  // Parameters: 32 x 218,112,000 per layer + embedding and LM head 2 x 525,336,576 + final norm
+  // 4,096 = 8,030,261,248 (the model card's 8.03 B).
+  const double params = 8030261248.0;
+  const std::vector<std::string> sets = {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3",
+                                         "parallel.microbatches=2", "train.global_batch=128"};
+  const auto path = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+  auto hs = sets;
+  hs.push_back("parallel.fsdp_shard_size=8");
+  const Plan full = load_plan(path, sets), hsdp = load_plan(path, hs);
+  EXPECT_DOUBLE_EQ(estimate_memory(full).fixed.weights_bytes, 2 * params / 64);
+  EXPECT_DOUBLE_EQ(estimate_memory(hsdp).fixed.weights_bytes, 2 * params / 8);
+  EXPECT_DOUBLE_EQ(estimate_memory(hsdp).fixed.optimizer_bytes, 8 * params / 8);
+  // GPU 9's gathers stay on its node (NVLink ring to GPU 10); its shard's gradients are all-reduced
+  // once with the 7 other copies (GPUs 1, 9, ..., 57): 2 x 7/8 of the FP32 shard to GPU 17.
+  const Emitted e = emit(ModelWorkload(hsdp), 9);
+  EXPECT_EQ(e.ops.at(OpKind::DpAllReduce), 1);
+  EXPECT_DOUBLE_EQ(e.out.at(OpKind::DpAllReduce).at(0), 2.0 * 7 / 8 * params / 8 * 4);
+  for (const double b : e.out.at(OpKind::FsdpAllGather)) EXPECT_GT(b, 0);
+  const Roofline r = compute_roofline(hsdp);
+  EXPECT_EQ(r.dp.non_expert_ib_nodes, 1);
+  EXPECT_NEAR(r.dp.hsdp_allreduce_s, 2.0 * 7 / 8 * params / 8 * 4 / 50e9, 1e-12);
+  EXPECT_NEAR(r.dp_comm_s, 2 * r.dp.fsdp_per_microbatch_s + r.dp.hsdp_allreduce_s, 1e-12);
+  EXPECT_EQ(compute_roofline(full).dp.hsdp_allreduce_s, 0.0);
+}
+
+}  // namespace
+}  // namespace stepsim
