@@ -12,17 +12,18 @@
 
 namespace stepsim::fuzz {
 
+// Never destroyed: the exit handler that removes the folder runs after static destructors.
 inline const std::string& scratch_dir() {
-  static const std::string dir = [] {
-    std::string t = (std::filesystem::temp_directory_path() / "stepsim-fuzz-XXXXXX").string();
-    if (!::mkdtemp(t.data())) std::abort();
+  static const std::string* dir = [] {
+    auto* t = new std::string((std::filesystem::temp_directory_path() / "stepsim-fuzz-XXXXXX").string());
+    if (!::mkdtemp(t->data())) std::abort();
     std::atexit([] {
       std::error_code ec;
-      std::filesystem::remove_all(scratch_dir(), ec);
+      std::filesystem::remove_all(*dir, ec);
     });
     return t;
   }();
-  return dir;
+  return *dir;
 }
 
 // Writes the input to `name` inside the scratch folder; returns its path.

@@ -76,7 +76,10 @@ class TraceSax {
   bool number_unsigned(uint64_t v) {
     return number(double(v), v > uint64_t(std::numeric_limits<int64_t>::max()) ? -1 : int64_t(v));
   }
-  bool number_float(double v, const std::string&) { return number(v, int64_t(v)); }
+  // A float id (correlation) outside int64 is no id: -1 (converting it would be undefined).
+  bool number_float(double v, const std::string&) {
+    return number(v, std::isfinite(v) && std::abs(v) < 9.2e18 ? int64_t(v) : -1);
+  }
   bool binary(nlohmann::json::binary_t&) { return true; }
   bool string(std::string& s) {
     if (role() == Role::Event) {

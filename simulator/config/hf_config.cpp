@@ -72,7 +72,7 @@ nlohmann::json read_hf_model_keys(const std::string& path,
       if (depth > 64) throw ConfigError("nested more than 64 levels deep");
       return true;
     });
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e3068)
     throw ConfigError(path + ": not valid JSON (" + std::string(e.what()) + "); fix the file");
   } catch (const ConfigError& e) {
     throw ConfigError(path + ": " + e.what() + "; a Hugging Face config.json is a flat object of settings");

@@ -82,9 +82,69 @@ json to_json(const YAML::Node& node, Budget& budget, const std::string& path = "
   return nullptr;
 }
 
+// yaml-cpp 0.7 loops forever, allocating, on a ',' where a document's root node should start or
+// right after a root that is a quoted or flow node (",a", "\"x\",a", "[1],b"; found by
+// scripts/fuzz.sh). Such a comma is never valid YAML: refuse it before the parser sees it.
+void reject_root_comma_from(const std::string& text, const std::string& source, size_t p) {
+  const size_t n = text.size();
+  const auto skip_blank = [&] {
+    for (;;) {
+      while (p < n && (text[p] == ' ' || text[p] == '\t' || text[p] == '\r' || text[p] == '\n')) ++p;
+      if (p < n && (text[p] == '#' || text[p] == '%')) {  // a comment or directive line
+        while (p < n && text[p] != '\n') ++p;
+        continue;
+      }
+      if (p < n && (text.compare(p, 3, "---") == 0 || text.compare(p, 3, "...") == 0)) {  // document markers
+        p += 3;
+        continue;
+      }
+      if (p < n && (text[p] == '&' || text[p] == '!')) {  // an anchor or tag before the node
+        while (p < n && text[p] != ' ' && text[p] != '\t' && text[p] != '\n') ++p;
+        continue;
+      }
+      return;
+    }
+  };
+  const auto fail = [&] {
+    throw ConfigError(source + ": malformed YAML: a ',' outside any [...] or {...} list; quote the value or put it in "
+                               "brackets");
+  };
+  skip_blank();
+  if (p < n && text[p] == ',') fail();
+  if (p >= n || (text[p] != '"' && text[p] != '\'' && text[p] != '[' && text[p] != '{')) return;
+  // Skip the quoted or flow root node, then look at what follows it.
+  int depth = 0;
+  char quote = 0;
+  for (; p < n; ++p) {
+    const char c = text[p];
+    if (quote) {
+      if (quote == '"' && c == '\\') ++p;
+      else if (c == quote) quote = 0;
+      if (quote == 0 && depth == 0) break;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      if (--depth <= 0) break;
+    }
+  }
+  if (p >= n) return;  // unterminated: the parser reports it
+  ++p;
+  skip_blank();
+  if (p < n && text[p] == ',') fail();
+}
+
+void reject_root_comma(const std::string& text, const std::string& source) {
+  reject_root_comma_from(text, source, 0);
+  for (size_t at = text.find("\n---"); at != std::string::npos; at = text.find("\n---", at + 1))
+    reject_root_comma_from(text, source, at + 1);  // every later document
+}
+
 }  // namespace
 
 json yaml_text_to_json(const std::string& text, const std::string& source) {
+  reject_root_comma(text, source);
   try {
     const std::vector<YAML::Node> docs = YAML::LoadAll(text);
     if (docs.size() > 1)

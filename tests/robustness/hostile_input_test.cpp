@@ -13,7 +13,9 @@
 #include <sstream>
 #include <string>
 
+#include "simulator/config/config_error.hpp"
 #include "tests/cli_runner.hpp"
+#include "workloads/routing/load_file.hpp"
 
 namespace stepsim::test {
 namespace {
@@ -59,6 +61,15 @@ TEST(HostileFiles, AliasBombIsBoundedNotExpanded) {
     flow += "]";
   }
   expect_rejected("roofline --set 'model=" + flow + "}'", {"--set", "100000 values"});
+}
+
+TEST(HostileFiles, RootCommaDoesNotHangTheYamlParser) {
+  // Found by scripts/fuzz.sh (config): yaml-cpp 0.7 loops forever, allocating, on these.
+  for (const char* v : {",a", " ,}", "\"x\",a", "[1],b", "{a: 1},b", "&a ,b"})
+    expect_rejected(std::string("roofline --set 'model.name=") + v + "'", {"--set model.name", "','"});
+  ScratchDir d;
+  const std::string path = d.write("comma.yaml", "# a config\n,model: {}\n");
+  expect_rejected("roofline " + path, {path, "','"});
 }
 
 TEST(HostileFiles, DevicesFifosAndDirectoriesAreNotRead) {
@@ -243,6 +254,34 @@ TEST(HostileTraces, GzippedTraceReadsLikeThePlainOne) {
   ja.erase("trace");
   jb.erase("trace");
   EXPECT_EQ(ja, jb);
+}
+
+TEST(HostileTraces, HugeNumbersAreNotUndefinedBehaviour) {
+  // Found by scripts/fuzz.sh (profile_trace, UBSan): a float correlation id past int64.
+  ScratchDir d;
+  const std::string t = d.write("big.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1,
+    "dur": 2, "args": {"correlation": 1e300}}, {"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": 1}]})");
+  expect_rejected("compare " + t, {t});
+}
+
+TEST(HostileFiles, NumbersPastTheDoubleRangeAreOneLine) {
+  // Found by scripts/fuzz.sh (load_file): nlohmann throws out_of_range, not parse_error, on 1e3068.
+  ScratchDir d;
+  const std::string hf = d.write("config.json", R"({"hidden_size": 1e3068})");
+  expect_rejected("roofline --set model.config_json=" + hf, {hf, "not valid JSON"});
+  Plan plan;
+  plan.source = "test";
+  plan.model.num_hidden_layers = 4;
+  plan.model.first_k_dense_replace = 1;
+  plan.model.n_routed_experts = 8;
+  plan.scenario.routing = Routing::File;
+  plan.scenario.load_file = d.write("loads.json", R"({"layers": {"1": [1e3068, 1, 1, 1, 1, 1, 1, 1]}})");
+  try {
+    (void)read_load_file(plan);
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("scenario.load_file"), std::string::npos) << e.what();
+  }
 }
 
 // ---- sweeps ----

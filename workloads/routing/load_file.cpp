@@ -98,7 +98,7 @@ Histogram read_json(const Plan& plan, const std::string& path, std::istream& in)
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e3068)
     fail(path, std::string("not valid JSON (") + e.what() + ")");
   }
   if (!j.is_object() || !j.contains("layers") || !j["layers"].is_object())
