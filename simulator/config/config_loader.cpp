@@ -319,8 +319,6 @@ const std::map<std::string, Field>& schema() {
     // hardware.profile is merged in before the walk (see apply_hardware_layers).
     f["hardware.profile"] = {Kind::Path, [](Plan&, const json&) {}};
     f["hardware.memory_GiB"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::memory_GiB)};
-    f["hardware.peak_bf16_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::peak_bf16_tflops)};
-    f["hardware.peak_fp8_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::peak_fp8_tflops)};
     f["cluster.nodes"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::nodes)};
     f["cluster.gpus_per_node"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::gpus_per_node)};
     f["cluster.topology"] = choice<Topology>(kTopologies, [](Plan& p, Topology v) { p.cluster.topology = v; });

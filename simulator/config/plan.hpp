@@ -91,9 +91,6 @@ struct ParallelConfig {
 // which numbers sit here, never a code path.
 struct HardwareConfig {
   std::string name = "H800";
-  // Datasheet dense peaks (hardware.preset files cite them; 0 = unknown): what MFU divides by.
-  double peak_fp8_tflops = 0;
-  double peak_bf16_tflops = 0;
   double fp8_tflops = 0;
   double bf16_tflops = 0;
   double ib_GBps = 0;          // per GPU NIC, per direction
@@ -104,7 +101,8 @@ struct HardwareConfig {
   int64_t comm_sms = 0;        // SMs communication kernels take from compute while in flight
   double nonmatmul_s_per_token_layer = 0;  // norms, SwiGLU, casts; 0 in speed-of-light mode
   double memory_GiB = 80;      // HBM per GPU (H800: 80 GiB)
-  // Datasheet dense peaks (H800 SXM: 989 BF16, 1979 FP8): MFU's denominator, never a rate used.
+  // Datasheet dense peaks (hardware.preset files cite them; default H800 SXM: 989 BF16, 1979 FP8):
+  // MFU's denominator, never a rate used.
   double peak_bf16_tflops = 989;
   double peak_fp8_tflops = 1979;
   double peak_tflops(Precision p) const { return p == Precision::FP8 ? peak_fp8_tflops : peak_bf16_tflops; }

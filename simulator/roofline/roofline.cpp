@@ -129,6 +129,7 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   // A ring runs at its slowest edge: an edge between leaves gets the NIC's uplink share. GPU 0's
   // rings: non-expert over the stage's domains (rail peers g apart), experts one EP group apart.
   const FabricShape fabric = FabricShape::of(plan);
+  const int64_t ep = plan.parallel.ep;
   bool climbs = false;
   for (int64_t k = 0; k < d.non_expert_ib_nodes; ++k)
     climbs = climbs || fabric.crosses_spine(k * g, (k + 1) % d.non_expert_ib_nodes * g);

@@ -120,6 +120,7 @@ bool ModelWorkload::mark_perturbed_groups() {
   if (perturbed_group_count_ < layout_.expert_dp()) return true;
   perturbed_groups_.clear();
   return false;
+}
 
 int64_t ModelWorkload::group_block() const {
   return std::lcm(layout_.ep(), layout_.tp() * layout_.cp());
