@@ -5,7 +5,9 @@
 # shared machine hits both alike. Prints one table: wall time, peak RSS, activities (compute ops
 # and transfers replayed), activities per wall second, the simulated step.
 #
-#   scripts/benchmark.sh [--against REV | --alone] [--cases LIST] [CONFIG] [--set k=v ...]
+#   scripts/benchmark.sh [--against REV | --against-bin PATH | --alone] [--cases LIST] [CONFIG] [--set k=v ...]
+#
+# --against-bin compares with a stepsim binary already built (e.g. kept from an earlier checkout).
 #
 # LIST is comma-separated (default: reduced,full,zipf,straggler):
 #   reduced     the default mode (one replica stands for all)
@@ -19,11 +21,13 @@ cd "$(dirname "$0")/.."
 [ -x /usr/bin/time ] || { echo "benchmark.sh: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
 
 against="HEAD~1"
+against_bin=""
 cases="reduced,full,zipf,straggler"
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --against) against="$2"; shift 2 ;;
+    --against-bin) against_bin="$2"; against=""; shift 2 ;;
     --alone) against=""; shift ;;
     --cases) cases="$2"; shift 2 ;;
     *) args+=("$1"); shift ;;
@@ -48,6 +52,12 @@ if [ -n "$against" ]; then
   (cd "$other_tree" && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j2 --target stepsim >/dev/null)
   bins+=("$other_tree/build/stepsim")
   labels+=("$rev")
+fi
+
+if [ -n "$against_bin" ]; then
+  [ -x "$against_bin" ] || { echo "benchmark.sh: --against-bin $against_bin: not an executable" >&2; exit 2; }
+  bins+=("$against_bin")
+  labels+=("other")
 fi
 
 case_args() {

@@ -181,7 +181,7 @@ double ModelWorkload::expected_ops() const {
 std::string ModelWorkload::mode() const {
   if (!reduced_) return full_reason_.empty() ? "full" : "full: " + full_reason_;
   if (!perturbed_groups_.empty())
-    return fmt::format("reduced: the {} EP group(s) per pipeline rank holding a straggler ({} of {} GPUs) "
+    return fmt::format("straggler-groups: the {} EP group(s) per pipeline rank holding a straggler ({} of {} GPUs) "
                        "simulated; the other {} groups per rank are unperturbed, run ahead or level, and mirror "
                        "them (DP flows to them run against their hosts)",
                        perturbed_group_count_, perturbed_group_count_ * plan_.parallel.ep * plan_.parallel.pp,
