@@ -67,7 +67,7 @@ CaptureSol capture_sol(const Plan& plan) {
   // Forward: dispatch (FP8 + scales) then combine (BF16); backward: combine's gradient (FP8) then
   // dispatch's gradient (BF16): the same bytes both ways.
   const EpLayout layout = ep_layout(plan, routing_stats(plan));
-  const double one_way = all_to_all_sol_s(plan, layout, sol.tokens, dispatch_bytes_per_token(plan.model)) +
+  const double one_way = all_to_all_sol_s(plan, layout, sol.tokens, dispatch_bytes_per_token(plan)) +
                          all_to_all_sol_s(plan, layout, sol.tokens, combine_bytes_per_token(plan.model));
   sol.phase_s["comm_F"] = sol.phase_s["comm_B"] = one_way;
   return sol;

@@ -97,27 +97,40 @@ Explanation explain(const Plan& calibrated, const SimulateFn& sim, bool routing_
   step("stragglers", total,
        "0: not modelled here -- DeepSeek published no per-GPU speed data; simulate with scenario.stragglers or "
        "scenario.jitter_sigma to see what a given slow GPU costs");
-  Plan mtp = cal;
-  mtp.model.num_hidden_layers += 1;
-  const StepSplit m = sim(mtp);
-  step("MTP (depth 1)", total + m.step_time_s - s4.step_time_s,
-       fmt::format("simulation + one more MoE layer (the MTP module's transformer block; its projection and second "
-                   "LM-head pass not counted): {:.3f} s - {:.3f} s",
-                   m.step_time_s, s4.step_time_s));
-  // Per-step fixed costs (the bubble) weigh more on the smaller batches of the ramp: per token the
-  // ramp costs bubble x (mean over its tokens of B / b - 1) more, b rising linearly in tokens.
-  const double b1 = double(cal.train.global_batch);
-  const double mean_ratio = b1 * std::log(b1 / kRampStartBatch) / (b1 - kRampStartBatch);
-  const double ramp = b1 > kRampStartBatch ? last.bubble_s * (mean_ratio - 1) * kRampTokens / kPretrainTokens : 0;
-  step("batch-size ramp", total + ramp,
-       fmt::format("formula: bubble {:.3f} s x (B ln(B/3072)/(B-3072) - 1 = {:.3f}) x 469B/14.8T tokens",
-                   last.bubble_s, mean_ratio - 1));
+  // DeepSeek-V3's own extras: its MTP module (depth from num_nextn_predict_layers; the shipped
+  // YAML omits the key, as the seed does, and V3 has depth 1) and its batch-size ramp.
+  const bool v3 = is_deepseek_v3(cal.model);
+  const int64_t mtp_depth = cal.model.num_nextn_predict_layers > 0 ? cal.model.num_nextn_predict_layers : v3 ? 1 : 0;
+  if (mtp_depth > 0 && cal.model.is_moe()) {
+    Plan mtp = cal;
+    mtp.model.num_hidden_layers += mtp_depth;
+    const StepSplit m = sim(mtp);
+    step(fmt::format("MTP (depth {})", mtp_depth), total + m.step_time_s - s4.step_time_s,
+         fmt::format("simulation + {} more MoE layer(s) (the MTP modules' transformer blocks; their projections and "
+                     "extra LM-head passes not counted): {:.3f} s - {:.3f} s",
+                     mtp_depth, m.step_time_s, s4.step_time_s));
+  }
+  if (v3) {
+    // Per-step fixed costs (the bubble) weigh more on the smaller batches of the ramp: per token the
+    // ramp costs bubble x (mean over its tokens of B / b - 1) more, b rising linearly in tokens.
+    const double b1 = double(cal.train.global_batch);
+    const double mean_ratio = b1 * std::log(b1 / kRampStartBatch) / (b1 - kRampStartBatch);
+    const double ramp = b1 > kRampStartBatch ? last.bubble_s * (mean_ratio - 1) * kRampTokens / kPretrainTokens : 0;
+    step("batch-size ramp", total + ramp,
+         fmt::format("formula: bubble {:.3f} s x (B ln(B/3072)/(B-3072) - 1 = {:.3f}) x 469B/14.8T tokens "
+                     "(DeepSeek-V3's ramp)",
+                     last.bubble_s, mean_ratio - 1));
+  }
   x.prediction_s = total;
   add("calibrated prediction", total, WaterfallStep::Kind::Total, "every modelled effect");
-  x.unexplained_s = x.reported_step_s - x.prediction_s;
-  add("unexplained", x.reported_step_s, WaterfallStep::Kind::Unexplained,
-      fmt::format("DeepSeek's reported {:.2f} s less the prediction (checkpointing, restarts, evaluation, ...)",
-                  x.reported_step_s));
+  if (x.reported_step_s > 0) {
+    x.unexplained_s = x.reported_step_s - x.prediction_s;
+    add("unexplained", x.reported_step_s, WaterfallStep::Kind::Unexplained,
+        cal.train.reported_step_s > 0
+            ? fmt::format("the reported {:.2f} s (train.reported_step_s) less the prediction", x.reported_step_s)
+            : fmt::format("DeepSeek's reported {:.2f} s less the prediction (checkpointing, restarts, evaluation, ...)",
+                          x.reported_step_s));
+  }
   return x;
 }
 

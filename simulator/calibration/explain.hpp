@@ -27,8 +27,8 @@ struct Explanation {
   double sol_sim_step_s = 0;         // the simulated step with every effect off
   double calibrated_sim_s = 0;       // the simulated step with the plan's hardware profile
   double prediction_s = 0;           // after every modelled effect
-  double reported_step_s = 0;        // DeepSeek's 180K H800 GPU-hours per trillion tokens
-  double unexplained_s = 0;          // reported - prediction
+  double reported_step_s = 0;        // train.reported_step_s, or DeepSeek-V3's 180K GPU-h per T tokens; 0 = none
+  double unexplained_s = 0;          // reported - prediction (0 without a reported step)
 };
 
 using SimulateFn = std::function<StepSplit(const Plan&)>;

@@ -23,8 +23,11 @@ int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_
     plot::WaterfallChart chart;
     chart.title = fmt::format("{}: speed of light to reality ({} GPUs)", plan.model.name, plan.gpus());
     chart.y_label = "step time (s)";
-    chart.reference = x.reported_step_s;
-    chart.reference_label = fmt::format("DeepSeek reported {:.1f} s", x.reported_step_s);
+    if (x.reported_step_s > 0) {
+      chart.reference = x.reported_step_s;
+      chart.reference_label = fmt::format("{} {:.1f} s", plan.train.reported_step_s > 0 ? "reported" : "DeepSeek reported",
+                                          x.reported_step_s);
+    }
     for (const auto& s : x.steps) {
       const auto kind = s.kind == calib::WaterfallStep::Kind::Total       ? plot::WaterfallBar::Kind::Total
                         : s.kind == calib::WaterfallStep::Kind::Unexplained ? plot::WaterfallBar::Kind::Unexplained
@@ -46,9 +49,10 @@ int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_
     j["sol_sim_step_s"] = x.sol_sim_step_s;
     j["calibrated_sim_s"] = x.calibrated_sim_s;
     j["prediction_s"] = x.prediction_s;
-    j["reported_step_s"] = x.reported_step_s;
-    j["unexplained_s"] = x.unexplained_s;
-    j["prediction_vs_reported"] = x.prediction_s / x.reported_step_s - 1;
+    const bool reported = x.reported_step_s > 0;  // DeepSeek-V3's, or train.reported_step_s
+    j["reported_step_s"] = reported ? nlohmann::json(x.reported_step_s) : nlohmann::json();
+    j["unexplained_s"] = reported ? nlohmann::json(x.unexplained_s) : nlohmann::json();
+    j["prediction_vs_reported"] = reported ? nlohmann::json(x.prediction_s / x.reported_step_s - 1) : nlohmann::json();
     std::cout << io::json_text(j, 2) << "\n";
     return 0;
   }
@@ -59,11 +63,12 @@ int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_
     out += fmt::format("{:<36} {:>9} {:>9.3f}   {}\n", s.effect, total && s.kind == calib::WaterfallStep::Kind::Total ? "" : fmt::format("{:+.3f}", s.delta_s),
                        s.step_time_s, s.how);
   }
-  out += fmt::format(
-      "\nclosed-form roofline {:.3f} s; simulated at speed of light {:.3f} s; calibrated prediction {:.3f} s vs "
-      "reported {:.3f} s ({:+.1f} %), unexplained {:.3f} s\n",
-      x.roofline_step_s, x.sol_sim_step_s, x.prediction_s, x.reported_step_s,
-      100 * (x.prediction_s / x.reported_step_s - 1), x.unexplained_s);
+  out += fmt::format("\nclosed-form roofline {:.3f} s; simulated at speed of light {:.3f} s; calibrated prediction {:.3f} s",
+                     x.roofline_step_s, x.sol_sim_step_s, x.prediction_s);
+  if (x.reported_step_s > 0)
+    out += fmt::format(" vs reported {:.3f} s ({:+.1f} %), unexplained {:.3f} s", x.reported_step_s,
+                       100 * (x.prediction_s / x.reported_step_s - 1), x.unexplained_s);
+  out += "\n";
   if (!png_path.empty()) out += fmt::format("wrote {}\n", png_path);
   std::cout << out;
   return 0;

@@ -60,8 +60,11 @@ struct Named {
 };
 constexpr Named<Schedule> kSchedules[] = {
     {Schedule::OneFOneB, "1f1b"}, {Schedule::DualPipeV, "dualpipev"}, {Schedule::Fsdp, "fsdp"}, {Schedule::Capture, "capture"}};
-constexpr Named<Recompute> kRecomputes[] = {
-    {Recompute::None, "none"}, {Recompute::DeepSeek, "deepseek"}, {Recompute::Full, "full"}};
+constexpr Named<Recompute> kRecomputes[] = {{Recompute::None, "none"},
+                                            {Recompute::DeepSeek, "deepseek"},
+                                            {Recompute::Selective, "selective"},
+                                            {Recompute::Full, "full"}};
+constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
 constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
                                         {Routing::Zipf, "zipf"},         {Routing::Dirichlet, "dirichlet"},
                                         {Routing::Hot, "hot"},           {Routing::File, "file"}};
@@ -126,14 +129,17 @@ const std::map<std::string, int64_t ModelConfig::*>& model_int_keys() {
       {"qk_rope_head_dim", &ModelConfig::qk_rope_head_dim},
       {"v_head_dim", &ModelConfig::v_head_dim},
       {"vocab_size", &ModelConfig::vocab_size},
+      {"num_nextn_predict_layers", &ModelConfig::num_nextn_predict_layers},
   };
   return keys;
 }
 
 // Model sizes that must be > 0; the rest may be 0 (absent feature).
 bool model_key_must_be_positive(const std::string& k) {
+  // num_key_value_heads and head_dim: absent means "as many as the heads" and "hidden / heads";
+  // a 0 written out is a mistake, not a way to say absent.
   return k == "hidden_size" || k == "num_hidden_layers" || k == "num_attention_heads" ||
-         k == "vocab_size" || k == "n_group" || k == "topk_group";
+         k == "vocab_size" || k == "n_group" || k == "topk_group" || k == "num_key_value_heads" || k == "head_dim";
 }
 
 
@@ -241,6 +247,8 @@ const std::map<std::string, Field>& schema() {
 
     f["train.global_batch"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::global_batch)};
     f["train.seq_len"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::seq_len)};
+    f["train.precision"] = choice<Precision>(kPrecisions, [](Plan& p, Precision v) { p.train.precision = v; });
+    f["train.reported_step_s"] = {Kind::PositiveNumber, into(&Plan::train, &TrainConfig::reported_step_s)};
 
     f["parallel.pp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::pp)};
     f["parallel.ep"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::ep)};
@@ -281,6 +289,8 @@ const std::map<std::string, Field>& schema() {
     // hardware.profile is merged in before the walk (see apply_hardware_profile).
     f["hardware.profile"] = {Kind::Path, [](Plan&, const json&) {}};
     f["hardware.memory_GiB"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::memory_GiB)};
+    f["hardware.peak_bf16_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::peak_bf16_tflops)};
+    f["hardware.peak_fp8_tflops"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::peak_fp8_tflops)};
     f["cluster.nodes"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::nodes)};
     f["cluster.gpus_per_node"] = {Kind::PositiveInt, into(&Plan::cluster, &ClusterConfig::gpus_per_node)};
 
@@ -606,6 +616,9 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
     field.store(plan, check_value(source, key, field, value));
   }
   check_only_with(source, leaves);
+  // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
+  if (!leaves.count("train.precision")) plan.train.precision = plan.model.is_mla() ? Precision::FP8 : Precision::BF16;
+  if (!leaves.count("parallel.fp8_stash")) plan.parallel.fp8_stash = plan.train.precision == Precision::FP8;
   // Like model.config_json, a relative load file is found next to the config.
   if (!plan.scenario.load_file.empty() && std::filesystem::path(plan.scenario.load_file).is_relative())
     plan.scenario.load_file = (base_dir / plan.scenario.load_file).string();
@@ -648,5 +661,11 @@ const char* to_string(Schedule s) { return name_of(kSchedules, s); }
 const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
 const char* to_string(Routing r) { return name_of(kRoutings, r); }
 const char* to_string(SimMode m) { return name_of(kSimModes, m); }
+const char* to_string(Precision p) { return name_of(kPrecisions, p); }
+
+bool is_deepseek_v3(const ModelConfig& m) {
+  return m.hidden_size == 7168 && m.num_hidden_layers == 61 && m.n_routed_experts == 256 &&
+         m.num_experts_per_tok == 8 && m.kv_lora_rank == 512 && m.vocab_size == 129280;
+}
 
 }  // namespace stepsim

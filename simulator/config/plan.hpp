@@ -10,6 +10,9 @@
 
 namespace stepsim {
 
+// Number format of the large GEMMs (and of what they stash and dispatch).
+enum class Precision : uint8_t { FP8, BF16 };
+
 // Hugging Face config.json names, so a model's own config file can be read as-is.
 struct ModelConfig {
   std::string name = "model";
@@ -34,9 +37,14 @@ struct ModelConfig {
   int64_t v_head_dim = 0;
   int64_t vocab_size = 0;
   bool tie_word_embeddings = false;
+  int64_t num_nextn_predict_layers = 0;  // DeepSeek-V3's MTP depth: not in the step (as in the seed); explain's MTP bar
 
   bool is_moe() const { return n_routed_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
+  // The one definition of which layers are MoE: every layer from first_k_dense_replace on (the HF
+  // keys that would interleave dense layers, moe_layer_freq and decoder_sparse_step, are refused
+  // unless 1, and a leading mlp_only_layers list becomes first_k_dense_replace).
+  bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= first_k_dense_replace; }
   int64_t moe_layers() const { return is_moe() ? num_hidden_layers - first_k_dense_replace : 0; }
   int64_t dense_layers() const { return num_hidden_layers - moe_layers(); }
 };
@@ -44,6 +52,8 @@ struct ModelConfig {
 struct TrainConfig {
   int64_t global_batch = 0;  // sequences per step
   int64_t seq_len = 0;       // tokens per sequence
+  Precision precision = Precision::FP8;  // GEMMs, stashes, dispatch; default fp8 for MLA (DeepSeek) models, bf16 otherwise
+  double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
   int64_t tokens_per_step() const { return global_batch * seq_len; }
 };
 
@@ -52,9 +62,9 @@ struct TrainConfig {
 enum class Schedule { OneFOneB, DualPipeV, Fsdp, Capture };
 
 // Which activations a layer's backward recomputes instead of keeping from its forward.
-// DeepSeek: RMSNorms, MLA up-projections and SwiGLU (DeepSeek-V3 report 3.2.3); Full: everything
-// but the layer's input.
-enum class Recompute { None, DeepSeek, Full };
+// DeepSeek: RMSNorms, MLA up-projections and SwiGLU (DeepSeek-V3 report 3.2.3); Selective:
+// Megatron's, the attention core only; Full: everything but the layer's input.
+enum class Recompute { None, DeepSeek, Selective, Full };
 
 struct ParallelConfig {
   int64_t pp = 1;            // pipeline ranks (DualPipeV: ranks, each holding two stages)
@@ -70,6 +80,7 @@ struct ParallelConfig {
   bool split_lone_chunks = false;
   Recompute recompute = Recompute::DeepSeek;
   bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
+                          // (default: train.precision == fp8)
 };
 
 // Achievable rates of one GPU and its links. Speed-of-light vs calibrated is only a matter of
@@ -86,6 +97,11 @@ struct HardwareConfig {
   int64_t comm_sms = 0;        // SMs communication kernels take from compute while in flight
   double nonmatmul_s_per_token_layer = 0;  // norms, SwiGLU, casts; 0 in speed-of-light mode
   double memory_GiB = 80;      // HBM per GPU (H800: 80 GiB)
+  // Datasheet dense peaks (H800 SXM: 989 BF16, 1979 FP8): MFU's denominator, never a rate used.
+  double peak_bf16_tflops = 989;
+  double peak_fp8_tflops = 1979;
+  double peak_tflops(Precision p) const { return p == Precision::FP8 ? peak_fp8_tflops : peak_bf16_tflops; }
+  double gemm_tflops(Precision p) const { return p == Precision::FP8 ? fp8_tflops : bf16_tflops; }
   // Calibration (hardware profile; 1 / 0 = speed of light): the share of the rate above that real
   // kernels reach, and the all-to-all's share of link bandwidth plus its handshake latency.
   double gemm_efficiency = 1;          // large GEMMs: FP8 forward and input gradient, and the LM head
@@ -181,6 +197,10 @@ struct Plan {
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
+const char* to_string(Precision p);
+
+// DeepSeek-V3's published shape (the model DeepSeek's reported step and MTP belong to).
+bool is_deepseek_v3(const ModelConfig& m);
 const char* to_string(Routing r);
 const char* to_string(SimMode m);
 

@@ -182,6 +182,9 @@ void validate_plan(const Plan& p) {
   validate_model(p, fail);
   validate_parallel(p, fail);
   validate_sizes(p);
+  if (p.parallel.fp8_stash && p.train.precision == Precision::BF16)
+    fail("parallel.fp8_stash", "FP8 stashes come from FP8 GEMMs; with train.precision bf16 set it to false (or "
+                               "train.precision=fp8)");
   validate_hardware_profile(p, fail);
   // Memory is given in GiB per GPU; bytes or a cluster total by mistake would make every plan fit.
   if (p.hardware.memory_GiB > 1024 * 1024) {

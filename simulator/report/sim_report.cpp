@@ -58,6 +58,9 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   j["critical_rank"] = r.critical_rank;
   j["tokens_per_s_per_gpu"] = r.step_time_s > 0 ? roof.tokens_per_step / r.step_time_s / double(plan.gpus()) : 0.0;
   j["vs_roofline"] = roof.step_time_s > 0 ? r.step_time_s / roof.step_time_s - 1.0 : 0.0;
+  const bool model = plan.workload.kind == WorkloadKind::Model && r.step_time_s > 0;
+  j["mfu"] = model ? mfu(plan, roof, r.step_time_s) : 0.0;
+  j["achieved_tflops_per_gpu"] = model ? roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12 : 0.0;
   j["exposed_by_kind"] = {{"ep_s", spread(r, &RankResult::exposed_ep_s).mean},
                           {"pp_s", spread(r, &RankResult::exposed_pp_s).mean},
                           {"dp_s", spread(r, &RankResult::exposed_dp_s).mean},
@@ -225,6 +228,9 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      r.step_time_s, roof.step_time_s, 100.0 * (r.step_time_s / roof.step_time_s - 1.0),
                      pct(s.exposed.mean / r.step_time_s), pct(s.bubble.mean / s.compute.mean),
                      roof.tokens_per_step / r.step_time_s / double(plan.gpus()));
+  out += fmt::format("MFU {} of the {:g} TFLOP/s dense {} peak ({:.0f} TFLOP/s of model FLOPs per GPU; roofline {})\n",
+                     pct(mfu(plan, roof, r.step_time_s)), roof.peak_tflops, to_string(plan.train.precision),
+                     roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12, pct(roof.mfu));
   const std::string why = explain_difference(plan, r, roof);
   if (!why.empty()) out += why + "\n";
   out += stragglers_text(plan, r);

@@ -1,30 +1,47 @@
 #include "simulator/roofline/roofline.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "workloads/deepseek/ep_traffic.hpp"
 
 namespace stepsim {
 namespace {
 
-constexpr double kBf16Bytes = 2, kFp32Bytes = 4, kFp8Bytes = 1;
-constexpr double kScaleTile = 128;   // DeepSeek FP8 activations: one FP32 scale per 1x128 tile
-constexpr double kScaleBytes = 4;
+constexpr double kBf16Bytes = 2, kFp32Bytes = 4;
 
 ComputeTerms compute_terms(const Plan& plan, const ModelParams& p) {
   const double fp8 = plan.hardware.fp8_tflops * 1e12 * double(plan.gpus());
   const double bf16 = plan.hardware.bf16_tflops * 1e12 * double(plan.gpus());
+  const bool fp8_gemms = plan.train.precision == Precision::FP8;
   const double tokens = double(plan.train.tokens_per_step());
   ComputeTerms t;
   t.matmul_flops = 6.0 * double(p.activated()) * tokens;
   t.bf16_matmul_flops = 6.0 * double(p.bf16_matmul()) * tokens;
   const auto core = attention_core_flops(plan.model, plan.train.seq_len);
-  t.attention_flops = core.training() * double(plan.model.num_hidden_layers) * double(plan.train.global_batch);
-  // Recompute reruns the forward of those matmuls only: 2 FLOPs per parameter per token.
-  t.recompute_flops = 2.0 * double(p.recomputed()) * tokens;
-  t.matmul_fp8_s = (t.matmul_flops - t.bf16_matmul_flops) / fp8;
-  t.matmul_bf16_s = t.bf16_matmul_flops / bf16;
-  t.bf16_correction_s = t.matmul_bf16_s - t.bf16_matmul_flops / fp8;
+  const double layers_x_seqs = double(plan.model.num_hidden_layers) * double(plan.train.global_batch);
+  t.attention_flops = core.training() * layers_x_seqs;
+  // Model FLOPs count the attention core as forward + twice that in backward (no recompute).
+  t.model_flops = t.matmul_flops + 3.0 * core.forward() * layers_x_seqs;
+  // What the backward reruns: 2 FLOPs per recomputed parameter per token, plus attention cores.
+  switch (plan.parallel.recompute) {
+    case Recompute::None: break;
+    case Recompute::DeepSeek: t.recompute_flops = 2.0 * double(p.recomputed()) * tokens; break;
+    case Recompute::Selective: t.recompute_flops = t.recompute_bf16_flops = core.forward() * layers_x_seqs; break;
+    case Recompute::Full:  // every layer's forward: N less the LM head, and the attention core
+      t.recompute_bf16_flops = 2.0 * double(p.router * p.moe_layers) * tokens + core.forward() * layers_x_seqs;
+      t.recompute_flops = 2.0 * double(p.activated() - p.lm_head - p.final_norm) * tokens + core.forward() * layers_x_seqs;
+      break;
+  }
+  if (fp8_gemms) {
+    t.matmul_fp8_s = (t.matmul_flops - t.bf16_matmul_flops) / fp8;
+    t.matmul_bf16_s = t.bf16_matmul_flops / bf16;
+    t.bf16_correction_s = t.matmul_bf16_s - t.bf16_matmul_flops / fp8;
+  } else {
+    t.matmul_bf16_s = t.matmul_flops / bf16;
+  }
   t.attention_s = t.attention_flops / bf16;
-  t.recompute_s = t.recompute_flops / fp8;
+  t.recompute_s = (t.recompute_flops - t.recompute_bf16_flops) / (fp8_gemms ? fp8 : bf16) + t.recompute_bf16_flops / bf16;
   t.sol_s = t.matmul_fp8_s + t.matmul_bf16_s + t.attention_s + t.recompute_s;
   t.sm_tax_factor = double(plan.hardware.sms) / double(plan.hardware.sms - plan.hardware.comm_sms);
   return t;
@@ -34,12 +51,11 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
   EpTerms e;
   const ModelConfig& m = plan.model;
   if (!m.is_moe()) return e;
-  const double h = double(m.hidden_size);
   e.remote_nodes = routing.remote_nodes;
   // Every token passes every MoE layer once; spread evenly over the GPUs.
   e.tokens_per_gpu = double(plan.train.tokens_per_step()) * double(m.moe_layers()) / double(plan.gpus());
-  e.dispatch_bytes_per_copy = h * kFp8Bytes + h / kScaleTile * kScaleBytes;
-  e.combine_bytes_per_copy = h * kBf16Bytes;
+  e.dispatch_bytes_per_copy = dispatch_bytes_per_token(plan);  // FP8 + 1x128 scales, or BF16
+  e.combine_bytes_per_copy = combine_bytes_per_token(m);
   const double per_token = e.dispatch_bytes_per_copy + e.combine_bytes_per_copy;
   // Forward dispatch + combine, and the same pair again in backward.
   e.ib_bytes_per_gpu = 2.0 * e.tokens_per_gpu * e.remote_nodes * per_token;
@@ -47,6 +63,14 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
   const double g = double(plan.cluster.gpus_per_node);
   e.nvlink_bytes_per_gpu = 2.0 * e.tokens_per_gpu * double(m.num_experts_per_tok) * (g - 1) / g * per_token;
   e.nvlink_s = e.nvlink_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
+  const int64_t ep = plan.parallel.ep;
+  if (ep > 1 && ep <= plan.cluster.gpus_per_node) {
+    // Each of the group's other GPUs holds one of a token's k experts with probability
+    // 1 - (1 - 1/ep)^k; one copy goes to each such GPU (as the replay's flows carry them).
+    const double touch = 1.0 - std::pow(1.0 - 1.0 / double(ep), double(m.num_experts_per_tok));
+    e.in_node_bytes_per_gpu = 2.0 * e.tokens_per_gpu * touch * double(ep - 1) * per_token;
+    e.in_node_s = e.in_node_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
+  }
   return e;
 }
 
@@ -126,7 +150,7 @@ Roofline compute_roofline(const Plan& plan) {
   r.terms = compute_terms(plan, r.params);
   r.compute_s = r.terms.sol_s * r.terms.sm_tax_factor;
   r.ep = ep_terms(plan, r.routing);
-  r.ep_comm_s = r.ep.ib_s;
+  r.ep_comm_s = r.ep.ib_s + r.ep.in_node_s;
   pp_terms(plan, r);
   const bool fsdp = plan.parallel.zero == 3;
   r.dp = dp_terms(plan, r.params, plan.parallel.pp);
@@ -140,8 +164,11 @@ Roofline compute_roofline(const Plan& plan) {
   r.step_time_s = std::max(r.compute_s, r.comm_s) + r.bubble_s;
   r.tokens_per_s_per_gpu = r.tokens_per_step / r.step_time_s / double(r.gpus);
   r.ep_share_of_compute = r.ep_comm_s / r.compute_s;
-  r.reported_step_s = kDeepSeekGpuHoursPerTrillionTokens * 3600.0 / 1e12 * r.tokens_per_step / double(r.gpus);
+  r.reported_step_s = reported_step_s(plan);
   r.speedup_vs_reported = r.reported_step_s / r.step_time_s;
+  r.peak_tflops = plan.hardware.peak_tflops(plan.train.precision);
+  r.mfu = mfu(plan, r, r.step_time_s);
+  r.achieved_tflops_per_gpu = r.terms.model_flops / r.step_time_s / double(r.gpus) / 1e12;
 
   // The seed's FSDP "pincer": exposed share as microbatches grow, same cluster without PP.
   const DpTerms fsdp_dp = dp_terms(plan, r.params, 1);
@@ -154,6 +181,16 @@ Roofline compute_roofline(const Plan& plan) {
     r.fsdp_sweep.push_back({m, (step - r.compute_s) / step});
   }
   return r;
+}
+
+double reported_step_s(const Plan& plan) {
+  if (plan.train.reported_step_s > 0) return plan.train.reported_step_s;
+  if (!is_deepseek_v3(plan.model)) return 0;
+  return kDeepSeekGpuHoursPerTrillionTokens * 3600.0 / 1e12 * double(plan.train.tokens_per_step()) / double(plan.gpus());
+}
+
+double mfu(const Plan& plan, const Roofline& r, double step_s) {
+  return r.terms.model_flops / (step_s * double(plan.gpus()) * plan.hardware.peak_tflops(plan.train.precision) * 1e12);
 }
 
 }  // namespace stepsim

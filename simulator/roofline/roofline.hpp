@@ -15,12 +15,14 @@ struct ComputeTerms {
   double matmul_flops = 0;         // 6 N D over the step (whole cluster)
   double bf16_matmul_flops = 0;    // of which routers and LM head run in BF16
   double attention_flops = 0;      // attention core, causal, FlashAttention-style backward
-  double recompute_flops = 0;      // MLA up-projections recomputed in backward
-  double matmul_fp8_s = 0;         // (6ND - BF16 part) at the FP8 rate
-  double matmul_bf16_s = 0;        // BF16 part at the BF16 rate
-  double bf16_correction_s = 0;    // matmul_bf16_s minus the same FLOPs at the FP8 rate
+  double recompute_flops = 0;      // what parallel.recompute reruns in backward (DeepSeek: MLA up-projections)
+  double recompute_bf16_flops = 0; // of which attention core and routers, at the BF16 rate
+  double model_flops = 0;          // 6ND + the attention core's forward and backward, no recompute: MFU's numerator
+  double matmul_fp8_s = 0;         // (6ND - BF16 part) at the FP8 rate; 0 under train.precision bf16
+  double matmul_bf16_s = 0;        // BF16 part at the BF16 rate (every matmul under bf16)
+  double bf16_correction_s = 0;    // what the BF16 part adds over the FP8 rate; 0 under bf16
   double attention_s = 0;          // at the BF16 rate
-  double recompute_s = 0;          // at the FP8 rate
+  double recompute_s = 0;          // at the GEMM precision's rate (its BF16 part at the BF16 rate)
   double sol_s = 0;                // sum of the four terms
   double sm_tax_factor = 1;        // sms / (sms - comm_sms): compute slowed by comm kernels' SMs
 };
@@ -34,6 +36,9 @@ struct EpTerms {
   double ib_s = 0;
   double nvlink_bytes_per_gpu = 0; // upper bound: every expert copy hops once inside its node
   double nvlink_s = 0;
+  // EP group inside one node (ep <= gpus_per_node): copies go straight to their GPUs over NVLink.
+  double in_node_bytes_per_gpu = 0;
+  double in_node_s = 0;
 };
 
 struct DpTerms {
@@ -69,7 +74,7 @@ struct Roofline {
   EpTerms ep;
   DpTerms dp;
   double compute_s = 0;        // per GPU, with the SM tax
-  double ep_comm_s = 0;        // IB time of MoE dispatch + combine
+  double ep_comm_s = 0;        // MoE dispatch + combine: over IB, or over NVLink for an EP group inside a node
   double pp_comm_s = 0;        // residual-stream sends of the busiest rank
   double pp_link_GBps = 0;     // the link those sends use
   int64_t pp_sends_per_microbatch = 0;
@@ -81,12 +86,22 @@ struct Roofline {
   double step_time_s = 0;      // max(compute, comm) + bubble
   double tokens_per_s_per_gpu = 0;
   double ep_share_of_compute = 0;
-  double reported_step_s = 0;  // DeepSeek's 180K H800 GPU-hours per trillion tokens at this batch
+  double reported_step_s = 0;  // train.reported_step_s, or for DeepSeek-V3 its 180K GPU-hours per trillion tokens; 0 = none
   double speedup_vs_reported = 0;
+  double peak_tflops = 0;      // the GPU's datasheet dense peak at train.precision
+  double mfu = 0;              // model FLOPs / (step x GPUs x peak)
+  double achieved_tflops_per_gpu = 0;  // model FLOPs / step / GPUs
   std::vector<FsdpPoint> fsdp_sweep;  // the same cluster as FSDP (PP 1, ZeRO-3) at 1, 2, 4, 8, m
 };
 
 Roofline compute_roofline(const Plan& plan);
+
+// The step a run reported, to compare with: train.reported_step_s, or for DeepSeek-V3 its published
+// 180K H800 GPU-hours per trillion tokens at this batch; 0 when neither applies.
+double reported_step_s(const Plan& plan);
+
+// Model FLOPs utilisation of a step of `step_s` seconds: model FLOPs / (step x GPUs x dense peak).
+double mfu(const Plan& plan, const Roofline& r, double step_s);
 
 // DeepSeek-V3 report, Table 1: 180K H800 GPU-hours per trillion training tokens.
 inline constexpr double kDeepSeekGpuHoursPerTrillionTokens = 180e3;

@@ -21,8 +21,12 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
   j["remote_nodes"] = r.routing.remote_nodes;
   j["ep_share_of_compute"] = r.ep_share_of_compute;
-  j["reported_step_s"] = r.reported_step_s;
-  j["speedup_vs_reported"] = r.speedup_vs_reported;
+  // Only for DeepSeek-V3 (its published cost) or a step the user measured (train.reported_step_s).
+  j["reported_step_s"] = r.reported_step_s > 0 ? nlohmann::json(r.reported_step_s) : nlohmann::json();
+  j["speedup_vs_reported"] = r.reported_step_s > 0 ? nlohmann::json(r.speedup_vs_reported) : nlohmann::json();
+  j["mfu"] = r.mfu;
+  j["achieved_tflops_per_gpu"] = r.achieved_tflops_per_gpu;
+  j["peak_tflops"] = r.peak_tflops;
   if (plan.parallel.zero == 3) j["fsdp_per_microbatch_s"] = r.dp.fsdp_per_microbatch_s;
 
   auto& t = j["terms"];
@@ -39,6 +43,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   f["bf16_matmul_flops"] = r.terms.bf16_matmul_flops;
   f["attention_flops"] = r.terms.attention_flops;
   f["recompute_flops"] = r.terms.recompute_flops;
+  f["recompute_bf16_flops"] = r.terms.recompute_bf16_flops;
+  f["model_flops"] = r.terms.model_flops;
 
   auto& p = j["params"];
   p["activated"] = r.activated_params;
@@ -61,6 +67,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   e["ib_bytes_per_gpu"] = r.ep.ib_bytes_per_gpu;
   e["nvlink_bytes_per_gpu"] = r.ep.nvlink_bytes_per_gpu;
   e["nvlink_s"] = r.ep.nvlink_s;
+  e["in_node_bytes_per_gpu"] = r.ep.in_node_bytes_per_gpu;
+  e["in_node_s"] = r.ep.in_node_s;
 
   auto& d = j["dp"];
   d["zero"] = plan.parallel.zero;
@@ -80,7 +88,9 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
 
   j["assumed"] = {{"fp8_tflops", plan.hardware.fp8_tflops}, {"bf16_tflops", plan.hardware.bf16_tflops},
                   {"ib_GBps", plan.hardware.ib_GBps},       {"nvlink_GBps", plan.hardware.nvlink_GBps},
-                  {"comm_sms", plan.hardware.comm_sms},     {"sms", plan.hardware.sms}};
+                  {"comm_sms", plan.hardware.comm_sms},     {"sms", plan.hardware.sms},
+                  {"peak_bf16_tflops", plan.hardware.peak_bf16_tflops},
+                  {"peak_fp8_tflops", plan.hardware.peak_fp8_tflops}};
   j["plan"] = {{"model", plan.model.name},
                {"gpus", plan.gpus()},
                {"nodes", plan.cluster.nodes},
@@ -93,6 +103,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"microbatches", plan.parallel.microbatches},
                {"zero", plan.parallel.zero},
                {"schedule", to_string(plan.parallel.schedule)},
+               {"precision", to_string(plan.train.precision)},
+               {"recompute", to_string(plan.parallel.recompute)},
                {"global_batch", plan.train.global_batch},
                {"seq_len", plan.train.seq_len},
                {"tokens_per_step", r.tokens_per_step}};
@@ -122,23 +134,33 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
                      "direction; NVLink {} GB/s; {} of {} SMs for communication\n",
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
                      plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms);
-  out += fmt::format("params: {:.4g} total, N = {:.6g} activated (matmul) per token\n\n", double(r.total_params),
-                     double(r.activated_params));
+  out += fmt::format("params: {:.4g} total, N = {:.6g} activated (matmul) per token; {} GEMMs, recompute {}\n\n",
+                     double(r.total_params), double(r.activated_params), to_string(plan.train.precision),
+                     to_string(plan.parallel.recompute));
 
   out += "compute per GPU (speed of light)\n";
-  out += row("6ND matmuls at FP8", r.terms.matmul_fp8_s, fmt::format("{:.4g} FLOP", r.terms.matmul_flops - r.terms.bf16_matmul_flops));
-  out += row("BF16 matmuls (routers, LM head)", r.terms.matmul_bf16_s,
-             fmt::format("{:.4g} FLOP; +{:.0f} ms vs FP8", r.terms.bf16_matmul_flops, 1e3 * r.terms.bf16_correction_s));
+  if (plan.train.precision == Precision::FP8) {
+    out += row("6ND matmuls at FP8", r.terms.matmul_fp8_s, fmt::format("{:.4g} FLOP", r.terms.matmul_flops - r.terms.bf16_matmul_flops));
+    out += row("BF16 matmuls (routers, LM head)", r.terms.matmul_bf16_s,
+               fmt::format("{:.4g} FLOP; +{:.0f} ms vs FP8", r.terms.bf16_matmul_flops, 1e3 * r.terms.bf16_correction_s));
+  } else {
+    out += row("6ND matmuls at BF16", r.terms.matmul_bf16_s, fmt::format("{:.4g} FLOP", r.terms.matmul_flops));
+  }
   out += row("attention core (BF16)", r.terms.attention_s, fmt::format("{:.4g} FLOP", r.terms.attention_flops));
-  out += row("recompute (MLA up-proj, FP8)", r.terms.recompute_s, fmt::format("{:.4g} FLOP", r.terms.recompute_flops));
+  out += row(fmt::format("recompute ({})", to_string(plan.parallel.recompute)), r.terms.recompute_s,
+             fmt::format("{:.4g} FLOP", r.terms.recompute_flops));
   if (r.terms.sm_tax_factor != 1.0)
     out += row("SM tax of comm kernels", r.compute_s - r.terms.sol_s, fmt::format("x {:.4f}", r.terms.sm_tax_factor));
   out += row("compute", r.compute_s);
 
-  out += "\ncommunication per GPU (InfiniBand, overlappable)\n";
-  out += row("EP dispatch + combine", r.ep_comm_s,
-             fmt::format("{:.3f} remote nodes ({} routing); {} of compute", r.routing.remote_nodes,
-                         to_string(plan.scenario.routing), pct(r.ep_share_of_compute)));
+  out += "\ncommunication per GPU (overlappable)\n";
+  if (r.ep.in_node_s > 0)
+    out += row("EP dispatch + combine (NVLink)", r.ep_comm_s,
+               fmt::format("EP {} inside a node; {} of compute", plan.parallel.ep, pct(r.ep_share_of_compute)));
+  else
+    out += row("EP dispatch + combine (IB)", r.ep_comm_s,
+               fmt::format("{:.3f} remote nodes ({} routing); {} of compute", r.routing.remote_nodes,
+                           to_string(plan.scenario.routing), pct(r.ep_share_of_compute)));
   out += row("PP residual-stream sends", r.pp_comm_s,
              fmt::format("{} sends per microbatch at {} GB/s", r.pp_sends_per_microbatch, r.pp_link_GBps));
   if (plan.parallel.zero == 3)
@@ -154,8 +176,11 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   out += row("pipeline bubble", r.bubble_s, fmt::format("{} of compute", pct(r.bubble_share)));
   out += row("exposed communication", r.exposed_comm_s, r.exposed_comm_s > 0 ? "comms bound" : "compute bound");
   out += row("step time (perfect overlap)", r.step_time_s, fmt::format("{:.0f} tokens/s/GPU", r.tokens_per_s_per_gpu));
-  out += row("DeepSeek reported (180K GPU-h/T tok)", r.reported_step_s,
-             fmt::format("{:.2f}x slower than this roofline", r.speedup_vs_reported));
+  out += fmt::format("  MFU {} of the {:g} TFLOP/s dense {} peak; {:.0f} TFLOP/s of model FLOPs achieved per GPU\n",
+                     pct(r.mfu), r.peak_tflops, to_string(plan.train.precision), r.achieved_tflops_per_gpu);
+  if (r.reported_step_s > 0)
+    out += row(plan.train.reported_step_s > 0 ? "reported (train.reported_step_s)" : "DeepSeek reported (180K GPU-h/T tok)",
+               r.reported_step_s, fmt::format("{:.2f}x slower than this roofline", r.speedup_vs_reported));
   out += "\nFSDP (PP 1, ZeRO-3) on the same cluster: exposed communication share of the step\n ";
   for (const auto& pt : r.fsdp_sweep) out += fmt::format("  m={}: {}", pt.microbatches, pct(pt.exposed_share));
   out += "\n";

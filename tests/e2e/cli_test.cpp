@@ -25,7 +25,8 @@ TEST(Cli, RooflineJsonHasTheDocumentedKeys) {
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"compute_s", "ep_comm_s", "pp_comm_s", "dp_comm_s", "bubble_s", "exposed_comm_s",
-                          "step_time_s", "tokens_per_s_per_gpu", "remote_nodes"})
+                          "step_time_s", "tokens_per_s_per_gpu", "remote_nodes", "mfu", "achieved_tflops_per_gpu",
+                          "peak_tflops", "reported_step_s"})
     EXPECT_TRUE(j.contains(key)) << key;
   for (const char* key : {"matmul_fp8_s", "matmul_bf16_s", "attention_s", "recompute_s"})
     EXPECT_TRUE(j["terms"].contains(key)) << key;
@@ -42,7 +43,7 @@ TEST(Cli, SimulateJsonIsCleanAndComplete) {
   EXPECT_TRUE(r.err.empty()) << r.err;  // --quiet: nothing on stderr
   const auto j = nlohmann::json::parse(r.out);  // stdout is one JSON object, nothing else
   for (const char* key : {"step_time_s", "compute_s", "exposed_comm_s", "bubble_s", "ep_comm_s", "pp_comm_s",
-                          "dp_comm_s", "ranks", "roofline"})
+                          "dp_comm_s", "ranks", "roofline", "mfu", "achieved_tflops_per_gpu"})
     EXPECT_TRUE(j.contains(key)) << key;
   for (const char* key : {"activities", "wall_s", "mode"}) EXPECT_TRUE(j["sim"].contains(key)) << key;
   ASSERT_FALSE(j["ranks"].empty());

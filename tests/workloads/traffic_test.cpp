@@ -24,7 +24,7 @@ TEST(EpTraffic, DispatchSendsEachTokenToThreeAndAHalfRemoteNodes) {
   const Plan p = plan();
   const auto layout = ep_layout(p, uniform_routing(p));
   const int64_t gpu = 3 * 8 + 5;  // node 3, local rank 5
-  const auto a = ep_all_to_all(p, layout, gpu, [](int64_t) { return 4096.0; }, dispatch_bytes_per_token(p.model));
+  const auto a = ep_all_to_all(p, layout, gpu, [](int64_t) { return 4096.0; }, dispatch_bytes_per_token(p));
   // Seed: 3.5 remote copies per token of 7168 FP8 bytes + 56 FP32 scales, over IB, to the same
   // local rank on the other 7 nodes of the EP group (nodes 0..7).
   EXPECT_NEAR(sum(a.out, p, gpu, true), 4096 * 3.5 * (7168 + 224), 1e-6);

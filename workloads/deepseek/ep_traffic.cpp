@@ -5,8 +5,10 @@
 
 namespace stepsim {
 
-double dispatch_bytes_per_token(const ModelConfig& m) {
-  return double(m.hidden_size) * 1.0 + double(m.hidden_size) / 128.0 * 4.0;
+double dispatch_bytes_per_token(const Plan& plan) {
+  const double h = double(plan.model.hidden_size);
+  // FP8 with one FP32 scale per 1x128 tile (DeepSeek-V3 report 3.3.3), or BF16.
+  return plan.train.precision == Precision::FP8 ? h * 1.0 + h / 128.0 * 4.0 : h * 2.0;
 }
 
 double combine_bytes_per_token(const ModelConfig& m) { return double(m.hidden_size) * 2.0; }

@@ -62,7 +62,7 @@ AllToAll reversed(const AllToAll& a);
 AllToAll ring_equivalent(const Plan& plan, const AllToAll& per_peer, int64_t gpu);
 
 // Dispatch copies carry FP8 activations with one FP32 scale per 128 channels; combine copies BF16.
-double dispatch_bytes_per_token(const ModelConfig& m);
+double dispatch_bytes_per_token(const Plan& plan);
 double combine_bytes_per_token(const ModelConfig& m);
 
 }  // namespace stepsim

@@ -3,8 +3,9 @@
 namespace stepsim {
 
 double kernel_efficiency(const Kernel& k, LayerPart part, const HardwareConfig& hw) {
-  if (k.name.starts_with("attention_core")) return hw.attention_efficiency;
-  if (k.precision == Precision::BF16) return hw.bf16_gemm_efficiency;
+  // Names, not precisions: under train.precision bf16 the large GEMMs are BF16 too.
+  if (k.name.find("attention_core") != std::string_view::npos) return hw.attention_efficiency;
+  if (k.name.ends_with("router")) return hw.bf16_gemm_efficiency;
   const bool weight_grad = part == LayerPart::AttnW || part == LayerPart::MlpW;
   return weight_grad ? hw.wgrad_efficiency() : hw.gemm_efficiency;
 }

@@ -6,21 +6,19 @@
 #include <utility>
 #include <vector>
 
-#include "workloads/model/model_params.hpp"
+#include "workloads/deepseek/layer_work.hpp"
 
 namespace stepsim {
 
 double layer_cost_s_per_token(const Plan& plan, int64_t layer) {
-  const ModelConfig& m = plan.model;
-  const ModelParams p = count_params(m);
+  // One token's share of a whole sequence's layer work (F, B, W; balanced routing: k rows per
+  // token), at the stated rates; the non-matmul knob is the same for every layer.
+  const double seq = double(plan.train.seq_len);
+  const LayerWork w = layer_work(plan, layer, 1.0 / seq, double(plan.model.num_experts_per_tok));
   const double fp8 = plan.hardware.fp8_tflops * 1e12, bf16 = plan.hardware.bf16_tflops * 1e12;
-  const bool moe = m.is_moe() && layer >= m.first_k_dense_replace;
-  const double fp8_params = double(p.attention.total() + (moe ? p.shared_experts + p.expert * p.experts_per_token : p.dense_ffn));
-  const double bf16_params = moe ? double(p.router) : 0.0;
-  const auto core = attention_core_flops(m, plan.train.seq_len);
-  const double attention_per_token = core.training() / double(plan.train.seq_len);
-  const double recompute = 2.0 * double(p.recompute_per_layer);
-  return (6.0 * fp8_params + recompute) / fp8 + (6.0 * bf16_params + attention_per_token) / bf16;
+  double s = 0;
+  for (const PartWork& part : w.parts) s += part.flops(Precision::FP8) / fp8 + part.flops(Precision::BF16) / bf16;
+  return s;
 }
 
 double lm_head_cost_s_per_token(const Plan& plan) {

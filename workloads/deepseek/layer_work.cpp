@@ -1,5 +1,6 @@
 #include "workloads/deepseek/layer_work.hpp"
 
+#include "workloads/model/layer_spec.hpp"
 #include "workloads/model/model_params.hpp"
 
 namespace stepsim {
@@ -26,23 +27,38 @@ namespace {
 // Forward GEMM FLOPs of `params` weights over `rows` rows: one multiply-add per weight per row.
 double gemm(double params, double rows) { return 2.0 * params * rows; }
 
+// Kernel names are string_views into static storage: the recomputed copy of each forward kernel.
+std::string_view recomputed_name(std::string_view forward) {
+  static constexpr std::pair<std::string_view, std::string_view> names[] = {
+      {"q_down", "recompute_q_down"},         {"kv_down", "recompute_kv_down"},
+      {"q_up", "recompute_q_up"},             {"kv_up", "recompute_kv_up"},
+      {"attn_out", "recompute_attn_out"},     {"attention_core", "recompute_attention_core"},
+      {"router", "recompute_router"},         {"shared_experts", "recompute_shared_experts"},
+      {"routed_experts", "recompute_routed_experts"}, {"dense_ffn", "recompute_dense_ffn"}};
+  for (const auto& [f, r] : names)
+    if (f == forward) return r;
+  return "recompute";
+}
+
 }  // namespace
 
 LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double routed_rows) {
   const ModelConfig& m = plan.model;
+  const LayerSpec spec = layer_spec(plan, layer);
+  const Precision gemm_precision = spec.precision;
   const ModelParams p = count_params(m);
   const AttentionParams& a = p.attention;
   const double t = sequences * double(plan.train.seq_len);
   const auto core = attention_core_flops(m, plan.train.seq_len);
   LayerWork w;
-  w.moe = m.is_moe() && layer >= m.first_k_dense_replace;
+  w.moe = spec.moe;
   w.tokens = t;
   w.routed_rows = w.moe ? routed_rows : 0;
   const double nonmatmul = plan.hardware.nonmatmul_s_per_token_layer * t;
 
-  // Attention block: F runs each projection once; B computes input gradients (same FLOPs as F),
-  // recomputes the MLA up-projections, and runs the FlashAttention backward (QK^T-shaped 3 more
-  // times, PV-shaped 2 more); W computes weight gradients (same FLOPs as F).
+  // Attention block: F runs each projection once; B computes input gradients (same FLOPs as F)
+  // and runs the FlashAttention backward (QK^T-shaped 3 more times, PV-shaped 2 more); W computes
+  // weight gradients (same FLOPs as F).
   auto& af = w.parts[int(LayerPart::AttnF)];
   auto& ab = w.parts[int(LayerPart::AttnB)];
   auto& aw = w.parts[int(LayerPart::AttnW)];
@@ -51,14 +67,12 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
       {"kv_up", double(a.kv_up)},   {"attn_out", double(a.out)}};
   for (const auto& [name, params] : projections) {
     if (params == 0) continue;
-    af.kernels.push_back({name, gemm(params, t), Precision::FP8});
-    ab.kernels.push_back({name, gemm(params, t), Precision::FP8});
-    aw.kernels.push_back({name, gemm(params, t), Precision::FP8});
+    af.kernels.push_back({name, gemm(params, t), gemm_precision});
+    ab.kernels.push_back({name, gemm(params, t), gemm_precision});
+    aw.kernels.push_back({name, gemm(params, t), gemm_precision});
   }
   af.kernels.push_back({"attention_core", sequences * core.forward(), Precision::BF16});
   ab.kernels.push_back({"attention_core_bwd", sequences * (3 * core.qk + 2 * core.pv), Precision::BF16});
-  if (p.recompute_per_layer > 0)
-    ab.kernels.push_back({"recompute_up_proj", gemm(double(p.recompute_per_layer), t), Precision::FP8});
   if (w.moe) {
     af.kernels.push_back({"router", gemm(double(p.router), t), Precision::BF16});
     ab.kernels.push_back({"router", gemm(double(p.router), t), Precision::BF16});
@@ -76,20 +90,41 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   auto& mw = w.parts[int(LayerPart::MlpW)];
   std::vector<Kernel> mlp;
   if (w.moe) {
-    if (p.shared_experts > 0) mlp.push_back({"shared_experts", gemm(double(p.shared_experts), t), Precision::FP8});
-    mlp.push_back({"routed_experts", gemm(double(p.expert), w.routed_rows), Precision::FP8});
+    if (p.shared_experts > 0) mlp.push_back({"shared_experts", gemm(double(p.shared_experts), t), gemm_precision});
+    mlp.push_back({"routed_experts", gemm(double(p.expert), w.routed_rows), gemm_precision});
   } else {
-    mlp.push_back({"dense_ffn", gemm(double(p.dense_ffn), t), Precision::FP8});
+    mlp.push_back({"dense_ffn", gemm(double(p.dense_ffn), t), gemm_precision});
   }
   mf.kernels = mb.kernels = mw.kernels = mlp;
   mf.nonmatmul_s = nonmatmul / 6.0;
   mb.nonmatmul_s = nonmatmul / 3.0;
+
+  // What the backward rebuilds before it can run (recomputed kernels keep their own precision and
+  // efficiency). DeepSeek's norms and SwiGLU are non-matmul work, inside the calibrated knob.
+  switch (spec.recompute) {
+    case Recompute::None: break;
+    case Recompute::DeepSeek:
+      if (p.recompute_per_layer > 0)
+        ab.kernels.push_back({"recompute_up_proj", gemm(double(p.recompute_per_layer), t), gemm_precision});
+      break;
+    case Recompute::Selective:  // Megatron: the attention core's forward, again
+      ab.kernels.push_back({"recompute_attention_core", sequences * core.forward(), Precision::BF16});
+      break;
+    case Recompute::Full:  // the whole forward of the layer, again
+      for (const Kernel& k : af.kernels)
+        ab.kernels.push_back({recomputed_name(k.name), k.flops, k.precision});
+      for (const Kernel& k : mf.kernels) mb.kernels.push_back({recomputed_name(k.name), k.flops, k.precision});
+      ab.nonmatmul_s += af.nonmatmul_s;
+      mb.nonmatmul_s += mf.nonmatmul_s;
+      break;
+  }
   return w;
 }
 
 PartWork lm_head_work(const Plan& plan, double sequences) {
   const double t = sequences * double(plan.train.seq_len);
   PartWork w;
+  // BF16 whatever the layers' precision (DeepSeek-V3 report 3.3.1).
   w.kernels.push_back({"lm_head", gemm(double(plan.model.vocab_size * plan.model.hidden_size), t), Precision::BF16});
   return w;
 }

@@ -11,8 +11,6 @@
 
 namespace stepsim {
 
-enum class Precision : uint8_t { FP8, BF16 };
-
 enum class LayerPart : uint8_t { AttnF, MlpF, MlpB, AttnB, MlpW, AttnW };
 inline constexpr int kLayerParts = 6;
 std::string_view to_string(LayerPart p);

@@ -169,7 +169,7 @@ OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase
   auto it = a2a_cache_.find(key);
   if (it == a2a_cache_.end()) {
     const double bytes_per_copy =
-        (fp8_payload ? dispatch_bytes_per_token(plan_.model) : combine_bytes_per_token(plan_.model)) /
+        (fp8_payload ? dispatch_bytes_per_token(plan_) : combine_bytes_per_token(plan_.model)) /
         plan_.hardware.a2a_efficiency;  // a kernel reaching a share of the links moves more "wire bytes"
     // FP8 payloads travel towards the experts (dispatch, combine's gradient), BF16 ones back.
     const AllToAll a = w_.ep_flows(gpu_, layer, ref.mb, share_, fp8_payload, bytes_per_copy);

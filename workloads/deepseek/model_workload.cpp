@@ -23,10 +23,12 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       loads_(plan),
       params_(count_params(plan.model)) {
   const int64_t layers = plan.model.num_hidden_layers;
-  const ModelParams& params = params_;
+  // Compute ops are charged in FLOPs at the FP8 rate: BF16 work counts fp8 / bf16 times.
+  const double bf16_weight = plan.hardware.fp8_tflops / plan.hardware.bf16_tflops;
   costs_.resize(size_t(layers * kLayerParts));
   for (int64_t l = 0; l < layers; ++l) {
     const LayerWork one = layer_work(plan, l, 1.0, 0.0);
+    const LayerWork per_row = layer_work(plan, l, 0.0, 1.0);  // the routed experts' work per token-expert row
     for (int part = 0; part < kLayerParts; ++part) {
       PartCost& c = costs_[size_t(l * kLayerParts + part)];
       // The hardware profile's efficiencies are folded in here: FLOPs a GPU at the stated rate
@@ -35,11 +37,8 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       c.fp8_flops_per_seq = effective_flops(one.parts[part], lp, Precision::FP8, plan.hardware);
       c.bf16_flops_per_seq = effective_flops(one.parts[part], lp, Precision::BF16, plan.hardware);
       c.nonmatmul_s_per_seq = one.parts[part].nonmatmul_s;
-      const bool mlp = part == int(LayerPart::MlpF) || part == int(LayerPart::MlpB) || part == int(LayerPart::MlpW);
-      const bool wgrad = part == int(LayerPart::MlpW);
-      if (mlp && one.moe)
-        c.routed_flops_per_row =
-            2.0 * double(params.expert) / (wgrad ? plan.hardware.wgrad_efficiency() : plan.hardware.gemm_efficiency);
+      c.routed_flops_per_row = effective_flops(per_row.parts[part], lp, Precision::FP8, plan.hardware) +
+                               effective_flops(per_row.parts[part], lp, Precision::BF16, plan.hardware) * bf16_weight;
     }
   }
   // The LM head is one large GEMM: it gets the large-GEMM efficiency (bf16_gemm_efficiency is
@@ -186,7 +185,7 @@ std::string ModelWorkload::mode() const {
 }
 
 bool ModelWorkload::layer_is_moe(int64_t layer) const {
-  return plan_.model.is_moe() && layer >= plan_.model.first_k_dense_replace;
+  return plan_.model.is_moe_layer(layer);
 }
 
 double ModelWorkload::layer_non_expert_params(int64_t layer) const {

@@ -35,11 +35,13 @@ double kept_bytes(const Plan& plan, bool moe, bool keep_all) {
   if (keep_all) b += fp8 * h + kFp32;         // second RMSNorm's output + rstd
   if (moe) {
     const double experts = double(m.n_routed_experts), k = double(m.num_experts_per_tok);
-    const double active = k + double(m.n_shared_experts), inter = double(m.moe_intermediate_size);
+    // FFN width a token passes through: its routed experts, DeepSeek's shared ones, Qwen's shared expert.
+    const double inter = (k + double(m.n_shared_experts)) * double(m.moe_intermediate_size) +
+                         double(m.shared_expert_intermediate_size);
     b += kFp32 * (2 * experts + 4 * k);   // router logits, scores, top-k weights, indices, routing maps
     b += fp8 * k * h;                     // dispatched token copies: routed experts' gate/up input
-    b += fp8 * active * 2 * inter;        // gate/up outputs: SwiGLU's input
-    if (keep_all) b += fp8 * active * inter;  // SwiGLU output: the down-projection's input
+    b += fp8 * 2 * inter;                 // gate/up outputs: SwiGLU's input
+    if (keep_all) b += fp8 * inter;       // SwiGLU output: the down-projection's input
   } else {
     const double inter = double(m.intermediate_size);
     b += fp8 * 2 * inter;
@@ -55,7 +57,10 @@ double stash_bytes_per_value(const Plan& plan) { return plan.parallel.fp8_stash 
 LayerActivations layer_activations(const Plan& plan, bool moe_layer) {
   LayerActivations a;
   switch (plan.parallel.recompute) {
-    case Recompute::None: a.saved_per_token = kept_bytes(plan, moe_layer, true); break;
+    // FlashAttention keeps no attention scores, so Megatron's selective recompute (the attention
+    // core) saves nothing beyond what is kept without recompute; it only costs time.
+    case Recompute::None:
+    case Recompute::Selective: a.saved_per_token = kept_bytes(plan, moe_layer, true); break;
     case Recompute::DeepSeek: a.saved_per_token = kept_bytes(plan, moe_layer, false); break;
     case Recompute::Full:
       a.saved_per_token = kBf16 * double(plan.model.hidden_size);

@@ -8,6 +8,7 @@
 #include "workloads/deepseek/layer_partition.hpp"
 #include "workloads/memory/activation_bytes.hpp"
 #include "workloads/memory/state_bytes.hpp"
+#include "workloads/model/layer_spec.hpp"
 #include "workloads/model/model_params.hpp"
 
 namespace stepsim {
@@ -45,7 +46,7 @@ MemoryEstimate estimate_memory(const Plan& plan) {
       const StageLayers& s = stages[size_t(stage)];
       held += stage_held_params(plan, params, s, stage == 0);
       for (int64_t l = s.first; l < s.first + s.count; ++l) {
-        const bool is_moe = plan.model.is_moe() && l >= plan.model.first_k_dense_replace;
+        const bool is_moe = layer_spec(plan, l).moe;
         const LayerActivations& a = is_moe ? moe : dense;
         saved_per_token += a.saved_per_token;
         recompute_per_token = std::max(recompute_per_token, a.recompute_per_token);

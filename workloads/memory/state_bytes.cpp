@@ -4,17 +4,12 @@
 #include <cmath>
 
 #include "workloads/deepseek/ep_traffic.hpp"
+#include "workloads/model/layer_spec.hpp"
 
 namespace stepsim {
 
-namespace {
-
-bool is_moe_layer(const ModelConfig& m, int64_t layer) { return m.is_moe() && layer >= m.first_k_dense_replace; }
-
-}  // namespace
-
 HeldParams layer_held_params(const Plan& plan, const ModelParams& p, int64_t layer) {
-  if (!is_moe_layer(plan.model, layer)) return {double(p.dense_layer()), 0.0};
+  if (!layer_spec(plan, layer).moe) return {double(p.dense_layer()), 0.0};
   return {double(p.moe_layer_non_expert()), double(p.routed_experts_per_layer()) / double(plan.parallel.ep)};
 }
 
@@ -52,7 +47,7 @@ engine::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   const ModelConfig& m = plan.model;
   if (m.is_moe() && plan.parallel.ep > 1)
     s.buffers_bytes += largest_microbatch_tokens(plan) * double(m.num_experts_per_tok) *
-                       (dispatch_bytes_per_token(m) + combine_bytes_per_token(m));
+                       (dispatch_bytes_per_token(plan) + combine_bytes_per_token(m));
   if (zero3) {
     const double unit = largest_fsdp_unit_params(plan, count_params(m));
     s.buffers_bytes += 2 * kWeightBytesPerParam * unit + kGradBytesPerParam * unit;

@@ -1,0 +1,154 @@
+// Precision, recompute, MFU and the model-neutral report for a model other than DeepSeek-V3: each
+// figure against a hand computation from the Llama 3.1 8B (and Mixtral 8x7B) shapes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "simulator/calibration/explain.hpp"
+#include "simulator/config/config_loader.hpp"
+#include "simulator/roofline/roofline.hpp"
+#include "simulator/roofline/roofline_report.hpp"
+#include "workloads/deepseek/ep_traffic.hpp"
+#include "workloads/deepseek/layer_work.hpp"
+
+namespace stepsim {
+namespace {
+
+const std::string kLlama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+Plan llama(std::vector<std::string> sets = {}) { return load_plan(kLlama, sets); }
+
+// Llama 3.1 8B by hand: per layer q, o 4096^2, k, v 4096 x 1024, SwiGLU 3 x 4096 x 14336, two
+// norms; LM head 128256 x 4096; final norm. 512 sequences of 8192 tokens on 64 GPUs.
+constexpr double kH = 4096, kLayers = 32, kSeq = 8192, kSeqs = 512, kGpus = 64;
+constexpr double kLayerParams = 2 * kH * kH + 2 * kH * 1024 + 3 * kH * 14336 + 2 * kH;
+constexpr double kHead = 128256 * kH;
+constexpr double kTokens = kSeqs * kSeq;
+// Causal attention core forward per layer and sequence: 2 x S^2/2 x 32 heads x (128 + 128).
+constexpr double kAttnFwd = kSeq * kSeq * 32 * 256;
+constexpr double kFp8 = 1456.6e12, kBf16 = 757.7e12;
+
+TEST(Precision, Bf16GemmsRunAtTheBf16Rate) {
+  const Roofline a = compute_roofline(llama({"train.precision=fp8"})), b = compute_roofline(llama());
+  EXPECT_DOUBLE_EQ(a.terms.matmul_flops, b.terms.matmul_flops);
+  EXPECT_EQ(b.terms.matmul_fp8_s, 0);
+  EXPECT_EQ(b.terms.bf16_correction_s, 0);
+  // The GEMMs off the (always BF16) LM head take the rate ratio longer.
+  const double gemm_fp8_s = a.terms.matmul_fp8_s, gemm_bf16_s = b.terms.matmul_bf16_s - a.terms.matmul_bf16_s;
+  EXPECT_NEAR(gemm_bf16_s / gemm_fp8_s, kFp8 / kBf16, 1e-12);
+  EXPECT_NEAR(gemm_bf16_s, 6 * (kLayers * kLayerParams + kH) * kTokens / (kBf16 * kGpus), 1e-9 * gemm_bf16_s);
+  EXPECT_DOUBLE_EQ(a.terms.attention_s, b.terms.attention_s);
+
+  // The replay's kernels: a layer's GEMM part takes fp8 / bf16 times longer.
+  const Plan pa = llama({"train.precision=fp8"}), pb = llama();
+  const auto wa = layer_work(pa, 5, 1.0, 0), wb = layer_work(pb, 5, 1.0, 0);
+  EXPECT_NEAR(wb.part(LayerPart::MlpF).seconds(pb.hardware) / wa.part(LayerPart::MlpF).seconds(pa.hardware),
+              kFp8 / kBf16, 1e-12);
+  // Dispatch copies: FP8 + one FP32 scale per 128 channels, or BF16.
+  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(pa), kH + kH / 128 * 4);
+  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(pb), 2 * kH);
+}
+
+TEST(Recompute, FullAddsOneForwardPerLayer) {
+  const Roofline none = compute_roofline(llama({"parallel.recompute=none"}));
+  const Roofline full = compute_roofline(llama({"parallel.recompute=full"}));
+  EXPECT_EQ(none.terms.recompute_flops, 0);
+  // Every layer's forward: 2 FLOPs per layer parameter per token, and the attention core.
+  const double forward = 2 * kLayers * kLayerParams * kTokens + kLayers * kSeqs * kAttnFwd;
+  EXPECT_NEAR(full.terms.recompute_flops, forward, 1e-12 * forward);
+  EXPECT_NEAR(full.terms.recompute_s, (forward - kLayers * kSeqs * kAttnFwd) / (kBf16 * kGpus) +
+                                          kLayers * kSeqs * kAttnFwd / (kBf16 * kGpus),
+              1e-9 * full.terms.recompute_s);
+  EXPECT_NEAR(full.compute_s - none.compute_s, full.terms.recompute_s, 1e-9 * full.compute_s);
+  // Megatron's selective: the attention core's forward only.
+  const Roofline sel = compute_roofline(llama({"parallel.recompute=selective"}));
+  EXPECT_NEAR(sel.terms.recompute_flops, kLayers * kSeqs * kAttnFwd, 1e-12 * sel.terms.recompute_flops);
+  // DeepSeek's policy rebuilds MLA up-projections: none in a GQA model.
+  EXPECT_EQ(compute_roofline(llama({"parallel.recompute=deepseek"})).terms.recompute_flops, 0);
+
+  // The replay's layer: its backward grows by exactly its forward.
+  const Plan pn = llama({"parallel.recompute=none"}), pf = llama({"parallel.recompute=full"});
+  const auto wn = layer_work(pn, 3, 2.0, 0), wf = layer_work(pf, 3, 2.0, 0);
+  const auto flops = [](const PartWork& w) { return w.flops(Precision::FP8) + w.flops(Precision::BF16); };
+  EXPECT_NEAR(flops(wf.part(LayerPart::AttnB)) - flops(wn.part(LayerPart::AttnB)), flops(wn.part(LayerPart::AttnF)), 1);
+  EXPECT_NEAR(flops(wf.part(LayerPart::MlpB)) - flops(wn.part(LayerPart::MlpB)), flops(wn.part(LayerPart::MlpF)), 1);
+  EXPECT_DOUBLE_EQ(flops(wf.part(LayerPart::AttnF)), flops(wn.part(LayerPart::AttnF)));
+}
+
+TEST(Mfu, ModelFlopsOverStepGpusAndDensePeak) {
+  const Plan p = llama();
+  const Roofline r = compute_roofline(p);
+  // 6ND (N with the LM head and final norm) + attention core forward and backward (3x forward).
+  const double model = 6 * (kLayers * kLayerParams + kHead + kH) * kTokens + 3 * kLayers * kSeqs * kAttnFwd;
+  EXPECT_NEAR(r.terms.model_flops, model, 1e-12 * model);
+  EXPECT_DOUBLE_EQ(r.peak_tflops, 989);  // H800 dense BF16
+  EXPECT_NEAR(r.mfu, model / (r.step_time_s * kGpus * 989e12), 1e-12);
+  EXPECT_NEAR(r.achieved_tflops_per_gpu, model / r.step_time_s / kGpus / 1e12, 1e-9);
+  EXPECT_NEAR(mfu(p, r, 2 * r.step_time_s), r.mfu / 2, 1e-12);
+  // FP8 training is measured against the FP8 peak.
+  const Roofline f = compute_roofline(llama({"train.precision=fp8", "hardware.peak_fp8_tflops=2000"}));
+  EXPECT_NEAR(f.mfu, model / (f.step_time_s * kGpus * 2000e12), 1e-12);
+  const auto j = roofline_json(p, r);
+  EXPECT_DOUBLE_EQ(j["mfu"].get<double>(), r.mfu);
+  EXPECT_DOUBLE_EQ(j["achieved_tflops_per_gpu"].get<double>(), r.achieved_tflops_per_gpu);
+}
+
+TEST(Reports, DeepSeeksReportedStepOnlyForDeepSeekV3OrWhenGiven) {
+  const Plan p = llama();
+  const Roofline r = compute_roofline(p);
+  EXPECT_EQ(r.reported_step_s, 0);
+  EXPECT_TRUE(roofline_json(p, r)["reported_step_s"].is_null());
+  EXPECT_EQ(roofline_text(p, r).find("DeepSeek"), std::string::npos);
+  const Roofline given = compute_roofline(llama({"train.reported_step_s=12.5"}));
+  EXPECT_DOUBLE_EQ(given.reported_step_s, 12.5);
+  EXPECT_DOUBLE_EQ(given.speedup_vs_reported, 12.5 / given.step_time_s);
+  // DeepSeek-V3: 180K GPU-hours per 1e12 tokens, 15360 x 4096 tokens on 2048 GPUs.
+  const Roofline ds = compute_roofline(load_plan(default_config_path()));
+  EXPECT_NEAR(ds.reported_step_s, 180e3 * 3600 / 1e12 * 15360 * 4096 / 2048, 1e-9);
+
+  // The waterfall (with stand-in simulations): no MTP, ramp or reported bar for Llama.
+  const calib::SimulateFn fake = [](const Plan&) { return calib::StepSplit{1.0, 0.8, 0.1, 0.1}; };
+  const auto has = [](const calib::Explanation& x, const std::string& effect) {
+    for (const auto& s : x.steps)
+      if (s.effect.find(effect) != std::string::npos) return true;
+    return false;
+  };
+  const auto lx = calib::explain(p, fake, false);
+  EXPECT_FALSE(has(lx, "MTP"));
+  EXPECT_FALSE(has(lx, "ramp"));
+  EXPECT_FALSE(has(lx, "unexplained"));
+  EXPECT_EQ(lx.reported_step_s, 0);
+  const auto gx = calib::explain(llama({"train.reported_step_s=12.5"}), fake, false);
+  EXPECT_TRUE(has(gx, "unexplained"));
+  EXPECT_DOUBLE_EQ(gx.unexplained_s, 12.5 - gx.prediction_s);
+  const auto dx = calib::explain(load_plan(default_config_path()), fake, false);
+  EXPECT_TRUE(has(dx, "MTP (depth 1)"));
+  EXPECT_TRUE(has(dx, "ramp"));
+  EXPECT_TRUE(has(dx, "unexplained"));
+}
+
+TEST(EpInsideANode, NvlinkAllToAllIsInTheRoofline) {
+  // Mixtral 8x7B, EP 8 inside each node of the Llama plan: every copy goes over NVLink.
+  const std::string llama_text = [] {
+    std::ifstream in(kLlama);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }();
+  const std::string text = "model:\n  config_json: " + std::string(STEPSIM_SOURCE_DIR) +
+                           "/workloads/models/mixtral-8x7b.config.json\n" + llama_text.substr(llama_text.find("\ntrain:"));
+  const Plan p = load_plan_from_string(text, "mixtral.yaml", {"parallel.ep=8"});
+  const Roofline r = compute_roofline(p);
+  // Token-layer visits per GPU; a GPU of the group holds one of a token's 2 experts with
+  // probability 1 - (7/8)^2; dispatch and combine both BF16, forward and backward.
+  const double visits = kTokens * 32 / kGpus, touch = 1 - 49.0 / 64, bytes = 2 * kH + 2 * kH;
+  const double expect_s = 2 * visits * touch * 7 * bytes / 160e9;
+  EXPECT_NEAR(r.ep_comm_s, expect_s, 1e-9 * expect_s);
+  EXPECT_NEAR(r.ep_share_of_compute, expect_s / r.compute_s, 1e-12);
+  EXPECT_GT(r.ep_share_of_compute, 0.05);  // the NVLink-only plan read 0
+}
+
+}  // namespace
+}  // namespace stepsim
