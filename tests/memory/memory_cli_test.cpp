@@ -36,7 +36,7 @@ std::string error_of(const std::vector<std::string>& sets) {
 }
 
 TEST(MemoryConfig, BadValuesNameTheKeyAndTheFix) {
-  EXPECT_NE(error_of({"parallel.recompute=partial"}).find("parallel.recompute: unknown value \"partial\"; use one of: none, deepseek, full"),
+  EXPECT_NE(error_of({"parallel.recompute=partial"}).find("parallel.recompute: unknown value \"partial\"; use one of: none, deepseek, selective, full"),
             std::string::npos);
   EXPECT_NE(error_of({"hardware.memory_GiB=-80"}).find("hardware.memory_GiB: must be greater than zero"), std::string::npos);
   EXPECT_NE(error_of({"hardware.memory_GiB=0"}).find("hardware.memory_GiB: must be greater than zero"), std::string::npos);
