@@ -57,18 +57,20 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
   e.dispatch_bytes_per_copy = dispatch_bytes_per_token(plan);  // FP8 + 1x128 scales, or BF16
   e.combine_bytes_per_copy = combine_bytes_per_token(m);
   const double per_token = e.dispatch_bytes_per_copy + e.combine_bytes_per_copy;
-  // Forward dispatch + combine, and the same pair again in backward.
-  e.ib_bytes_per_gpu = 2.0 * e.tokens_per_gpu * e.remote_nodes * per_token;
+  // Forward dispatch + combine, and the same pair again in backward (and once more when full
+  // recompute reruns the forward).
+  const double passes = plan.parallel.recompute == Recompute::Full ? 3.0 : 2.0;
+  e.ib_bytes_per_gpu = passes * e.tokens_per_gpu * e.remote_nodes * per_token;
   e.ib_s = e.ib_bytes_per_gpu / (plan.hardware.ib_GBps * 1e9);
   const double g = double(plan.cluster.gpus_per_node);
-  e.nvlink_bytes_per_gpu = 2.0 * e.tokens_per_gpu * double(m.num_experts_per_tok) * (g - 1) / g * per_token;
+  e.nvlink_bytes_per_gpu = passes * e.tokens_per_gpu * double(m.num_experts_per_tok) * (g - 1) / g * per_token;
   e.nvlink_s = e.nvlink_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
   const int64_t ep = plan.parallel.ep;
   if (ep > 1 && ep <= plan.cluster.gpus_per_node) {
     // Each of the group's other GPUs holds one of a token's k experts with probability
     // 1 - (1 - 1/ep)^k; one copy goes to each such GPU (as the replay's flows carry them).
     const double touch = 1.0 - std::pow(1.0 - 1.0 / double(ep), double(m.num_experts_per_tok));
-    e.in_node_bytes_per_gpu = 2.0 * e.tokens_per_gpu * touch * double(ep - 1) * per_token;
+    e.in_node_bytes_per_gpu = passes * e.tokens_per_gpu * touch * double(ep - 1) * per_token;
     e.in_node_s = e.in_node_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
   }
   return e;

@@ -200,6 +200,14 @@ void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) 
   f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, f.ref, false, m);
 }
 
+OpRef ModelGpuProgram::recomputed_all_to_all(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, OpRef dep) {
+  if (plan_.parallel.recompute != Recompute::Full) return dep;
+  // Full recompute reruns the layer's forward, its dispatch and combine included, before the
+  // backward can start (the recomputed compute itself is charged inside the backward parts).
+  const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, layer, ref, true, dep);
+  return all_to_all(sink, OpKind::EpCombine, Phase::Backward, layer, ref, false, d);
+}
+
 void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink) {
   const auto gathered = fsdp_gather(sink, item);
   if (item == kHead) {
@@ -215,7 +223,7 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink)
   } else {
     // Combine's gradient goes to the experts (FP8), dispatch's gradient comes back (BF16).
     const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
-                                deps.empty() ? last_compute(sink) : deps.back());
+                                recomputed_all_to_all(sink, item, b.ref, deps.empty() ? last_compute(sink) : deps.back()));
     const OpRef mb = compute(sink, item, LayerPart::MlpB, b.ref, {cb});
     if (!b.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
     const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb);
@@ -243,8 +251,8 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   const auto as_f = [&] { partner_ = &b.ref; };
   const auto as_b = [&] { partner_ = &f.ref; };
   as_b();
-  const OpRef cb =
-      all_to_all(sink, OpKind::EpCombine, Phase::Backward, bl, b.ref, true, b.last ? *b.last : last_compute(sink));
+  const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, bl, b.ref, true,
+                              recomputed_all_to_all(sink, bl, b.ref, b.last ? *b.last : last_compute(sink)));
   as_f();
   const OpRef attn_f = compute(sink, fl, LayerPart::AttnF, f.ref, present(f.last));
   as_b();

@@ -57,6 +57,8 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   engine::OpRef head(engine::OpSink& sink, engine::Phase phase, const sched::ChunkRef& ref,
                      std::optional<engine::OpRef> dep);
   // dispatch-direction (to experts) or combine-direction all-to-all of one layer.
+  // Under full recompute: the layer's dispatch and combine sent again before its backward; else `dep`.
+  engine::OpRef recomputed_all_to_all(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, engine::OpRef dep);
   engine::OpRef all_to_all(engine::OpSink& sink, engine::OpKind kind, engine::Phase phase, int64_t layer,
                            const sched::ChunkRef& ref, bool fp8_payload, engine::OpRef dep);
 
