@@ -94,6 +94,9 @@ ModelWorkload::~ModelWorkload() = default;
 bool ModelWorkload::mark_perturbed_groups() {
   const ScenarioConfig& sc = plan_.scenario;
   if (sc.jitter_sigma > 0 || !loads_.balanced() || !uniform_batch_ || plan_.parallel.zero == 3) return false;
+  // A leaf-spine cable slows every NIC under its leaf, across EP groups: replay them all.
+  for (const Straggler& s : sc.stragglers)
+    if (s.leaf >= 0) return false;
   const PlatformSpec spec = platform();
   const std::vector<int64_t> via = nic_detours(spec);
   perturbed_groups_.assign(size_t(layout_.expert_dp()), false);
@@ -117,7 +120,7 @@ bool ModelWorkload::mark_perturbed_groups() {
     }
   }
   perturbed_group_count_ = std::count(perturbed_groups_.begin(), perturbed_groups_.end(), true);
-  if (perturbed_group_count_ < layout_.expert_dp()) return true;
+  if (perturbed_group_count_ > 0 && perturbed_group_count_ < layout_.expert_dp()) return true;
   perturbed_groups_.clear();
   return false;
 }
