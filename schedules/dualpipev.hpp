@@ -5,23 +5,15 @@
 // Bubble (DualPipe README, PP = 2P stages): (PP/2-1)(F&B+B-3W), exact on every rank when W = F.
 #pragma once
 
-#include "schedules/schedule.hpp"
+#include "schedules/v_shaped.hpp"
 
 namespace stepsim::sched {
 
-class DualPipeV final : public Schedule {
+class DualPipeV final : public VShapedSchedule {
  public:
-  explicit DualPipeV(const ScheduleShape& shape) : Schedule(shape.ranks, shape.microbatches) {}
+  explicit DualPipeV(const ScheduleShape& shape) : VShapedSchedule(shape.ranks, shape.microbatches) {}
   const char* name() const override { return "dualpipev"; }
-  int32_t chunks_per_rank() const override { return 2; }
-  int64_t stage_of(int64_t rank, int32_t chunk) const override {
-    return chunk == 0 ? rank : 2 * ranks() - 1 - rank;
-  }
-  StageLoc where(int64_t stage) const override {
-    return stage < ranks() ? StageLoc{stage, 0} : StageLoc{2 * ranks() - 1 - stage, 1};
-  }
   std::vector<ChunkOp> program(int64_t rank) const override;
-  bool v_shape() const override { return true; }
   double bubble_s(const ChunkTimes& t) const override {
     return double(ranks() - 1) * (t.fb_s + t.b_s - 3 * t.w_s);
   }

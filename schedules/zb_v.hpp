@@ -8,23 +8,15 @@
 // (PP/2-1)(F+B-2W) with PP = 2P stages and B the whole backward, i.e. (P-1)F.
 #pragma once
 
-#include "schedules/schedule.hpp"
+#include "schedules/v_shaped.hpp"
 
 namespace stepsim::sched {
 
-class ZbV final : public Schedule {
+class ZbV final : public VShapedSchedule {
  public:
-  explicit ZbV(const ScheduleShape& shape) : Schedule(shape.ranks, shape.microbatches) {}
+  explicit ZbV(const ScheduleShape& shape) : VShapedSchedule(shape.ranks, shape.microbatches) {}
   const char* name() const override { return "zb-v"; }
-  int32_t chunks_per_rank() const override { return 2; }
-  int64_t stage_of(int64_t rank, int32_t chunk) const override {
-    return chunk == 0 ? rank : 2 * ranks() - 1 - rank;
-  }
-  StageLoc where(int64_t stage) const override {
-    return stage < ranks() ? StageLoc{stage, 0} : StageLoc{2 * ranks() - 1 - stage, 1};
-  }
   std::vector<ChunkOp> program(int64_t rank) const override;
-  bool v_shape() const override { return true; }
   double bubble_s(const ChunkTimes& t) const override;
   void check_shape(const ScheduleShape& shape) const override;
 };
