@@ -3,6 +3,8 @@
 // the parallelism keys rejected in one line with exit code 2.
 #include <gtest/gtest.h>
 
+#include "tests/scratch_dir.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,10 +39,8 @@ TEST(TensorParallelCli, Llama405bRooflineHasTheClosedFormTpTerm) {
 }
 
 TEST(TensorParallelCli, SimulatedTpTransfersAppearInTheTrace) {
-  char dir_template[] = "/tmp/stepsim_tp_XXXXXX";
-  const char* dir = mkdtemp(dir_template);
-  ASSERT_NE(dir, nullptr);
-  const std::string trace = std::string(dir) + "/trace.json";
+  const stepsim::test::ScratchDir dir;  // removed even when an assertion returns early
+  const std::string trace = dir.file("trace.json");
   const auto r = run_stepsim("simulate workloads/llama-3.1-8b.yaml --set cluster.nodes=1 --set parallel.pp=1 "
                              "--set parallel.tp=8 --set train.global_batch=4 --set parallel.microbatches=2 "
                              "--json --quiet --trace " + trace,
@@ -56,7 +56,6 @@ TEST(TensorParallelCli, SimulatedTpTransfersAppearInTheTrace) {
   const std::string text = ss.str();
   EXPECT_NE(text.find("tp-allgather"), std::string::npos);
   EXPECT_NE(text.find("tp-reducescatter"), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TensorParallelCli, BadParallelValuesAreOneLineExitTwo) {
