@@ -24,6 +24,7 @@ class DualPipe final : public Schedule {
     return stage < ranks() ? StageLoc{stage, 0} : StageLoc{ranks() - 1 - (stage - ranks()), 1};
   }
   std::vector<ChunkOp> program(int64_t rank) const override;
+  bool defers_weight_gradients() const override { return true; }
   int64_t path_stages() const override { return ranks(); }
   int32_t parameter_copies() const override { return 2; }
   int64_t microbatches_per_chunk() const override { return microbatches() / 2; }

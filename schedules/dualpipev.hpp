@@ -14,6 +14,7 @@ class DualPipeV final : public VShapedSchedule {
   explicit DualPipeV(const ScheduleShape& shape) : VShapedSchedule(shape.ranks, shape.microbatches) {}
   const char* name() const override { return "dualpipev"; }
   std::vector<ChunkOp> program(int64_t rank) const override;
+  bool defers_weight_gradients() const override { return true; }
   double bubble_s(const ChunkTimes& t) const override {
     return double(ranks() - 1) * (t.fb_s + t.b_s - 3 * t.w_s);
   }

@@ -66,6 +66,11 @@ void Schedule::check_plan(const Plan& plan) const {
   if (plan.parallel.zero == 3 && !shards_parameters())
     throw ScheduleError("parallel.zero",
                         "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or schedule=fsdp");
+  if (!plan.parallel.split_backward && defers_weight_gradients())
+    throw ScheduleError("parallel.split_backward",
+                        "schedule " + std::string(name()) +
+                            " defers weight gradients (zero bubble), which needs the backward split into input "
+                            "and weight gradient; set parallel.split_backward=true or schedule=1f1b");
 }
 
 }  // namespace stepsim::sched

@@ -127,6 +127,9 @@ class Schedule {
   virtual bool runs_lm_head() const { return true; }
   // Parameters sharded over data parallelism and gathered per layer (FSDP, ZeRO-3).
   virtual bool shards_parameters() const { return false; }
+  // Some backwards leave their weight gradients for later W ops (zero bubble), which needs a
+  // backward split into input and weight gradient (parallel.split_backward).
+  virtual bool defers_weight_gradients() const { return false; }
   // Throw ScheduleError where the schedule cannot run the shape it was built with (too few
   // microbatches, virtual stages it does not use) or the rest of the plan does not suit it.
   virtual void check_shape(const ScheduleShape& shape) const;

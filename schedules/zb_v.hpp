@@ -17,6 +17,7 @@ class ZbV final : public VShapedSchedule {
   explicit ZbV(const ScheduleShape& shape) : VShapedSchedule(shape.ranks, shape.microbatches) {}
   const char* name() const override { return "zb-v"; }
   std::vector<ChunkOp> program(int64_t rank) const override;
+  bool defers_weight_gradients() const override { return true; }
   double bubble_s(const ChunkTimes& t) const override;
   void check_shape(const ScheduleShape& shape) const override;
 };

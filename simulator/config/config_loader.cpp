@@ -281,6 +281,7 @@ const std::map<std::string, Field>& schema() {
     f["parallel.recompute"] = choice<Recompute>(kRecomputes, [](Plan& p, Recompute v) { p.parallel.recompute = v; });
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
+    f["parallel.split_backward"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_backward)};
     f["schedule"] = {Kind::Choice,
                      [](Plan& p, const json& v) { p.parallel.schedule = *sched::schedule_named(v.get<std::string>()); },
                      schedule_names()};

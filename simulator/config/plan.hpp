@@ -82,6 +82,11 @@ struct ParallelConfig {
   // two half-microbatches whose compute hides each other's all-to-all. false = DualPipe's reference
   // code: such chunks leave their all-to-all exposed.
   bool split_lone_chunks = false;
+  // A backward computes a part's weight gradient (W) as its own op after the input gradient, so the
+  // transfers the input gradient starts (dispatch-gradient, the next combine-gradient, a pipeline
+  // send) run while W computes. false = a plain autograd backward: both as one op, nothing hides
+  // behind W. Zero-bubble schedules, which defer W, need true.
+  bool split_backward = true;
   Recompute recompute = Recompute::DeepSeek;
   bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
                           // (default: train.precision == fp8)

@@ -315,6 +315,14 @@ TEST(ConfigErrors, ZbVTooFewMicrobatches) {
   expect_default_rejects({"schedule=zb-v", "parallel.microbatches=12"}, {kFile, "parallel.microbatches", "ZB-V", "16"});
 }
 
+TEST(ConfigErrors, SplitBackward) {
+  expect_default_rejects({"parallel.split_backward=sometimes"}, {"--set", "parallel.split_backward"});
+  // Zero-bubble schedules (the default DualPipeV among them) defer W: they need the split.
+  for (const char* s : {"dualpipev", "dualpipe", "zb-h1", "zb-v"})
+    expect_default_rejects({std::string("schedule=") + s, "parallel.split_backward=false"},
+                           {kFile, "parallel.split_backward", s, "defers weight gradients", "set parallel.split_backward=true"});
+}
+
 TEST(ConfigErrors, FsdpWithPipeline) {
   expect_default_rejects({"schedule=fsdp", "parallel.zero=3"}, {kFile, "parallel.pp", "fsdp", "set parallel.pp=1"});
 }

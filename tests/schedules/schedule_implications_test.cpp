@@ -64,6 +64,20 @@ TEST(ScheduleImplications, PlacementAndCopies) {
   EXPECT_TRUE(sched::make_schedule(Schedule::Fsdp, 1, 2)->shards_parameters());
 }
 
+// defers_weight_gradients() (which parallel.split_backward=false is checked against) says what
+// the order does: some backward leaves its W for a later W op.
+TEST(ScheduleImplications, DefersWeightGradientsExactlyWhenTheOrderHasWOps) {
+  for (const auto& e : sched::schedule_registry()) {
+    const bool capture = e.kind == Schedule::Capture, fsdp = e.kind == Schedule::Fsdp;
+    const auto s = sched::make_schedule(e.kind, capture || fsdp ? 1 : 4, capture ? 2 : 16,
+                                        e.kind == Schedule::Interleaved ? 2 : 1);
+    bool deferred = false;
+    for (int64_t r = 0; r < s->ranks(); ++r)
+      for (const sched::ChunkOp& op : s->program(r)) deferred |= op.zero_bubble || op.pass == sched::Pass::W;
+    EXPECT_EQ(s->defers_weight_gradients(), deferred) << e.name;
+  }
+}
+
 TEST(ScheduleRegistry, EveryNameRoundTrips) {
   for (const auto& e : sched::schedule_registry()) {
     EXPECT_EQ(sched::schedule_named(e.name), e.kind);

@@ -176,11 +176,15 @@ OpRef ModelGpuProgram::ring_collective(engine::OpSink& sink, int stream, OpKind 
 }
 
 OpRef ModelGpuProgram::block(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                             std::vector<OpRef> deps) {
+                             std::vector<OpRef> deps, std::optional<LayerPart> weight) {
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB;
   const bool tp = tp_ && (attention || !w_.layer_is_moe(layer));  // experts, shared experts, router: TP 1
   const bool cp = cp_ && attention;
-  if (!tp && !cp) return compute(sink, layer, part, ref, deps);
+  const auto body = [&](const std::vector<OpRef>& in) {
+    const OpRef input_grad = compute(sink, layer, part, ref, in);
+    return weight ? compute(sink, layer, *weight, ref, {}) : input_grad;
+  };
+  if (!tp && !cp) return body(deps);
   // The input is what this GPU computed last (nothing before its first compute op).
   if (deps.empty() && sink.next_ref(kStreamCompute).seq > 0) deps.push_back(last_compute(sink));
   const Phase phase = phase_of(part);
@@ -192,7 +196,7 @@ OpRef ModelGpuProgram::block(engine::OpSink& sink, int64_t layer, LayerPart part
                                   tp_bytes, deps)};
   if (cp && part == LayerPart::AttnF)
     deps = {ring_collective(sink, kStreamCp, OpKind::CpAllGather, phase, layer, ref, kChannelCp, cp_ring_, cp_bytes, deps)};
-  OpRef out = compute(sink, layer, part, ref, deps);
+  OpRef out = body(deps);
   if (cp && part == LayerPart::AttnB)
     out = ring_collective(sink, kStreamCp, OpKind::CpReduceScatter, phase, layer, ref, kChannelCp, cp_ring_, cp_bytes,
                           {out});
@@ -271,35 +275,40 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink)
   const auto gathered = fsdp_gather(sink, item);
   if (item == kHead) {
     b.last = head(sink, Phase::Backward, b.ref, b.last ? b.last : gathered);
-    if (!b.zero_bubble) head(sink, Phase::Weight, b.ref, std::nullopt);
+    if (!b.zero_bubble) {
+      const OpRef w = head(sink, Phase::Weight, b.ref, std::nullopt);
+      if (!plan_.parallel.split_backward) b.last = w;  // one autograd op: what follows waits for W
+    }
     if (fsdp_) fsdp_reduce(sink, item, *b.last);
     return;
   }
   const auto deps = present(b.last, gathered);
   std::vector<OpRef> attn_deps;
   if (!w_.layer_is_moe(item)) {
-    const OpRef mlp = block(sink, item, LayerPart::MlpB, b.ref, deps);
+    const OpRef mlp = block(sink, item, LayerPart::MlpB, b.ref, deps, fused_weight(b, LayerPart::MlpW));
     attn_deps = after(mlp);
-    if (!b.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    if (separate_weight(b)) compute(sink, item, LayerPart::MlpW, b.ref, {});
   } else {
     // Combine's gradient goes to the experts (FP8), dispatch's gradient comes back (BF16).
     const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
                                 recomputed_all_to_all(sink, item, b.ref, deps.empty() ? last_compute(sink) : deps.back()));
-    const OpRef mb = compute(sink, item, LayerPart::MlpB, b.ref, {cb});
-    if (!b.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    const OpRef mb = expert_backward(sink, item, b, b.ref, cb);
+    if (separate_weight(b)) compute(sink, item, LayerPart::MlpW, b.ref, {});
     const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb);
-    b.last = block(sink, item, LayerPart::AttnB, b.ref, {db});
-    if (!b.zero_bubble) {
-      const OpRef aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
-      if (fsdp_) fsdp_reduce(sink, item, aw);
-    }
-    return;
+    attn_deps = {db};
   }
-  b.last = block(sink, item, LayerPart::AttnB, b.ref, attn_deps);
-  if (!b.zero_bubble) {
-    const OpRef aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
-    if (fsdp_) fsdp_reduce(sink, item, aw);
-  }
+  b.last = block(sink, item, LayerPart::AttnB, b.ref, attn_deps, fused_weight(b, LayerPart::AttnW));
+  std::optional<OpRef> aw;
+  if (separate_weight(b)) aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
+  else if (!b.zero_bubble) aw = b.last;
+  if (fsdp_ && aw) fsdp_reduce(sink, item, *aw);
+}
+
+OpRef ModelGpuProgram::expert_backward(engine::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
+                                       OpRef combine_grad) {
+  const OpRef input_grad = compute(sink, layer, LayerPart::MlpB, ref, {combine_grad});
+  if (!fused_weight(b, LayerPart::MlpW)) return input_grad;
+  return compute(sink, layer, LayerPart::MlpW, ref, {});
 }
 
 void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_t bl, engine::OpSink& sink) {
@@ -317,20 +326,20 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   as_f();
   const OpRef attn_f = block(sink, fl, LayerPart::AttnF, f.ref, present(f.last));
   as_b();
-  const OpRef mlp_b = compute(sink, bl, LayerPart::MlpB, b.ref, {cb});
+  const OpRef mlp_b = expert_backward(sink, bl, b, b.ref, cb);
   as_f();
   const OpRef df = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, fl, f.ref, true, attn_f);
   as_b();
-  if (!b.zero_bubble) compute(sink, bl, LayerPart::MlpW, b.ref, {});
+  if (separate_weight(b)) compute(sink, bl, LayerPart::MlpW, b.ref, {});
   as_f();
   const OpRef mlp_f = compute(sink, fl, LayerPart::MlpF, f.ref, {df});
   as_b();
   const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, bl, b.ref, false, mlp_b);
-  b.last = block(sink, bl, LayerPart::AttnB, b.ref, {db});
+  b.last = block(sink, bl, LayerPart::AttnB, b.ref, {db}, fused_weight(b, LayerPart::AttnW));
   as_f();
   f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, fl, f.ref, false, mlp_f);
   as_b();
-  if (!b.zero_bubble) compute(sink, bl, LayerPart::AttnW, b.ref, {});
+  if (separate_weight(b)) compute(sink, bl, LayerPart::AttnW, b.ref, {});
 }
 
 // A lone forward chunk as two half-microbatches (parallel.split_lone_chunks): per MoE layer the
@@ -388,19 +397,19 @@ void ModelGpuProgram::backward_halves(Pass& bp, engine::OpSink& sink) {
     const OpRef cb_b = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
                                   b.last ? *b.last : last_compute(sink));
     half(1);
-    const OpRef mb_a = compute(sink, item, LayerPart::MlpB, a.ref, {cb_a});
-    if (!bp.zero_bubble) compute(sink, item, LayerPart::MlpW, a.ref, {});
+    const OpRef mb_a = expert_backward(sink, item, bp, a.ref, cb_a);
+    if (separate_weight(bp)) compute(sink, item, LayerPart::MlpW, a.ref, {});
     const OpRef db_a = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, a.ref, false, mb_a);
     half(2);
-    const OpRef mb_b = compute(sink, item, LayerPart::MlpB, b.ref, {cb_b});
-    if (!bp.zero_bubble) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    const OpRef mb_b = expert_backward(sink, item, bp, b.ref, cb_b);
+    if (separate_weight(bp)) compute(sink, item, LayerPart::MlpW, b.ref, {});
     const OpRef db_b = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb_b);
     half(1);
-    a.last = block(sink, item, LayerPart::AttnB, a.ref, {db_a});
-    if (!bp.zero_bubble) compute(sink, item, LayerPart::AttnW, a.ref, {});
+    a.last = block(sink, item, LayerPart::AttnB, a.ref, {db_a}, fused_weight(bp, LayerPart::AttnW));
+    if (separate_weight(bp)) compute(sink, item, LayerPart::AttnW, a.ref, {});
     half(2);
-    b.last = block(sink, item, LayerPart::AttnB, b.ref, {db_b});
-    if (!bp.zero_bubble) compute(sink, item, LayerPart::AttnW, b.ref, {});
+    b.last = block(sink, item, LayerPart::AttnB, b.ref, {db_b}, fused_weight(bp, LayerPart::AttnW));
+    if (separate_weight(bp)) compute(sink, item, LayerPart::AttnW, b.ref, {});
   }
   share_ = 1;
   half_ = 0;

@@ -58,8 +58,22 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   // (workloads/deepseek/model_parallel_comm.hpp): TP all-gather, [CP K/V all-gather], compute,
   // [CP dK/dV reduce-scatter], TP reduce-scatter. Without TP or CP: the compute op alone. Returns
   // the op whose completion makes the block's output available.
+  // `weight`: the part's weight gradient computed with it as one autograd op (see fused_weight);
+  // the collectives after the block then wait for it too.
   engine::OpRef block(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                      std::vector<engine::OpRef> deps);
+                      std::vector<engine::OpRef> deps, std::optional<LayerPart> weight = std::nullopt);
+  // parallel.split_backward (the default): a backward part's weight gradient is its own op after
+  // the input gradient on the compute stream, so the transfer the input gradient starts runs while
+  // it computes. false: a plain autograd backward computes both as one op (fused_weight names the
+  // W part to compute inside the block), so that transfer waits for it. Zero bubble: W comes later.
+  bool separate_weight(const Pass& b) const { return !b.zero_bubble && plan_.parallel.split_backward; }
+  std::optional<LayerPart> fused_weight(const Pass& b, LayerPart weight) const {
+    if (b.zero_bubble || plan_.parallel.split_backward) return std::nullopt;
+    return weight;
+  }
+  // A MoE layer's expert backward after its combine-gradient arrives (with its W when fused).
+  engine::OpRef expert_backward(engine::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
+                                engine::OpRef combine_grad);
   // One ring collective over `ring` (this GPU's group, with its ring neighbours).
   struct Ring {
     int64_t next = 0, prev = 0;

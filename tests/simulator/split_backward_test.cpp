@@ -1,0 +1,88 @@
+// parallel.split_backward: with the split (the default) a backward part's weight gradient (W) is
+// its own op after the input gradient, so the all-to-all the input gradient starts runs while W
+// computes; a plain autograd backward (false) makes them one op and the all-to-all waits for W.
+// Closed form on a plan where every backward all-to-all outlasts the W in front of it (one
+// pipeline rank, one microbatch, four MoE layers, a slow network): each W that sits in front of an
+// all-to-all hides all of it, so the plain backward exposes exactly those W's more EP time, and
+// the step (no bubble with one rank) grows by the same. Which W's those are, by the op order:
+// the LM head's (in front of layer 3's combine-gradient), every layer's MLP W (its
+// dispatch-gradient) and the attention W of layers 3..1 (the combine-gradient of the layer
+// below); layer 0's attention W is the last compute of the step and hides nothing either way.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/simulator/sim_test_util.hpp"
+#include "workloads/deepseek/model_workload.hpp"
+
+namespace stepsim::test {
+namespace {
+
+using engine::OpKind;
+using engine::Phase;
+
+SimResult run(bool split) {
+  const Plan plan = load_plan(default_config_path(),
+                              {"model.num_hidden_layers=4", "model.first_k_dense_replace=0", "cluster.nodes=2",
+                               "parallel.pp=1", "parallel.ep=16", "schedule=1f1b", "train.global_batch=16",
+                               "parallel.microbatches=1", "parallel.split_lone_chunks=false", "hardware.ib_GBps=1",
+                               "hardware.nvlink_GBps=5",
+                               "sim.mode=full", std::string("parallel.split_backward=") + (split ? "true" : "false")});
+  SimOptions o;
+  o.quiet = true;
+  o.record_spans = true;
+  return in_child([&] { return simulate(plan, o); });
+}
+
+TEST(SplitBackward, PlainAutogradExposesTheWeightGradientsThatHidTheAllToAll) {
+  const SimResult split = run(true), plain = run(false);
+  ASSERT_EQ(split.ranks.size(), 16u);
+  ASSERT_EQ(plain.ranks.size(), 16u);
+  std::map<int32_t, double> hiding_w_s, longest_w_s, shortest_backward_a2a_s;
+  for (const Span& s : split.spans) {
+    const double d = s.end_s - s.start_s;
+    if (s.stream == kStreamCompute && s.tag.phase == Phase::Weight) {
+      const bool last_compute = s.tag.kind == OpKind::Attention && s.tag.layer == 0;
+      if (!last_compute) hiding_w_s[s.rank] += d;
+      longest_w_s[s.rank] = std::max(longest_w_s[s.rank], d);
+    }
+    if (s.stream == kStreamEp && s.tag.phase == Phase::Backward) {
+      auto [it, fresh] = shortest_backward_a2a_s.try_emplace(s.rank, d);
+      if (!fresh) it->second = std::min(it->second, d);
+    }
+  }
+  double most_hidden_s = 0;
+  for (size_t i = 0; i < split.ranks.size(); ++i) {
+    const RankResult &a = split.ranks[i], &b = plain.ranks[i];
+    ASSERT_EQ(a.rank, b.rank);
+    const int32_t gpu = int32_t(a.rank);
+    // The closed form's premise: every W is shorter than any backward all-to-all.
+    ASSERT_LT(longest_w_s[gpu], shortest_backward_a2a_s[gpu]) << "gpu " << gpu;
+    EXPECT_NEAR(b.compute_s, a.compute_s, 1e-9 * a.compute_s) << "gpu " << gpu;  // same work
+    EXPECT_NEAR(b.exposed_ep_s - a.exposed_ep_s, hiding_w_s[gpu], 1e-6 * split.step_time_s) << "gpu " << gpu;
+    most_hidden_s = std::max(most_hidden_s, hiding_w_s[gpu]);
+  }
+  EXPECT_GT(most_hidden_s, 0.0);
+  EXPECT_NEAR(plain.step_time_s - split.step_time_s, most_hidden_s, 1e-6 * split.step_time_s);
+  expect_exact_split(split);
+  expect_exact_split(plain);
+}
+
+// Plain autograd: the dispatch-gradient leaves only after the layer's MLP W has finished.
+TEST(SplitBackward, PlainAutogradSendsTheDispatchGradientAfterTheWeightGradient) {
+  const SimResult plain = run(false);
+  std::map<std::pair<int32_t, uint16_t>, double> mlp_w_end_s;
+  for (const Span& s : plain.spans)
+    if (s.stream == kStreamCompute && s.tag.phase == Phase::Weight && s.tag.kind == OpKind::MoeGemm)
+      mlp_w_end_s[{s.rank, s.tag.layer}] = s.end_s;
+  int checked = 0;
+  for (const Span& s : plain.spans)
+    if (s.stream == kStreamEp && s.tag.kind == OpKind::EpDispatch && s.tag.phase == Phase::Backward) {
+      EXPECT_GE(s.start_s, mlp_w_end_s.at({s.rank, s.tag.layer}) - 1e-12);
+      ++checked;
+    }
+  EXPECT_EQ(checked, 16 * 4);
+}
+
+}  // namespace
+}  // namespace stepsim::test
