@@ -87,6 +87,9 @@ struct ParallelConfig {
   // send) run while W computes. false = a plain autograd backward: both as one op, nothing hides
   // behind W. Zero-bubble schedules, which defer W, need true.
   bool split_backward = true;
+  // A forward MoE layer's shared experts compute while its dispatch moves (DeepSeek does; Megatron's
+  // moe_shared_expert_overlap); false = they run with the routed experts, after the dispatch.
+  bool overlap_shared_expert = false;
   Recompute recompute = Recompute::DeepSeek;
   bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
                           // (default: train.precision == fp8)

@@ -323,6 +323,10 @@ TEST(ConfigErrors, SplitBackward) {
                            {kFile, "parallel.split_backward", s, "defers weight gradients", "set parallel.split_backward=true"});
 }
 
+TEST(ConfigErrors, OverlapSharedExpertIsABool) {
+  expect_default_rejects({"parallel.overlap_shared_expert=2"}, {"--set", "parallel.overlap_shared_expert", "true or false"});
+}
+
 TEST(ConfigErrors, FsdpWithPipeline) {
   expect_default_rejects({"schedule=fsdp", "parallel.zero=3"}, {kFile, "parallel.pp", "fsdp", "set parallel.pp=1"});
 }

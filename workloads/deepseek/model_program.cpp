@@ -153,14 +153,17 @@ void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink
 }
 
 OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                               const std::vector<OpRef>& deps) {
+                               const std::vector<OpRef>& deps, MlpShare share) {
   const PartCost& c = w_.cost(layer, part);
   const double seqs = w_.sequences(gpu_, ref.mb) * share_;
   // This GPU's experts' rows: k per token of its EP group on average, more if they are popular.
   const double rows = w_.routed_rows(gpu_, layer, ref.mb) * share_;
   const double fp8_rate = plan_.hardware.fp8_tflops * 1e12, bf16_rate = plan_.hardware.bf16_tflops * 1e12;
-  const double flops = c.fp8_flops_per_seq * seqs + c.routed_flops_per_row * rows +
-                       c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
+  const double shared = (c.shared_fp8_flops_per_seq + c.shared_bf16_flops_per_seq * (fp8_rate / bf16_rate)) * seqs;
+  double flops = c.fp8_flops_per_seq * seqs + c.routed_flops_per_row * rows +
+                 c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
+  if (share == MlpShare::SharedExperts) flops = shared;
+  if (share == MlpShare::Rest) flops -= shared;
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
   const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
   return sink.compute(tag(kind, phase_of(part), ref, layer, partner_, half_), engine::Work::fp8(flops),
@@ -259,8 +262,18 @@ void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) 
     return;
   }
   const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, f.ref, true, attn);
-  const OpRef m = compute(sink, item, LayerPart::MlpF, f.ref, {d});
+  const MlpShare rest = shared_experts_ahead(sink, item, f.ref, attn);
+  const OpRef m = compute(sink, item, LayerPart::MlpF, f.ref, {d}, rest);
   f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, f.ref, false, m);
+}
+
+ModelGpuProgram::MlpShare ModelGpuProgram::shared_experts_ahead(engine::OpSink& sink, int64_t layer,
+                                                               const sched::ChunkRef& ref, OpRef attn) {
+  const PartCost& c = w_.cost(layer, LayerPart::MlpF);
+  if (!plan_.parallel.overlap_shared_expert || c.shared_fp8_flops_per_seq + c.shared_bf16_flops_per_seq <= 0)
+    return MlpShare::All;
+  compute(sink, layer, LayerPart::MlpF, ref, after(attn), MlpShare::SharedExperts);
+  return MlpShare::Rest;
 }
 
 OpRef ModelGpuProgram::recomputed_all_to_all(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, OpRef dep) {
@@ -332,7 +345,8 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   as_b();
   if (separate_weight(b)) compute(sink, bl, LayerPart::MlpW, b.ref, {});
   as_f();
-  const OpRef mlp_f = compute(sink, fl, LayerPart::MlpF, f.ref, {df});
+  const MlpShare rest = shared_experts_ahead(sink, fl, f.ref, attn_f);
+  const OpRef mlp_f = compute(sink, fl, LayerPart::MlpF, f.ref, {df}, rest);
   as_b();
   const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, bl, b.ref, false, mlp_b);
   b.last = block(sink, bl, LayerPart::AttnB, b.ref, {db}, fused_weight(b, LayerPart::AttnW));
@@ -362,13 +376,15 @@ void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
     half(2);
     const OpRef attn_b = block(sink, item, LayerPart::AttnF, b.ref, present(b.last));
     half(1);
-    const OpRef m_a = compute(sink, item, LayerPart::MlpF, a.ref, {d_a});
+    const MlpShare rest_a = shared_experts_ahead(sink, item, a.ref, attn_a);
+    const OpRef m_a = compute(sink, item, LayerPart::MlpF, a.ref, {d_a}, rest_a);
     half(2);
     const OpRef d_b = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, b.ref, true, attn_b);
     half(1);
     a.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, a.ref, false, m_a);
     half(2);
-    const OpRef m_b = compute(sink, item, LayerPart::MlpF, b.ref, {d_b});
+    const MlpShare rest_b = shared_experts_ahead(sink, item, b.ref, attn_b);
+    const OpRef m_b = compute(sink, item, LayerPart::MlpF, b.ref, {d_b}, rest_b);
     b.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, b.ref, false, m_b);
   }
   share_ = 1;

@@ -52,8 +52,14 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   void forward_halves(Pass& f, engine::OpSink& sink);
   void backward_halves(Pass& b, engine::OpSink& sink);
 
+  // Which share of a forward MoE MLP an op computes (parallel.overlap_shared_expert splits it).
+  enum class MlpShare { All, SharedExperts, Rest };
   engine::OpRef compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                        const std::vector<engine::OpRef>& deps);
+                        const std::vector<engine::OpRef>& deps, MlpShare share = MlpShare::All);
+  // parallel.overlap_shared_expert: a forward MoE layer's shared experts, emitted right after its
+  // dispatch is posted (from the same attention output `attn`), so they compute while the dispatch
+  // moves. Returns the share of the MLP still to run once the dispatch has arrived.
+  MlpShare shared_experts_ahead(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, engine::OpRef attn);
   // A forward or input-gradient block with its tensor- and context-parallel collectives around it
   // (workloads/deepseek/model_parallel_comm.hpp): TP all-gather, [CP K/V all-gather], compute,
   // [CP dK/dV reduce-scatter], TP reduce-scatter. Without TP or CP: the compute op alone. Returns

@@ -46,6 +46,11 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       c.fp8_flops_per_seq = effective_flops(one.parts[part], lp, Precision::FP8, plan.hardware) / split;
       c.bf16_flops_per_seq = effective_flops(one.parts[part], lp, Precision::BF16, plan.hardware) / split;
       c.nonmatmul_s_per_seq = one.parts[part].nonmatmul_s / split;
+      PartWork shared;
+      for (const Kernel& k : one.parts[part].kernels)
+        if (k.name == "shared_experts") shared.kernels.push_back(k);
+      c.shared_fp8_flops_per_seq = effective_flops(shared, lp, Precision::FP8, plan.hardware) / split;
+      c.shared_bf16_flops_per_seq = effective_flops(shared, lp, Precision::BF16, plan.hardware) / split;
       c.routed_flops_per_row = effective_flops(per_row.parts[part], lp, Precision::FP8, plan.hardware) +
                                effective_flops(per_row.parts[part], lp, Precision::BF16, plan.hardware) * bf16_weight;
     }

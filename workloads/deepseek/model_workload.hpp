@@ -53,6 +53,9 @@ struct PartCost {
   double bf16_flops_per_seq = 0;
   double nonmatmul_s_per_seq = 0;
   double routed_flops_per_row = 0;  // routed-expert GEMMs (MLP parts of MoE layers)
+  // The shared experts' part of the two per-sequence FLOP counts (MLP parts of MoE layers).
+  double shared_fp8_flops_per_seq = 0;
+  double shared_bf16_flops_per_seq = 0;
 };
 
 class ModelWorkload : public engine::Workload {
