@@ -14,6 +14,7 @@
 #   full        every GPU replayed (2048 on the default plan)
 #   zipf        scenario.routing=zipf, auto mode
 #   straggler   one GPU at 0.8x clock, auto mode, its unperturbed baseline included
+#   cable       a 1:1 fat tree with the cable from leaf 0 to spine 3 down, auto mode, baseline included
 #   16k         16,384 GPUs in full (2048 nodes, global batch 122880): long
 #   sweep100    a 100-point reduced sweep (scenario.seed=1..100), wall time only
 set -euo pipefail
@@ -65,9 +66,11 @@ case_args() {
     reduced) echo "" ;;
     full) echo "--set sim.mode=full" ;;
     zipf) echo "--set scenario.routing=zipf" ;;
-    straggler) echo "--set scenario.stragglers=[{gpu:5,clock:0.8}]" ;;
+    # YAML flow maps need "key": value or a space after the colon; these words must not hold spaces.
+    straggler) echo '--set scenario.stragglers=[{"gpu":5,"clock":0.8}]' ;;
+    cable) echo '--set cluster.topology=fat-tree --set scenario.stragglers=[{"leaf":0,"spine":3,"link":"down"}]' ;;
     16k) echo "--set sim.mode=full --set cluster.nodes=2048 --set train.global_batch=122880" ;;
-    *) echo "benchmark.sh: unknown case $1 (reduced, full, zipf, straggler, 16k, sweep100)" >&2; exit 2 ;;
+    *) echo "benchmark.sh: unknown case $1 (reduced, full, zipf, straggler, cable, 16k, sweep100)" >&2; exit 2 ;;
   esac
 }
 

@@ -186,7 +186,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"train.seq_len", 0, 1 << 24, size},
       {"parallel.pp", 0, 65536, time},
       {"parallel.ep", 0, 1 << 24, size},
-      {"parallel.microbatches", 0, 1 << 20, time},
+      {"parallel.microbatches", 0, 65534, "the replay tags ops with 16-bit microbatch indices"},
       {"hardware.sms", 0, 65536, size},
       {"hardware.comm_sms", 0, 65536, size},
       {"cluster.nodes", 0, 1 << 24, size},

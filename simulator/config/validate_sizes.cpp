@@ -77,7 +77,7 @@ void check_replay_size(const Plan& p) {
     fail(p.sim.mode == SimMode::Full || p.scenario.perturbed() ? "sim.mode" : "parallel.microbatches",
          "the replay would need about " + sci(activities) + " SimGrid activities (simulated GPUs x microbatches x "
          "layers per GPU x 16), over the " + sci(kMaxReplayActivities) +
-         " a replay may take (twice a full DeepSeek-V3 step; more runs for hours); use fewer microbatches, layers or GPUs" +
+         " a replay may take (a full 16,384-GPU DeepSeek-V3 step needs 1.2e8; more runs for hours); use fewer microbatches, layers or GPUs" +
          (p.sim.mode == SimMode::Full ? ", or sim.mode=auto" : ""));
 }
 

@@ -8,9 +8,10 @@
 
 namespace stepsim {
 
-// Most SimGrid activities a replay may need: twice a full 2048-GPU DeepSeek-V3 step (15 M
-// activities, about 1 GiB and 5 minutes on a CI core); more runs for hours.
-inline constexpr double kMaxReplayActivities = 3e7;
+// Most SimGrid activities a replay may need: a full 16,384-GPU DeepSeek-V3 step (121 M activities,
+// 8x the 2048-GPU step's 15 M, which takes about 1 GiB and 2-3 minutes on a CI core) with some
+// room; more runs for hours.
+inline constexpr double kMaxReplayActivities = 1.5e8;
 
 // Throws ConfigError (naming plan.source) when a size is out of reach. Call after the per-key
 // bounds and the structural checks (divisibility) of validate_plan.

@@ -137,9 +137,12 @@ TEST(HostileNumbers, ExtremeFloatsNeverReachSimGrid) {
 }
 
 TEST(HostileNumbers, ReplaysThatWouldRunForHoursAreRefused) {
-  // 8 pipeline ranks x 65536 microbatches x 8 layers each x 16 activities = 6.7e7 > 3e7.
+  // 32,768 GPUs x 60 microbatches x 8 layers each x 16 activities = 2.5e8 > 1.5e8.
+  expect_rejected("simulate --quiet --set sim.mode=full --set cluster.nodes=4096 --set train.global_batch=245760",
+                  {"sim.mode", "SimGrid activities", "sim.mode=auto"});
+  // Op tags hold 16-bit microbatch indices.
   expect_rejected("simulate --quiet --set train.global_batch=16777216 --set parallel.microbatches=65536",
-                  {"parallel.microbatches", "SimGrid activities"});
+                  {"parallel.microbatches", "at most 65534"});
 }
 
 // ---- keys that would be silently ignored ----

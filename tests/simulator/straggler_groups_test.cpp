@@ -14,15 +14,19 @@
 namespace stepsim::test {
 namespace {
 
-std::vector<std::string> two_groups(const std::string& stragglers, const std::string& mode) {
-  return {"model.num_hidden_layers=8", "cluster.nodes=4", "parallel.pp=2", "parallel.ep=8",
-          "train.global_batch=64", "parallel.microbatches=4", "scenario.stragglers=" + stragglers,
-          "sim.mode=" + mode};
+std::vector<std::string> two_groups(const std::string& stragglers, const std::string& mode,
+                                    const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> sets = {"model.num_hidden_layers=8", "cluster.nodes=4", "parallel.pp=2", "parallel.ep=8",
+                                   "train.global_batch=64", "parallel.microbatches=4",
+                                   "scenario.stragglers=" + stragglers, "sim.mode=" + mode};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  return sets;
 }
 
-void expect_groups_match_full(const std::string& stragglers, double split_tolerance) {
-  const Plan part = load_plan(default_config_path(), two_groups(stragglers, "auto"));
-  const Plan full = load_plan(default_config_path(), two_groups(stragglers, "full"));
+void expect_groups_match_full(const std::string& stragglers, double split_tolerance,
+                              const std::vector<std::string>& extra = {}) {
+  const Plan part = load_plan(default_config_path(), two_groups(stragglers, "auto", extra));
+  const Plan full = load_plan(default_config_path(), two_groups(stragglers, "full", extra));
   const SimResult a = in_child([&] { return simulate(part, SimOptions{true, false}); });
   const SimResult f = in_child([&] { return simulate(full, SimOptions{true, false}); });
   ASSERT_EQ(f.ranks.size(), 32u);
@@ -49,6 +53,22 @@ TEST(StragglerGroups, SlowClockReplaysItsGroupsAndMatchesFull) {
 
 TEST(StragglerGroups, SlowNicReplaysItsGroupsAndKeepsTheStep) {
   expect_groups_match_full("[{gpu: 20, nic_GBps: 10}]", 0.02);
+}
+
+// Leaf-spine cables at a 2:1 fat tree with one node per leaf: leaf 0 holds node 0, which is EP
+// group 0 of pipeline rank 0. Two of its four cables down halve the uplink share of the NICs
+// under it (and only theirs), so its groups are the perturbed ones; as with a slow NIC, the step
+// agrees to rounding. The faults must show: the leaf's cross-leaf DP and pipeline traffic is
+// slower, so the step is longer than the baseline.
+TEST(StragglerGroups, CablesDownReplayTheGroupsUnderTheirLeaf) {
+  const std::string cables = "[{leaf: 0, spine: 1, link: down}, {leaf: 0, spine: 2, link: down}]";
+  const std::vector<std::string> tree = {"cluster.topology=fat-tree", "cluster.leaf_nics=8",
+                                         "cluster.oversubscription=2"};
+  expect_groups_match_full(cables, 0.02, tree);
+  const SimResult r = in_child([&] {
+    return simulate(load_plan(default_config_path(), two_groups(cables, "auto", tree)), SimOptions{true, false});
+  });
+  EXPECT_GT(r.step_time_s, 1.005 * r.stragglers.baseline_step_s);
 }
 
 // A straggler in every group leaves nothing to mirror: every GPU is replayed.

@@ -99,16 +99,19 @@ ModelWorkload::~ModelWorkload() = default;
 bool ModelWorkload::mark_perturbed_groups() {
   const ScenarioConfig& sc = plan_.scenario;
   if (sc.jitter_sigma > 0 || !loads_.balanced() || !uniform_batch_ || plan_.parallel.zero == 3) return false;
-  // A leaf-spine cable slows every NIC under its leaf, across EP groups: replay them all.
-  for (const Straggler& s : sc.stragglers)
-    if (s.leaf >= 0) return false;
   const PlatformSpec spec = platform();
   const std::vector<int64_t> via = nic_detours(spec);
   perturbed_groups_.assign(size_t(layout_.expert_dp()), false);
   const auto mark = [&](int64_t gpu) {
     if (gpu >= 0 && gpu < layout_.gpus()) perturbed_groups_[size_t(layout_.ep_group_index(gpu))] = true;
   };
+  const FabricShape shape = spec.shape();
   for (const Straggler& s : sc.stragglers) {
+    // A leaf-spine cable lowers the uplink share of every NIC under its leaf (and only theirs: the
+    // zone uplinks above never bind), so those GPUs are the perturbed ones.
+    if (s.leaf >= 0)
+      for (int64_t gpu = 0; gpu < layout_.gpus(); ++gpu)
+        if (shape.leaf_of(gpu) == s.leaf) mark(gpu);
     if (s.gpu >= 0) mark(s.gpu);
     if (s.node >= 0)
       for (int64_t l = 0; l < spec.gpus_per_node; ++l) mark(s.node * spec.gpus_per_node + l);
