@@ -142,12 +142,29 @@ AllToAll ring_equivalent(const Plan& plan, const AllToAll& a, int64_t gpu) {
       if (kind(f.peer) == k) s += f.bytes;
     return s;
   };
-  // Ring neighbours among the peers of each kind, in peer order (the group's own ordering).
+  // Ring neighbours among the peers of each kind. NVLink and same-leaf peers form cliques (every
+  // member sees the same set), so the ring in peer order is the same from each member. Peers over
+  // the spines do not (each GPU leaves out its own leaf): their ring runs over the IB peers of
+  // every leaf, interleaved (the first GPU of each leaf in turn, then the second, ...), which each
+  // member builds alike and whose neighbours sit under other leaves when the leaves hold equally
+  // many. Both ends must agree: a sender's `next` is its receiver's `prev`.
   const auto neighbours = [&](int k) {
     std::vector<int64_t> ids = {gpu};
     for (const auto& f : a.out)
-      if (kind(f.peer) == k) ids.push_back(f.peer);
+      if (kind(f.peer) == k || (k == 2 && kind(f.peer) == 1)) ids.push_back(f.peer);
     std::sort(ids.begin(), ids.end());
+    if (k == 2) {
+      // Stable by leaf rank within the leaf: (i-th member of its leaf, leaf).
+      std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> keyed;
+      for (const int64_t id : ids) {
+        int64_t rank = 0;
+        for (const int64_t other : ids)
+          if (other < id && fabric.leaf_of(other) == fabric.leaf_of(id)) ++rank;
+        keyed.push_back({{rank, fabric.leaf_of(id)}, id});
+      }
+      std::sort(keyed.begin(), keyed.end());
+      for (size_t i = 0; i < keyed.size(); ++i) ids[i] = keyed[i].second;
+    }
     const auto it = std::find(ids.begin(), ids.end(), gpu);
     const size_t i = size_t(it - ids.begin()), n = ids.size();
     return std::pair{ids[(i + 1) % n], ids[(i + n - 1) % n]};
