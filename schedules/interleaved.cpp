@@ -6,7 +6,7 @@
 namespace stepsim::sched {
 
 void Interleaved::check_shape(const ScheduleShape& shape) const {
-  if (shape.virtual_stages < 2)
+  if (shape.virtual_stages == 1)
     throw ScheduleError("parallel.virtual_stages",
                         "schedule interleaved needs at least 2 virtual stages (chunks) per rank; set "
                         "parallel.virtual_stages=2 or more, or use schedule=1f1b");

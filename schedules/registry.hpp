@@ -23,7 +23,7 @@ std::optional<stepsim::Schedule> schedule_named(std::string_view name);
 // Builds and checks the shape (ranks, microbatches, virtual stages); throws ScheduleError.
 std::unique_ptr<Schedule> make_schedule(stepsim::Schedule kind, const ScheduleShape& shape);
 std::unique_ptr<Schedule> make_schedule(stepsim::Schedule kind, int64_t ranks, int64_t microbatches,
-                                        int64_t virtual_stages = 1);
+                                        int64_t virtual_stages = 0);
 // The plan's schedule (plan.parallel.pp ranks), checked against the whole plan.
 std::unique_ptr<Schedule> make_schedule(const Plan& plan);
 // The same without checks, for questions a plan that is not yet valid may ask (its stage count).

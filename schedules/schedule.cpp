@@ -57,7 +57,7 @@ void Schedule::check_shape(const ScheduleShape& shape) const {
   if (shape.ranks < 1) throw ScheduleError("parallel.pp", std::string(name()) + " needs at least one pipeline rank");
   if (shape.microbatches < 1)
     throw ScheduleError("parallel.microbatches", std::string(name()) + " needs at least one microbatch");
-  if (shape.virtual_stages != 1)
+  if (shape.virtual_stages > 1)
     throw ScheduleError("parallel.virtual_stages", "only schedule interleaved runs virtual stages; set "
                                                    "parallel.virtual_stages=1 or schedule=interleaved");
 }

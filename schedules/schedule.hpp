@@ -55,7 +55,7 @@ struct ChunkTimes {
 struct ScheduleShape {
   int64_t ranks = 1;
   int64_t microbatches = 1;
-  int64_t virtual_stages = 1;  // chunks per rank of the interleaved schedule
+  int64_t virtual_stages = 0;  // chunks per rank of the interleaved schedule; 0 = not set (its default)
 };
 
 // A plan the schedule cannot run: the config key to change and a message that says how.

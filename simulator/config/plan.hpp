@@ -77,7 +77,8 @@ struct ParallelConfig {
   int64_t fsdp_shard_size = 0;  // HSDP: ZeRO-3 shards over this many of the GPUs holding the same
                                 // weights and replicates across the groups; 0 = shard over all
   Schedule schedule = Schedule::DualPipeV;
-  int64_t virtual_stages = 1;  // chunks per rank of schedule interleaved (Megatron's virtual pipeline)
+  int64_t virtual_stages = 0;  // chunks per rank of schedule interleaved (Megatron's virtual pipeline);
+                               // 0 = not set: the schedule's default (interleaved 2, the others 1)
   // Pipeline chunks with no F&B partner (DualPipeV warm-up and cool-down, every 1F1B chunk) run as
   // two half-microbatches whose compute hides each other's all-to-all. false = DualPipe's reference
   // code: such chunks leave their all-to-all exposed.

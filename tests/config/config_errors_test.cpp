@@ -299,7 +299,9 @@ TEST(ConfigErrors, VirtualStagesOutsideInterleaved) {
 }
 
 TEST(ConfigErrors, InterleavedNeedsVirtualStagesAndMicrobatchGroups) {
-  expect_default_rejects({"schedule=interleaved"}, {kFile, "parallel.virtual_stages", "at least 2"});
+  expect_default_rejects({"schedule=interleaved", "parallel.virtual_stages=1"}, {kFile, "parallel.virtual_stages", "at least 2"});
+  // Unset, interleaved runs 2 virtual stages; the default plan's 60 microbatches are no multiple of 8.
+  expect_default_rejects({"schedule=interleaved"}, {kFile, "parallel.microbatches", "groups of parallel.pp = 8"});
   expect_default_rejects({"schedule=interleaved", "parallel.virtual_stages=2", "parallel.microbatches=12"},
                          {kFile, "parallel.microbatches", "groups of parallel.pp = 8", "multiple"});
 }

@@ -57,6 +57,8 @@ TEST(ScheduleImplications, PlacementAndCopies) {
   EXPECT_EQ(sched::make_schedule(Schedule::DualPipeV, 4, 8)->path_stages(), 8);
   EXPECT_EQ(sched::make_schedule(Schedule::DualPipeV, 4, 8)->parameter_copies(), 1);
   EXPECT_EQ(sched::make_schedule(Schedule::Interleaved, 4, 8, 3)->path_stages(), 12);
+  EXPECT_EQ(sched::make_schedule(Schedule::Interleaved, 4, 8)->chunks_per_rank(), 2);  // virtual_stages unset
+  EXPECT_EQ(sched::make_schedule(Schedule::OneFOneB, 4, 8)->chunks_per_rank(), 1);
   EXPECT_TRUE(sched::make_schedule(Schedule::ZbV, 4, 8)->v_shape());
   EXPECT_FALSE(sched::make_schedule(Schedule::Interleaved, 4, 8, 2)->v_shape());
   EXPECT_FALSE(sched::make_schedule(Schedule::Capture, 1, 2)->runs_lm_head());
