@@ -1,5 +1,7 @@
 #include "schedules/capture_schedule.hpp"
 
+#include <string>
+
 namespace stepsim::sched {
 
 void CaptureSchedule::check_shape(const ScheduleShape& shape) const {
@@ -11,6 +13,10 @@ void CaptureSchedule::check_shape(const ScheduleShape& shape) const {
 }
 
 void CaptureSchedule::check_plan(const Plan& plan) const {
+  if (plan.parallel.tp > 1 || plan.parallel.cp > 1) {
+    const char* key = plan.parallel.tp > 1 ? "parallel.tp" : "parallel.cp";
+    throw ScheduleError(key, std::string("schedule capture replays DeepSeek's EP-only trace; set ") + key + "=1");
+  }
   if (plan.parallel.zero != 1)
     throw ScheduleError("parallel.zero", "schedule capture has no data-parallel collectives; set parallel.zero=1");
   if (plan.workload.kind == WorkloadKind::Model && (!plan.model.is_moe() || plan.model.first_k_dense_replace != 0))

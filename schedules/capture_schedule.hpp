@@ -19,6 +19,7 @@ class CaptureSchedule final : public Schedule {
   double bubble_s(const ChunkTimes&) const override { return 0; }
   bool optimizer_step() const override { return false; }
   bool runs_lm_head() const override { return false; }
+  bool is_profile_capture() const override { return true; }
   void check_shape(const ScheduleShape& shape) const override;
   void check_plan(const Plan& plan) const override;
 };

@@ -26,28 +26,28 @@ ScheduleShape shape_of(const Plan& plan) {
 
 const std::vector<ScheduleEntry>& schedule_registry() {
   static const std::vector<ScheduleEntry> table = {
-      {stepsim::Schedule::GPipe, "gpipe", build<GPipe>},
-      {stepsim::Schedule::OneFOneB, "1f1b", build<OneFOneB>},
-      {stepsim::Schedule::Interleaved, "interleaved", build<Interleaved>},
-      {stepsim::Schedule::ZbH1, "zb-h1", build<ZbH1>},
-      {stepsim::Schedule::ZbV, "zb-v", build<ZbV>},
-      {stepsim::Schedule::DualPipe, "dualpipe", build<DualPipe>},
-      {stepsim::Schedule::DualPipeV, "dualpipev", build<DualPipeV>},
-      {stepsim::Schedule::Fsdp, "fsdp", build<FsdpSchedule>},
-      {stepsim::Schedule::Capture, "capture", build<CaptureSchedule>},
+      {"gpipe", build<GPipe>},
+      {"1f1b", build<OneFOneB>},
+      {"interleaved", build<Interleaved>},
+      {"zb-h1", build<ZbH1>},
+      {"zb-v", build<ZbV>},
+      {"dualpipe", build<DualPipe>},
+      {"dualpipev", build<DualPipeV>},
+      {"fsdp", build<FsdpSchedule>},
+      {"capture", build<CaptureSchedule>},
   };
   return table;
 }
 
 std::optional<stepsim::Schedule> schedule_named(std::string_view name) {
   for (const auto& e : schedule_registry())
-    if (name == e.name) return e.kind;
+    if (name == e.name) return stepsim::Schedule(e.name);
   return std::nullopt;
 }
 
 std::unique_ptr<Schedule> make_schedule(stepsim::Schedule kind, const ScheduleShape& shape) {
   for (const auto& e : schedule_registry())
-    if (e.kind == kind) {
+    if (e.name == kind.name()) {
       auto s = e.make(shape);
       s->check_shape(shape);
       return s;
@@ -70,7 +70,7 @@ std::unique_ptr<Schedule> make_schedule(const Plan& plan) {
 
 std::unique_ptr<Schedule> make_unchecked_schedule(const Plan& plan) {
   for (const auto& e : schedule_registry())
-    if (e.kind == plan.parallel.schedule) return e.make(shape_of(plan));
+    if (e.name == plan.parallel.schedule.name()) return e.make(shape_of(plan));
   throw std::logic_error("schedule missing from the registry");
 }
 
@@ -80,7 +80,7 @@ namespace stepsim {
 
 const char* to_string(Schedule s) {
   for (const auto& e : sched::schedule_registry())
-    if (e.kind == s) return e.name;
+    if (e.name == s.name()) return e.name;
   return "?";
 }
 

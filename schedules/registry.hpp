@@ -1,5 +1,6 @@
-// The schedules stepsim knows: one line each (kind, the name configs use, how to build it). The
-// config loader's choices, to_string(Schedule) and every make_schedule come from this table.
+// The schedules stepsim knows: one line each (the name configs use, how to build it). The config
+// loader's choices, to_string(Schedule) and every make_schedule come from this table, so adding a
+// schedule is its file in schedules/ and its line here.
 #pragma once
 
 #include <memory>
@@ -12,7 +13,6 @@
 namespace stepsim::sched {
 
 struct ScheduleEntry {
-  stepsim::Schedule kind;
   const char* name;
   std::unique_ptr<Schedule> (*make)(const ScheduleShape&);
 };

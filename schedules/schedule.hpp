@@ -125,6 +125,8 @@ class Schedule {
   virtual bool optimizer_step() const { return true; }
   // The last stage also runs the LM head; the profiler capture runs transformer layers only.
   virtual bool runs_lm_head() const { return true; }
+  // The scenario of DeepSeek's published profiler trace, which compare and calibrate need.
+  virtual bool is_profile_capture() const { return false; }
   // Parameters sharded over data parallelism and gathered per layer (FSDP, ZeRO-3).
   virtual bool shards_parameters() const { return false; }
   // Some backwards leave their weight gradients for later W ops (zero bubble), which needs a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedules/registry.hpp"
 #include "simulator/config/config_error.hpp"
 #include "workloads/deepseek/ep_traffic.hpp"
 #include "workloads/deepseek/layer_work.hpp"
@@ -16,7 +17,7 @@ const std::vector<std::string>& phase_names() {
 }
 
 void require_capture(const Plan& plan, const std::string& command) {
-  if (plan.parallel.schedule != Schedule::Capture || plan.workload.kind != WorkloadKind::Model)
+  if (!sched::make_unchecked_schedule(plan)->is_profile_capture() || plan.workload.kind != WorkloadKind::Model)
     throw ConfigError(plan.source + ": schedule: " + command +
                       " needs the profiler-capture scenario (schedule: capture); use "
                       "workloads/deepseek-profile-capture.yaml");

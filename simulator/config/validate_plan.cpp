@@ -79,13 +79,11 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
     if (m.dense_layers() > 0 && m.intermediate_size % par.tp != 0)
       fail("parallel.tp", str(par.tp) + " does not divide intermediate_size " + str(m.intermediate_size) +
                               "; use a divisor such as " + str(divisor_at_most(m.intermediate_size, par.tp)));
-    if (par.schedule == Schedule::Capture) fail("parallel.tp", "schedule capture replays DeepSeek's EP-only trace; set parallel.tp=1");
   }
   if (par.cp > 1) {
     if (p.train.seq_len % (2 * par.cp) != 0)
       fail("parallel.cp", "seq_len " + str(p.train.seq_len) + " must split into 2 x cp = " + str(2 * par.cp) +
                               " equal chunks (causal load balance); use a cp with 2 cp dividing it");
-    if (par.schedule == Schedule::Capture) fail("parallel.cp", "schedule capture replays DeepSeek's EP-only trace; set parallel.cp=1");
   }
   if (par.fsdp_shard_size > 0) {
     const int64_t holders = p.dp() * par.cp;  // GPUs holding the same weights
@@ -99,8 +97,6 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
       fail("parallel.fsdp_shard_size", "a shard group must hold whole EP groups: fsdp_shard_size x tp must be a "
                                        "multiple of parallel.ep (" + str(par.ep) + ")");
   }
-  if (par.zero == 2 && par.schedule == Schedule::Capture)
-    fail("parallel.zero", "schedule capture has no data-parallel collectives; set parallel.zero=1");
 }
 
 void validate_parallel(const Plan& p, const auto& fail) {

@@ -329,6 +329,17 @@ TEST(ConfigErrors, OverlapSharedExpertIsABool) {
   expect_default_rejects({"parallel.overlap_shared_expert=2"}, {"--set", "parallel.overlap_shared_expert", "true or false"});
 }
 
+// The capture schedule owns its checks (schedules/capture_schedule.cpp), nobody tests its name.
+TEST(ConfigErrors, CaptureRefusesTensorContextParallelismAndZero2) {
+  const std::string capture = std::string(STEPSIM_SOURCE_DIR) + "/workloads/deepseek-profile-capture.yaml";
+  for (const char* key : {"parallel.tp", "parallel.cp"}) {
+    const auto msg = config_error_of([&] { load_plan(capture, {std::string(key) + "=2"}); });
+    expect_message(msg, {"deepseek-profile-capture.yaml", key, "EP-only trace", std::string("set ") + key + "=1"});
+  }
+  const auto msg = config_error_of([&] { load_plan(capture, {"parallel.zero=2"}); });
+  expect_message(msg, {"deepseek-profile-capture.yaml", "parallel.zero", "set parallel.zero=1"});
+}
+
 TEST(ConfigErrors, FsdpWithPipeline) {
   expect_default_rejects({"schedule=fsdp", "parallel.zero=3"}, {kFile, "parallel.pp", "fsdp", "set parallel.pp=1"});
 }

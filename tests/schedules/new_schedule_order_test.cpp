@@ -89,8 +89,8 @@ TEST(DualPipeOrder, TwoRanksFourMicrobatches) {
 TEST(DualPipeOrder, FourRanksMatchDualPipeVOnEachHalf) {
   // Ranks r and P-1-r run the same steps as DualPipeV's rank min(r, P-1-r) of P/2 ranks with m/2
   // microbatches per phase, phases mirrored.
-  const auto dp = sched::make_schedule(Schedule::DualPipe, 4, 8);
-  const auto v = sched::make_schedule(Schedule::DualPipeV, 2, 4);
+  const auto dp = sched::make_schedule(Schedule{"dualpipe"}, 4, 8);
+  const auto v = sched::make_schedule(Schedule{"dualpipev"}, 2, 4);
   for (int r = 0; r < 4; ++r) {
     const auto a = dp->program(r), b = v->program(r < 2 ? r : 3 - r);
     ASSERT_EQ(a.size(), b.size());

@@ -28,7 +28,7 @@ TEST(OneFOneBOrder, FewerMicrobatchesThanWarmup) {
 TEST(FsdpOrder, ForwardThenBackwardPerMicrobatch) {
   sched::FsdpSchedule s({1, 3});
   EXPECT_EQ(program_text(s.program(0)), "F0.0 B0.0 F0.1 B0.1 F0.2 B0.2");
-  EXPECT_THROW(sched::make_schedule(Schedule::Fsdp, 2, 3), std::invalid_argument);
+  EXPECT_THROW(sched::make_schedule(Schedule{"fsdp"}, 2, 3), std::invalid_argument);
 }
 
 // P = 2, N = 4, traced through dualpipev.py by hand.
@@ -62,8 +62,8 @@ TEST(DualPipeVOrder, StepSizes) {
 }
 
 TEST(DualPipeVOrder, NeedsTwiceAsManyMicrobatchesAsRanks) {
-  EXPECT_THROW(sched::make_schedule(Schedule::DualPipeV, 4, 7), std::invalid_argument);
-  EXPECT_NO_THROW(sched::make_schedule(Schedule::DualPipeV, 4, 8));
+  EXPECT_THROW(sched::make_schedule(Schedule{"dualpipev"}, 4, 7), std::invalid_argument);
+  EXPECT_NO_THROW(sched::make_schedule(Schedule{"dualpipev"}, 4, 8));
 }
 
 TEST(DualPipeVOrder, VShapedPlacement) {
@@ -77,9 +77,9 @@ TEST(DualPipeVOrder, VShapedPlacement) {
 }
 
 TEST(MakeSchedule, PicksByKind) {
-  EXPECT_STREQ(sched::make_schedule(Schedule::OneFOneB, 4, 8)->name(), "1f1b");
-  EXPECT_STREQ(sched::make_schedule(Schedule::DualPipeV, 4, 8)->name(), "dualpipev");
-  EXPECT_STREQ(sched::make_schedule(Schedule::Fsdp, 1, 8)->name(), "fsdp");
+  EXPECT_STREQ(sched::make_schedule(Schedule{"1f1b"}, 4, 8)->name(), "1f1b");
+  EXPECT_STREQ(sched::make_schedule(Schedule{"dualpipev"}, 4, 8)->name(), "dualpipev");
+  EXPECT_STREQ(sched::make_schedule(Schedule{"fsdp"}, 1, 8)->name(), "fsdp");
 }
 
 }  // namespace

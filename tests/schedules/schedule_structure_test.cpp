@@ -93,41 +93,41 @@ void check_schedule(Schedule kind, int64_t P, int64_t N, int64_t v = 1) {
 
 TEST(ScheduleStructure, OneFOneB) {
   for (int64_t P : {1, 2, 3, 4, 8})
-    for (int64_t N : {1, 2, 5, 8, 16}) check_schedule(Schedule::OneFOneB, P, N);
+    for (int64_t N : {1, 2, 5, 8, 16}) check_schedule(Schedule{"1f1b"}, P, N);
 }
 
 TEST(ScheduleStructure, DualPipeV) {
   for (int64_t P : {1, 2, 3, 4, 5, 8})
     for (int64_t N : {2 * P, 2 * P + 1, 3 * P, int64_t(20), int64_t(64)})
-      if (N >= 2 * P) check_schedule(Schedule::DualPipeV, P, N);
+      if (N >= 2 * P) check_schedule(Schedule{"dualpipev"}, P, N);
 }
 
-TEST(ScheduleStructure, Fsdp) { check_schedule(Schedule::Fsdp, 1, 6); }
+TEST(ScheduleStructure, Fsdp) { check_schedule(Schedule{"fsdp"}, 1, 6); }
 
 TEST(ScheduleStructure, GPipe) {
   for (int64_t P : {1, 2, 4, 8})
-    for (int64_t N : {1, 3, 8}) check_schedule(Schedule::GPipe, P, N);
+    for (int64_t N : {1, 3, 8}) check_schedule(Schedule{"gpipe"}, P, N);
 }
 
 TEST(ScheduleStructure, Interleaved) {
   for (int64_t P : {1, 2, 3, 4})
     for (int64_t v : {2, 3, 4})
-      for (int64_t m : {P, 2 * P, 5 * P}) check_schedule(Schedule::Interleaved, P, m, v);
+      for (int64_t m : {P, 2 * P, 5 * P}) check_schedule(Schedule{"interleaved"}, P, m, v);
 }
 
 TEST(ScheduleStructure, ZbH1) {
   for (int64_t P : {1, 2, 3, 4, 8})
-    for (int64_t N : {1, 2, 5, 8, 16}) check_schedule(Schedule::ZbH1, P, N);
+    for (int64_t N : {1, 2, 5, 8, 16}) check_schedule(Schedule{"zb-h1"}, P, N);
 }
 
 TEST(ScheduleStructure, ZbV) {
   for (int64_t P : {1, 2, 3, 4, 8})
-    for (int64_t N : {2 * P, 2 * P + 1, 3 * P + 2, int64_t(40)}) check_schedule(Schedule::ZbV, P, N);
+    for (int64_t N : {2 * P, 2 * P + 1, 3 * P + 2, int64_t(40)}) check_schedule(Schedule{"zb-v"}, P, N);
 }
 
 TEST(ScheduleStructure, DualPipe) {
   for (int64_t P : {2, 4, 6, 8})
-    for (int64_t N : {2 * P, 2 * P + 2, 4 * P, int64_t(64)}) check_schedule(Schedule::DualPipe, P, N);
+    for (int64_t N : {2 * P, 2 * P + 2, 4 * P, int64_t(64)}) check_schedule(Schedule{"dualpipe"}, P, N);
 }
 
 // The logical simulation does catch an order that cannot run.
@@ -152,7 +152,7 @@ TEST(ScheduleStructure, DetectsImpossibleOrder) {
 
 // Stage hand-offs: DualPipeV's turn at rank P-1 stays local; chunk 1 flows towards rank 0.
 TEST(PipelineFlow, DualPipeVHandOffs) {
-  const auto s = sched::make_schedule(Schedule::DualPipeV, 4, 8);
+  const auto s = sched::make_schedule(Schedule{"dualpipev"}, 4, 8);
   auto out = sched::forward_output(*s, 3, {2, 0});  // stage 3 -> stage 4, both on rank 3
   ASSERT_TRUE(out);
   EXPECT_EQ(out->peer_rank, 3);
@@ -175,7 +175,7 @@ TEST(PipelineFlow, DualPipeVHandOffs) {
 }
 
 TEST(PipelineFlow, ProducerIndexFindsEveryChunk) {
-  const auto s = sched::make_schedule(Schedule::DualPipeV, 3, 7);
+  const auto s = sched::make_schedule(Schedule{"dualpipev"}, 3, 7);
   std::vector<std::vector<ChunkOp>> progs;
   for (int r = 0; r < 3; ++r) progs.push_back(s->program(r));
   sched::ProducerIndex idx(*s, progs);

@@ -82,7 +82,7 @@ TEST(SyntheticComm, DualPipeVSplitIsExact) {
   s.extra = {"hardware.comm_sms=20", "hardware.sms=132"};
   const SimResult r = run_synthetic(s);
   expect_exact_split(r);
-  const auto sch = sched::make_schedule(Schedule::DualPipeV, P, N);
+  const auto sch = sched::make_schedule(Schedule{"dualpipev"}, P, N);
   for (const RankResult& rr : r.ranks) {
     double busy = 0;
     for (const sched::ChunkOp& op : sch->program(rr.rank)) {
