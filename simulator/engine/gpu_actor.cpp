@@ -37,7 +37,8 @@ struct StreamRun {
   size_t dep = 0;          // deps before it have completed
   bool registered = false;  // a waiter for deps[dep] is registered
   double dep_since = 0;    // when waiting for deps[dep] began
-  const OpRef* ended_on = nullptr;  // compute stream: the dep whose completion ended the wait
+  const OpRef* ended_on = nullptr;  // the dep whose completion ended the wait for deps
+  double taken = 0;        // when the op was taken from the queue (its wait for deps began)
   bool waited = false;     // compute stream: the op had to wait for its deps, since t0
   double t0 = 0;
   double start = 0, posted = 0, setup_until = 0;
@@ -169,6 +170,7 @@ class GpuDriver {
     r.dep = 0;
     r.registered = false;
     r.dep_since = now();
+    r.taken = now();
     r.ended_on = nullptr;
     r.waited = false;
     if (s == kComputeStream) begin_compute_wait(r);
@@ -195,13 +197,11 @@ class GpuDriver {
       uint32_t& upto = g_.streams[d.stream()].watch_upto;
       upto = upto == kNoWatch ? d.seq : std::max(upto, d.seq);
     }
-    e_.perturb.idle_since(g_.id, r.t0);
   }
 
   void end_compute_wait(StreamRun& r) {
     const double t1 = now();
-    e_.perturb.idle_since(g_.id, -1);
-    if (r.ended_on != nullptr) e_.perturb.waited(g_.id, r.ended_on->gpu(), t1 - r.t0);
+    if (r.ended_on != nullptr) e_.perturb.compute_waited(g_.id, *r.ended_on, r.t0, t1);
     for (StreamState& st : g_.streams) st.watch_upto = kNoWatch;
     g_.watching = false;
     const double exposed = covered_within(g_.watched, r.t0, t1);
@@ -238,7 +238,7 @@ class GpuDriver {
     StreamRun& r = runs_[size_t(s)];
     if (s == kComputeStream) {
       if (r.waited) end_compute_wait(r);
-      e_.perturb.compute_starts(g_.id);
+      e_.perturb.compute_starts(g_.id, now());
       r.start = now();
       if (r.cur.op.flops > 0) {
         r.stage = Stage::Compute;
@@ -260,8 +260,10 @@ class GpuDriver {
     // A comm op is a kernel: it starts once its deps are done and the stream's previous op has
     // ended, posts all its sends and receives at once, and ends when every flow has.
     r.start = now();
+    e_.perturb.comm_starts(g_.id, s, r.ended_on, r.taken, r.start);
     if (r.cur.op.n_out + r.cur.op.n_in == 0) {
       r.stage = Stage::Idle;
+      e_.perturb.comm_done(g_.id, s, {}, {}, r.start, r.start);
       e_.complete(g_, s, r.cur, r.start, now());
       return;
     }
@@ -332,7 +334,7 @@ class GpuDriver {
     r.stage = Stage::Idle;
     const double end = now();
     g_.compute_s += end - r.start;
-    e_.perturb.compute_done(g_.id);  // before complete() wakes the GPUs waiting on this op
+    e_.perturb.compute_done(g_.id, end);  // before complete() wakes the GPUs waiting on this op
     e_.complete(g_, s, r.cur, r.start, end);
   }
 
@@ -344,12 +346,12 @@ class GpuDriver {
     for (const sg4::CommPtr& c : r.comms) moving_.push_back({c->get_start_time(), c->get_finish_time()});
     merge_intervals(moving_);
     e_.comm_finished(g_, s, r.cur.op.tag.kind, moving_);
+    e_.perturb.comm_done(g_.id, s, r.cur.flows, r.comms, r.posted, now());  // before complete() wakes its waiters
     rerate();
     if (g_.watching && st.watch_upto != kNoWatch && r.cur.seq <= st.watch_upto) {
       // A collective or all-to-all kernel occupies the GPU from its start, waiting for slower
       // peers included (what a profiler shows as communication); only a pipeline receive whose
       // sender has not produced its data yet counts as bubble until the data moves.
-      e_.perturb.comm_joined(g_.id, r.cur.flows, r.comms, r.posted);  // the compute stream waits on it
       auto& by_class = g_.watched_by_class[size_t(comm_class(r.cur.op.tag.kind))];
       if (comm_class(r.cur.op.tag.kind) == CommClass::Pp) {
         g_.watched.insert(g_.watched.end(), moving_.begin(), moving_.end());

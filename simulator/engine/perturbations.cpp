@@ -3,15 +3,27 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "platforms/degraded_hardware.hpp"
+#include "simulator/engine/op_sink.hpp"
 
 namespace stepsim::engine {
 
 namespace {
 constexpr uint64_t kJitterStream = 0x4a49545445520000ULL;  // "JITTER": apart from the routing draws
 constexpr double kJoinTolerance_s = 1e-12;
+
+// The windows in which a bandwidth timeline (platforms/degraded_hardware.hpp: pairs from 0 on, each
+// value holding until the next) is below the port's healthy bandwidth `base_Bps`.
+std::vector<std::pair<double, double>> slow_windows(const Timeline& t, double base_Bps) {
+  std::vector<std::pair<double, double>> w;
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i].second < base_Bps)
+      w.emplace_back(t[i].first, i + 1 < t.size() ? t[i + 1].first : std::numeric_limits<double>::infinity());
+  return w;
+}
 }  // namespace
 
 void Perturbations::init(const PlatformSpec& spec, double jitter_sigma, uint64_t seed) {
@@ -22,13 +34,42 @@ void Perturbations::init(const PlatformSpec& spec, double jitter_sigma, uint64_t
   rng_.resize(sigma_ > 0 ? gpus : 0);
   waits_.assign(gpus, {});
   roots_.assign(gpus, {});
-  running_root_.resize(gpus);
-  for (size_t g = 0; g < gpus; ++g) running_root_[g] = int32_t(g);
-  done_root_ = running_root_;
-  pending_root_.assign(gpus, -1);
-  idle_since_.assign(gpus, -1.0);
+  last_.assign(gpus, {});
+  started_.assign(gpus, {});
+  pending_.assign(gpus, {});
+  running_.assign(gpus, {});
+  root_history_.assign(gpus, {});
   via_ = nic_detours(spec);
   rerouted_.assign(gpus, 0.0);
+  nic_faults_.assign(gpus, {});
+  nvlink_faults_.assign(gpus, {});
+  const double always = std::numeric_limits<double>::infinity();
+  for (size_t g = 0; g < gpus; ++g) {
+    if (auto w = slow_windows(nic_bandwidth(spec, int64_t(g)), spec.ib_Bps); !w.empty()) nic_faults_[g] = {int64_t(g), w};
+    if (auto w = slow_windows(nvlink_bandwidth(spec, int64_t(g)), spec.nvlink_Bps); !w.empty())
+      nvlink_faults_[g] = {int64_t(g), w};
+  }
+  // A NIC that is down is faulty all step, and so, by its fault, is the NIC that carries its traffic.
+  for (size_t g = 0; g < gpus; ++g) {
+    if (via_[g] < 0) continue;
+    nic_faults_[g] = {int64_t(g), {{0.0, always}}};
+    if (nic_faults_[size_t(via_[g])].culprit < 0) nic_faults_[size_t(via_[g])] = {int64_t(g), {{0.0, always}}};
+  }
+  perturbed_.assign(gpus, sigma_ > 0);
+  for (size_t g = 0; g < gpus; ++g)
+    if (!gpu_speed_factor(spec, int64_t(g)).empty() || !uplink_bandwidth(spec, int64_t(g)).empty() ||
+        nic_faults_[g].culprit == int64_t(g) || nvlink_faults_[g].culprit == int64_t(g))
+      perturbed_[g] = true;
+}
+
+int64_t Perturbations::flow_culprit(uint32_t gpu, uint32_t peer, double from, double to) const {
+  const auto& faults = gpu / gpus_per_node_ == peer / gpus_per_node_ ? nvlink_faults_ : nic_faults_;
+  for (const uint32_t end : {gpu, peer}) {
+    const PortFault& f = faults[end];
+    for (const auto& [a, b] : f.windows)
+      if (a < to && from < b) return f.culprit;
+  }
+  return -1;
 }
 
 double Perturbations::jitter(uint32_t gpu) {
@@ -38,29 +79,71 @@ double Perturbations::jitter(uint32_t gpu) {
   return std::exp(sigma_ * rng->normal() - 0.5 * sigma_ * sigma_);
 }
 
-void Perturbations::add_wait(uint32_t gpu, uint32_t on, double s) {
+void Perturbations::add_wait(uint32_t gpu, uint32_t on, double s, int32_t root) {
   waits_[gpu][on] += s;
-  // The peer's latest op was late because of its own root (itself unless it waited too).
-  const int32_t root = done_root_[on] == int32_t(gpu) ? int32_t(on) : done_root_[on];
-  roots_[gpu][uint32_t(root)] += s;
-  pending_root_[gpu] = root;
+  roots_[gpu][uint32_t(root)] += s;  // root == gpu: the wait traces back to the waiter's own fault
 }
 
-void Perturbations::waited(uint32_t gpu, uint32_t on, double s) {
-  if (s > kJoinTolerance_s && on != gpu) add_wait(gpu, on, s);
+Perturbations::Delay& Perturbations::slot(std::vector<std::vector<Delay>>& v, uint32_t gpu, uint32_t stream) {
+  auto& per_stream = v[gpu];
+  if (per_stream.size() <= stream) per_stream.resize(stream + 1);
+  return per_stream[stream];
 }
 
-void Perturbations::compute_starts(uint32_t gpu) {
-  running_root_[gpu] = pending_root_[gpu] >= 0 ? pending_root_[gpu] : int32_t(gpu);
-  pending_root_[gpu] = -1;
+void Perturbations::note_root(uint32_t gpu, double t, int32_t root) {
+  auto& h = root_history_[gpu];
+  if (h.empty() ? root != int32_t(gpu) : h.back().second != root) h.emplace_back(t, root);
 }
 
-void Perturbations::comm_joined(uint32_t gpu, const std::vector<FlowSpec>& flows,
-                                const std::vector<simgrid::s4u::CommPtr>& comms, double posted) {
-  // The kernel waits for the last peer to join; that peer is the one it waited on.
-  if (idle_since_[gpu] < 0) return;
-  const double from = std::max(posted, idle_since_[gpu]);
-  double latest = from;
+int32_t Perturbations::root_at(uint32_t gpu, double t) const {
+  const auto& h = root_history_[gpu];
+  const auto after = std::upper_bound(h.begin(), h.end(), t + kJoinTolerance_s,
+                                      [](double x, const std::pair<double, int32_t>& e) { return x < e.first; });
+  return after == h.begin() ? int32_t(gpu) : std::prev(after)->second;
+}
+
+Perturbations::Delay Perturbations::inherited(uint32_t gpu, const OpRef& dep, double from, double to) {
+  const Delay d = slot(last_, dep.gpu(), dep.stream());
+  if (dep.gpu() != gpu)  // another GPU's op was late: a wait on it, traced to its root
+    return {int32_t(dep.gpu()), d.root >= 0 ? d.root : int32_t(dep.gpu()), from, to};
+  if (d.peer < 0) return {};  // a local op that nobody else delayed
+  return {d.peer, d.root, std::max(from, d.from), std::min(to, d.to)};
+}
+
+void Perturbations::compute_waited(uint32_t gpu, const OpRef& ended_on, double t0, double t1) {
+  const Delay d = inherited(gpu, ended_on, t0, t1);
+  if (d.peer < 0 || uint32_t(d.peer) == gpu || d.to - d.from <= kJoinTolerance_s) return;
+  add_wait(gpu, uint32_t(d.peer), d.to - d.from, d.root);
+  pending_[gpu] = d;
+}
+
+void Perturbations::compute_starts(uint32_t gpu, double t) {
+  const Delay& prev = slot(last_, gpu, kComputeStream);
+  running_[gpu] = pending_[gpu].peer >= 0 ? pending_[gpu] : carries_on(prev, t) ? prev : Delay{};
+  pending_[gpu] = {};
+}
+
+void Perturbations::compute_done(uint32_t gpu, double t) {
+  slot(last_, gpu, kComputeStream) = running_[gpu];
+  slot(last_, gpu, kComputeStream).ended = t;
+  note_root(gpu, t, running_[gpu].root >= 0 ? running_[gpu].root : int32_t(gpu));
+}
+
+void Perturbations::comm_starts(uint32_t gpu, int stream, const OpRef* ended_on, double since, double now) {
+  Delay d;
+  if (ended_on != nullptr && now > since + kJoinTolerance_s) {
+    d = inherited(gpu, *ended_on, since, now);
+  } else if (const Delay& prev = slot(last_, gpu, uint32_t(stream)); carries_on(prev, now)) {
+    d = prev;  // it started as the stream's previous op ended, late because of another GPU
+  }
+  slot(started_, gpu, uint32_t(stream)) = d;
+  if (d.root >= 0) note_root(gpu, now, d.root);
+}
+
+void Perturbations::comm_done(uint32_t gpu, int stream, const std::vector<FlowSpec>& flows,
+                              const std::vector<simgrid::s4u::CommPtr>& comms, double posted, double now) {
+  // The last peer to join after the flows were posted.
+  double latest = posted;
   int64_t peer = -1;
   for (size_t i = 0; i < comms.size() && i < flows.size(); ++i) {
     const double joined = comms[i]->get_start_time();
@@ -69,7 +152,28 @@ void Perturbations::comm_joined(uint32_t gpu, const std::vector<FlowSpec>& flows
       peer = flows[i].peer;
     }
   }
-  if (peer >= 0 && uint32_t(peer) != gpu) add_wait(gpu, uint32_t(peer), latest - from);
+  // Once everyone had joined, the flows through another GPU's faulty port that ended after every
+  // other flow kept the kernel running that much longer.
+  double others_end = latest, faulty_end = latest;
+  int64_t culprit = -1;
+  for (size_t i = 0; i < comms.size() && i < flows.size(); ++i) {
+    const double start = comms[i]->get_start_time(), end = comms[i]->get_finish_time();
+    const int64_t c = flow_culprit(gpu, uint32_t(flows[i].peer), start, end);
+    if (c < 0 || c == int64_t(gpu)) {
+      others_end = std::max(others_end, end);
+    } else if (end > faulty_end) {
+      faulty_end = end;
+      culprit = c;
+    }
+  }
+  Delay& d = slot(last_, gpu, uint32_t(stream));
+  if (culprit >= 0 && faulty_end > others_end + kJoinTolerance_s)
+    d = {int32_t(culprit), int32_t(culprit), others_end, faulty_end};
+  else if (peer >= 0 && uint32_t(peer) != gpu)  // the peer joined late because of its own root
+    d = {int32_t(peer), root_at(uint32_t(peer), latest), posted, latest};
+  else
+    d = slot(started_, gpu, uint32_t(stream));
+  d.ended = now;
 }
 
 void Perturbations::flow_sent(uint32_t src, uint32_t dst, double bytes) {

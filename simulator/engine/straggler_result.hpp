@@ -8,10 +8,13 @@
 namespace stepsim {
 
 // The GPU a rank waited on longest. A rank waits on a peer while its compute stream idles until
-// the peer's op it depends on completes (pipeline inputs without transfers), or until the peer
-// joins a transfer the compute stream waits for (a late sender, a late all-to-all partner).
+// the peer's op it depends on completes (pipeline inputs without transfers), until the peer joins
+// a transfer the compute stream waits for (a late sender, a late all-to-all partner), or until a
+// transfer through the peer's faulty NIC or NVLink port ends after the kernel's other transfers.
 // Seconds are summed over the step. The root of a wait follows the chain: if the peer's op was
-// itself late because the peer waited on a third GPU, the wait traces back to that GPU's root.
+// itself late because the peer waited on a third GPU (or followed, without a gap, an op that was),
+// the wait traces back to that GPU's root; a faulty port is its GPU's (a NIC lent to a GPU whose
+// NIC is down: that GPU's).
 struct RankWait {
   int64_t rank = 0;
   int64_t peer = -1;    // -1: waited on no other GPU

@@ -3,6 +3,7 @@
 // and jitter that averages out. Each simulation runs in a forked child.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/simulator/sim_test_util.hpp"
@@ -149,6 +150,44 @@ TEST(Stragglers, OneGpuAt80PercentSlowsASynchronousStepBy1Over08) {
   EXPECT_GT(q.step_time_s, q.stragglers.baseline_step_s);
   EXPECT_LE(q.step_time_s, q.stragglers.baseline_step_s + extra + 1e-9);
   expect_exact_split(q);
+}
+
+// NIC faults name the GPUs whose NIC is faulty. A small model step on 4 nodes (PP 2 across node
+// pairs, EP 16 over each pair) where the only fault is by construction a NIC: every wait the fault
+// causes traces back to it, however far the lateness travels (pipeline sends, all-to-all partners,
+// the ops that follow a late one).
+std::vector<std::string> four_nodes(const std::string& stragglers) {
+  return {"cluster.nodes=4",         "parallel.pp=2",           "parallel.ep=16", "parallel.microbatches=4",
+          "train.global_batch=64",   "model.num_hidden_layers=8", "scenario.stragglers=" + stragglers};
+}
+
+TEST(Stragglers, SlowNicsOfANodeAreTheRootCauses) {
+  // Node 1 = GPUs 8..15, each NIC at a tenth of its 50 GB/s.
+  const Plan plan = load_plan(default_config_path(), four_nodes("[{node: 1, nic_GBps: 5}]"));
+  const SimResult r = in_child([&] { return simulate(plan, SimOptions{true, false}); });
+  ASSERT_EQ(r.ranks.size(), 32u);
+  ASSERT_GT(r.step_time_s, r.stragglers.baseline_step_s);
+  ASSERT_GE(r.stragglers.root_causes.size(), 9u);
+  // The eight heaviest roots are exactly node 1's GPUs, each ahead of any other GPU.
+  std::vector<int64_t> top;
+  for (size_t i = 0; i < 8; ++i) top.push_back(r.stragglers.root_causes[i].gpu);
+  std::sort(top.begin(), top.end());
+  EXPECT_EQ(top, (std::vector<int64_t>{8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_GT(r.stragglers.root_causes[7].waited_s, r.stragglers.root_causes[8].waited_s);
+  // Every GPU off node 1 that waited traces its waits back to node 1 most.
+  for (const RankWait& w : r.stragglers.rank_waits)
+    if (w.rank / 8 != 1 && w.root_s > 0) EXPECT_EQ(w.root / 8, 1) << "rank " << w.rank << " root " << w.root;
+}
+
+TEST(Stragglers, NicDownIsTheRootCauseNotItsNeighbours) {
+  // GPU 3's NIC is down: its traffic shares GPU 4's NIC, so both NICs' flows run slow; the fault,
+  // and so the root of the waits, is GPU 3's.
+  const Plan plan = load_plan(default_config_path(), four_nodes("[{gpu: 3, nic: down}]"));
+  const SimResult r = in_child([&] { return simulate(plan, SimOptions{true, false}); });
+  ASSERT_GT(r.step_time_s, r.stragglers.baseline_step_s);
+  ASSERT_GE(r.stragglers.root_causes.size(), 2u);
+  EXPECT_EQ(r.stragglers.root_causes[0].gpu, 3);
+  EXPECT_GT(r.stragglers.root_causes[0].waited_s, r.stragglers.root_causes[1].waited_s);
 }
 
 // Mean-one lognormal jitter: the sum of many jittered chunks stays near the unjittered sum.
