@@ -532,13 +532,17 @@ void apply_override(json& root, const std::string& text, std::map<std::string, s
   (*p)[parts.back()] = value;
   flatten("--set", "", probe, leaves);
   for (const auto& [k, v] : leaves) check_value("--set", k, schema().at(k), v);
-  // A relative path typed on the command line means the working directory, as in a shell; one that
-  // does not exist there is still looked up next to the config, like a path in the file.
+  // A relative path typed on the command line means the working directory, as in a shell (a path
+  // written in the config means the config's folder); made absolute here so nothing later moves it.
   if (leaves.size() == 1 && schema().at(leaves.begin()->first).kind == Kind::Path && value.is_string()) {
     const std::filesystem::path given = value.get<std::string>();
     std::error_code ec;
-    if (given.is_relative() && std::filesystem::exists(given, ec))
-      value = std::filesystem::absolute(given, ec).lexically_normal().string();
+    if (given.is_relative()) {
+      const std::filesystem::path full = std::filesystem::absolute(given, ec);
+      if (ec) throw ConfigError("--set " + key + ": cannot make " + given.string() + " absolute (" + ec.message() +
+                                "); give an absolute path");
+      value = full.lexically_normal().string();
+    }
   }
   if (set_keys)
     for (const auto& [k, v] : leaves) (*set_keys)[k] = text;
@@ -611,26 +615,46 @@ void apply_hardware_layers(json& root, const std::string& source, const std::fil
 
 Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir);
 
+// The --set that broke a plan whose error names another key (`--set schedule=interleaved` and the
+// file's `parallel.virtual_stages: 1`): the last override after which the plan, built from the file
+// and the overrides before it, was still valid. Null when no such prefix builds (the file's fault).
+const std::string* breaking_override(const json& file_root, const std::string& source,
+                                     const std::filesystem::path& base_dir, const std::vector<std::string>& overrides) {
+  for (size_t k = overrides.size(); k-- > 0;) {
+    json root = file_root;
+    try {
+      for (size_t i = 0; i < k; ++i) apply_override(root, overrides[i]);
+      build_checked_plan(std::move(root), source, base_dir);
+      return &overrides[k];
+    } catch (const std::exception&) {  // this prefix is broken too: try a shorter one
+    }
+  }
+  return nullptr;
+}
+
 Plan build_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
                 const std::vector<std::string>& overrides) {
   if (!root.is_object())
     throw ConfigError(source + ": expected a map of sections (model, train, parallel, hardware, cluster)");
+  const json file_root = overrides.empty() ? json() : root;
   std::map<std::string, std::string> set_keys;  // key -> the --set that gave it
   for (const auto& o : overrides) apply_override(root, o, &set_keys);
   try {
     return build_checked_plan(std::move(root), source, base_dir);
   } catch (const ConfigError& e) {
-    // A plan-level error about a key given with --set names that --set, not the file.
+    // A plan-level error about a key given with --set, or one that a --set caused, names that
+    // --set, not the file.
     const std::string msg = e.what(), prefix = source + ": ";
-    if (msg.rfind(prefix, 0) != 0) throw;
+    if (msg.rfind(prefix, 0) != 0 || overrides.empty()) throw;
     const std::string rest = msg.substr(prefix.size());
     const auto colon = rest.find(": ");
-    if (colon == std::string::npos) throw;
-    std::string key = rest.substr(0, colon);
+    std::string key = colon == std::string::npos ? std::string() : rest.substr(0, colon);
     if (const auto bracket = key.find('['); bracket != std::string::npos) key = key.substr(0, bracket);
     const auto it = set_keys.find(key);
-    if (it == set_keys.end()) throw;
-    const std::string shown = it->second.size() > 80 ? it->second.substr(0, 77) + "..." : it->second;
+    const std::string* culprit =
+        it != set_keys.end() ? &it->second : breaking_override(file_root, source, base_dir, overrides);
+    if (culprit == nullptr) throw;
+    const std::string shown = culprit->size() > 80 ? culprit->substr(0, 77) + "..." : *culprit;
     throw ConfigError("--set " + shown + " (with " + source + "): " + rest);
   }
 }

@@ -297,7 +297,7 @@ TEST(ConfigLoader, YamlOverridesABadHfValue) {
 
 TEST(ConfigLoader, SetConfigJsonSwapsTheWholeModel) {
   // The file's DeepSeek keys must not survive under the new config.json (they would win over it).
-  const Plan p = load_plan(default_yaml(), {"model.config_json=models/llama-3.1-8b.config.json", "parallel.ep=1",
+  const Plan p = load_plan(default_yaml(), {"model.config_json=" + source_path("workloads/models/llama-3.1-8b.config.json"), "parallel.ep=1",
                                             "schedule=1f1b"});
   EXPECT_EQ(p.model.hidden_size, 4096);
   EXPECT_EQ(p.model.num_hidden_layers, 32);
@@ -306,7 +306,7 @@ TEST(ConfigLoader, SetConfigJsonSwapsTheWholeModel) {
   EXPECT_EQ(p.model.q_lora_rank, 0);
   EXPECT_EQ(p.model.name, "llama");
   // Model keys set after it still apply.
-  const Plan q = load_plan(default_yaml(), {"model.config_json=models/llama-3.1-8b.config.json", "parallel.ep=1",
+  const Plan q = load_plan(default_yaml(), {"model.config_json=" + source_path("workloads/models/llama-3.1-8b.config.json"), "parallel.ep=1",
                                             "schedule=1f1b", "model.name=L8"});
   EXPECT_EQ(q.model.name, "L8");
 }

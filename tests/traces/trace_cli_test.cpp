@@ -43,6 +43,24 @@ TEST(TraceCli, RanksAndWindowReachTheFile) {
   EXPECT_GT(ops, 0u);
 }
 
+// The synthetic step is (m + PP - 1)(F + B) = 7 x 3 = 21 s plus the 1 MB sends: a window from
+// 100 s holds nothing, and the run says so (a note, not an error: the selection is valid, empty).
+TEST(TraceCli, WindowPastTheStepsEndSaysSo) {
+  const std::string path = stepsim::test::process_scratch().file("late_window.json");
+  std::string loud = kSynthetic;
+  loud.erase(loud.find("--quiet "), 8);
+  const Result r = run(loud + " --trace " + path + " --trace-window 100:200");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--trace-window starts at 100 s, after the step ends (21."), std::string::npos) << r.err;
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  for (const auto& e : j.at("traceEvents")) EXPECT_NE(e["ph"], "X") << e.dump();
+  // A window inside the step: no such note.
+  const Result inside = run(loud + " --trace " + path + " --trace-window 2:5");
+  ASSERT_EQ(inside.code, 0) << inside.err;
+  EXPECT_EQ(inside.err.find("after the step ends"), std::string::npos) << inside.err;
+}
+
 void expect_one_error_line(const Result& r, const std::string& what) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find(what), std::string::npos) << r.err;

@@ -14,8 +14,9 @@ namespace stepsim {
 namespace {
 
 ModelConfig shipped_model(const std::string& file) {
-  // The default plan with only the model swapped (EP 1 suits every expert count).
-  return load_plan(default_config_path(), {"model.config_json=models/" + file, "parallel.ep=1"}).model;
+  // The default plan with only the model swapped (EP 1 suits every expert count); a path given
+  // with --set is relative to the working directory, so this one is absolute.
+  return load_plan(default_config_path(), {"model.config_json=" + std::string(STEPSIM_SOURCE_DIR) + "/workloads/models/" + file, "parallel.ep=1"}).model;
 }
 
 void expect_within_1_percent(double ours, double published, const char* what) {

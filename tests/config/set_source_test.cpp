@@ -1,0 +1,59 @@
+// What a --set owns: an error it causes names that --set, not the YAML file (even when the message
+// is about another key the file holds), and a relative path it gives means the working directory,
+// while a relative path written in the YAML still means the YAML's folder.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "simulator/config/config_loader.hpp"
+#include "tests/config/config_test_util.hpp"
+
+namespace stepsim::test {
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// The default file runs dualpipev with parallel.virtual_stages 1; interleaved needs 2 or more, so the
+// message is about the file's key, but the --set made the plan invalid.
+TEST(SetSource, AnErrorASetCausesNamesTheSet) {
+  const std::string msg = expect_default_rejects({"schedule=interleaved"}, {"parallel.virtual_stages"});
+  EXPECT_TRUE(starts_with(msg, "--set schedule=interleaved (with " + default_yaml() + "): ")) << msg;
+  // FSDP needs pp 1 and ZeRO-3: one message says both, and names the --set.
+  const std::string fsdp = expect_default_rejects({"schedule=fsdp"}, {"parallel.pp=1", "parallel.zero=3"});
+  EXPECT_TRUE(starts_with(fsdp, "--set schedule=fsdp ")) << fsdp;
+  // Of several, the one after which the plan stopped being valid.
+  const std::string second = expect_default_rejects({"parallel.microbatches=30", "schedule=interleaved"}, {});
+  EXPECT_TRUE(starts_with(second, "--set schedule=interleaved ")) << second;
+}
+
+TEST(SetSource, AnErrorTheFileCausesStillNamesTheFile) {
+  std::string text = default_text();
+  const auto at = text.find("schedule: dualpipev");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("schedule: dualpipev").size(), "schedule: interleaved");
+  // An unrelated --set does not take the blame for the file's own mistake.
+  const std::string msg = expect_text_rejects(text, "mine.yaml", {"parallel.virtual_stages"}, {"train.seq_len=4096"});
+  EXPECT_TRUE(starts_with(msg, "mine.yaml: ")) << msg;
+}
+
+TEST(SetSource, RelativeSetPathMeansTheWorkingDirectory) {
+  // The default config lives in workloads/; the path typed on the command line is the shell's.
+  const Plan p = load_plan(default_yaml(), {"scenario.routing=file", "scenario.load_file=loads.csv"});
+  EXPECT_EQ(p.scenario.load_file, (std::filesystem::current_path() / "loads.csv").lexically_normal().string());
+  const Plan up = load_plan(default_yaml(), {"scenario.routing=file", "scenario.load_file=../x/loads.json"});
+  EXPECT_EQ(up.scenario.load_file, (std::filesystem::current_path() / "../x/loads.json").lexically_normal().string());
+}
+
+TEST(SetSource, RelativeYamlPathMeansTheYamlsFolder) {
+  ScratchDir dir;
+  std::string text = default_text();
+  const auto at = text.find("routing: balanced");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("routing: balanced").size(), "routing: file\n  load_file: loads.csv");
+  const std::string yaml = dir.write("plan.yaml", text);
+  EXPECT_EQ(load_plan(yaml).scenario.load_file, (dir.path() / "loads.csv").string());
+}
+
+}  // namespace
+}  // namespace stepsim::test
