@@ -640,7 +640,11 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
   std::map<std::string, std::string> set_keys;  // key -> the --set that gave it
   for (const auto& o : overrides) apply_override(root, o, &set_keys);
   try {
-    return build_checked_plan(std::move(root), source, base_dir);
+    Plan plan = build_checked_plan(std::move(root), source, base_dir);
+    for (const auto& o : overrides)  // in the order given
+      for (const auto& [k, text] : set_keys)
+        if (text == o) plan.set_by.emplace_back(k, text);
+    return plan;
   } catch (const ConfigError& e) {
     // A plan-level error about a key given with --set, or one that a --set caused, names that
     // --set, not the file.
@@ -736,6 +740,17 @@ void check_hardware_profile(const std::string& yaml_text, const std::string& sou
     if (!schema().count(key)) throw ConfigError(source + ": " + key + ": unknown key");
     check_value(source, key, schema().at(key), v);
   }
+}
+
+std::string origin_of(const Plan& plan, const std::string& key, const std::vector<std::string>& related) {
+  const auto shown = [&](const std::string& text) {
+    return "--set " + (text.size() > 80 ? text.substr(0, 77) + "..." : text) + " (with " + plan.source + ")";
+  };
+  for (const auto& [k, text] : plan.set_by)
+    if (k == key) return shown(text);
+  for (const auto& [k, text] : plan.set_by)
+    if (std::find(related.begin(), related.end(), k) != related.end()) return shown(text);
+  return plan.source;
 }
 
 void check_override(const std::string& key_equals_value) {

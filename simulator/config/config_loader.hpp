@@ -19,6 +19,11 @@ Plan load_plan(const std::string& path, const std::vector<std::string>& override
 // type and range) without a config; sweeps use it to reject a bad --grid before running anything.
 void check_override(const std::string& key_equals_value);
 
+// Where a check made after loading names as the origin of a problem with `key` (one of `related`
+// keys also bears on it): the --set that gave `key`, else the first --set that gave a related
+// key, as "--set k=v (with FILE)"; else the config file.
+std::string origin_of(const Plan& plan, const std::string& key, const std::vector<std::string>& related = {});
+
 // Checks a hardware profile's text (a `hardware:` map) key by key against the schema's types and
 // ranges, as loading it with hardware.profile would; `calibrate` checks what it derived with it.
 void check_hardware_profile(const std::string& yaml_text, const std::string& source);

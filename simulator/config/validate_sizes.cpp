@@ -5,6 +5,7 @@
 #include <string>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/config/config_loader.hpp"
 #include "workloads/model/model_params.hpp"
 
 namespace stepsim {
@@ -70,7 +71,11 @@ void validate_sizes(const Plan& p) {
 
 void check_replay_size(const Plan& p) {
   const auto fail = [&](const std::string& key, const std::string& what) {
-    throw ConfigError(p.source + ": " + key + ": " + what);
+    // Every key of the estimate bears on it: a --set of any of them is the likelier culprit than the file.
+    throw ConfigError(origin_of(p, key, {"sim.mode", "parallel.microbatches", "model.num_hidden_layers", "parallel.pp",
+                                         "parallel.ep", "parallel.zero", "cluster.nodes", "cluster.gpus_per_node",
+                                         "scenario.routing", "scenario.stragglers", "scenario.jitter_sigma"}) +
+                      ": " + key + ": " + what);
   };
   const double activities = estimated_replay_activities(p);
   if (activities > kMaxReplayActivities)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "simulator/config/config_loader.hpp"
+#include "simulator/config/validate_sizes.hpp"
 #include "tests/config/config_test_util.hpp"
 
 namespace stepsim::test {
@@ -35,6 +36,20 @@ TEST(SetSource, AnErrorTheFileCausesStillNamesTheFile) {
   // An unrelated --set does not take the blame for the file's own mistake.
   const std::string msg = expect_text_rejects(text, "mine.yaml", {"parallel.virtual_stages"}, {"train.seq_len=4096"});
   EXPECT_TRUE(starts_with(msg, "mine.yaml: ")) << msg;
+}
+
+// The replay-size check runs after loading (simulate, compare, calibrate). Every GPU replayed, 122
+// layers (16 per rank of 8) and 60 microbatches: 2048 x 60 x 16 x 16 = 3.1e7 activities, over 3e7.
+TEST(SetSource, TheReplaySizeCheckNamesTheSet) {
+  const Plan full = load_plan(default_yaml(), {"model.num_hidden_layers=122", "sim.mode=full"});
+  const std::string msg = config_error_of([&] { check_replay_size(full); });
+  EXPECT_TRUE(starts_with(msg, "--set sim.mode=full (with " + default_yaml() + "): sim.mode: ")) << msg;
+  // Jitter replays every GPU too; no --set gave sim.mode, the layers' --set is the one that bears on it.
+  const Plan jitter = load_plan(default_yaml(), {"model.num_hidden_layers=122", "scenario.jitter_sigma=0.01"});
+  const std::string why = config_error_of([&] { check_replay_size(jitter); });
+  EXPECT_TRUE(starts_with(why, "--set model.num_hidden_layers=122 (with ")) << why;
+  // Within the bound with the file's 61 layers: no error.
+  EXPECT_NO_THROW(check_replay_size(load_plan(default_yaml(), {"sim.mode=full"})));
 }
 
 TEST(SetSource, RelativeSetPathMeansTheWorkingDirectory) {
