@@ -1,8 +1,10 @@
 #include "simulator/engine/child_run.hpp"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 
 namespace stepsim {
@@ -22,6 +24,7 @@ std::string run_in_child(const std::function<std::string()>& work) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for a child simulation");
   std::fflush(nullptr);  // the child must not write the parent's buffered output a second time
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -29,6 +32,10 @@ std::string run_in_child(const std::function<std::string()>& work) {
     throw std::runtime_error("cannot fork a child simulation");
   }
   if (pid == 0) {
+    // A child simulation dies with its parent (a sweep point stopped by SIGTERM, a killed run)
+    // instead of replaying on for minutes as an orphan.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // the parent died before prctl took effect
     ::close(fds[0]);
     // Reply: 'o' + the result, or 'e' + the error message.
     std::string reply;

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cerrno>
+#include <ctime>
 #include <cstring>
 #include <map>
 
@@ -99,8 +100,15 @@ std::vector<JobStatus> run_jobs(const std::vector<Job>& jobs, int max_parallel,
       }
     }
     if (running.empty()) continue;
+    // Polled, not a blocking wait: a signal that lands between the check above and a blocking
+    // waitpid would be seen only when a point ends on its own, maybe hours later.
     int wstatus = 0;
-    const pid_t pid = ::waitpid(-1, &wstatus, 0);
+    const pid_t pid = ::waitpid(-1, &wstatus, WNOHANG);
+    if (pid == 0) {
+      const timespec pause{0, 20'000'000};  // 20 ms; a signal cuts it short
+      ::nanosleep(&pause, nullptr);
+      continue;
+    }
     if (pid < 0) {
       if (errno == EINTR) continue;
       break;  // ECHILD: nothing left to wait for
