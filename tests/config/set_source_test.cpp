@@ -38,16 +38,16 @@ TEST(SetSource, AnErrorTheFileCausesStillNamesTheFile) {
   EXPECT_TRUE(starts_with(msg, "mine.yaml: ")) << msg;
 }
 
-// The replay-size check runs after loading (simulate, compare, calibrate). Every GPU replayed, 122
-// layers (16 per rank of 8) and 60 microbatches: 2048 x 60 x 16 x 16 = 3.1e7 activities, over 3e7.
+// The replay-size check runs after loading (simulate, compare, calibrate). Every GPU replayed, 640
+// layers (80 per rank of 8) and 60 microbatches: 2048 x 60 x 80 x 16 = 1.57e8 activities, over 1.5e8.
 TEST(SetSource, TheReplaySizeCheckNamesTheSet) {
-  const Plan full = load_plan(default_yaml(), {"model.num_hidden_layers=122", "sim.mode=full"});
+  const Plan full = load_plan(default_yaml(), {"model.num_hidden_layers=640", "sim.mode=full"});
   const std::string msg = config_error_of([&] { check_replay_size(full); });
   EXPECT_TRUE(starts_with(msg, "--set sim.mode=full (with " + default_yaml() + "): sim.mode: ")) << msg;
   // Jitter replays every GPU too; no --set gave sim.mode, the layers' --set is the one that bears on it.
-  const Plan jitter = load_plan(default_yaml(), {"model.num_hidden_layers=122", "scenario.jitter_sigma=0.01"});
+  const Plan jitter = load_plan(default_yaml(), {"model.num_hidden_layers=640", "scenario.jitter_sigma=0.01"});
   const std::string why = config_error_of([&] { check_replay_size(jitter); });
-  EXPECT_TRUE(starts_with(why, "--set model.num_hidden_layers=122 (with ")) << why;
+  EXPECT_TRUE(starts_with(why, "--set model.num_hidden_layers=640 (with ")) << why;
   // Within the bound with the file's 61 layers: no error.
   EXPECT_NO_THROW(check_replay_size(load_plan(default_yaml(), {"sim.mode=full"})));
 }
