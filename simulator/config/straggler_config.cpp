@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
+#include <utility>
 
 #include "platforms/topology.hpp"
 #include "simulator/config/config_error.hpp"
@@ -180,6 +182,40 @@ int64_t platform_gpus_per_node(const Plan& plan) {
   return plan.workload.kind == WorkloadKind::Synthetic ? 1 : plan.cluster.gpus_per_node;
 }
 
+namespace {
+
+// Clock items acting on one GPU at once multiply (README): each factor is in [0.001, 1000], but a
+// product outside that range would hand SimGrid a speed it cannot take (it aborts on one that
+// underflows to 0). Checked per GPU a `gpu` item names and per node a `node` item names, at every
+// window start, where the set of acting items changes.
+void check_combined_clocks(const Plan& plan, int64_t per_node) {
+  const auto& items = plan.scenario.stragglers;
+  std::set<std::pair<int64_t, int64_t>> targets;  // (node, gpu or -1 for the node's other GPUs)
+  for (const Straggler& s : items)
+    if (s.leaf < 0 && s.clock != 1) targets.insert(s.gpu >= 0 ? std::make_pair(s.gpu / per_node, s.gpu) : std::make_pair(s.node, int64_t(-1)));
+  for (const auto& [node, gpu] : targets) {
+    const auto acts = [&, node = node, gpu = gpu](const Straggler& s) {
+      return s.leaf < 0 && s.clock != 1 && (s.node == node || (gpu >= 0 && s.gpu == gpu));
+    };
+    for (const Straggler& at : items) {
+      if (!acts(at)) continue;
+      const double t = at.from_s;
+      double product = 1;
+      for (const Straggler& s : items)
+        if (acts(s) && s.from_s <= t && t < s.to_s) product *= s.clock;
+      if (product < 1e-3 || product > 1e3) {
+        char numbers[96];
+        std::snprintf(numbers, sizeof numbers, " at %g s multiply to %g", t, product);
+        throw ConfigError(plan.source + ": scenario.stragglers: the clock factors acting on " +
+                          (gpu >= 0 ? "GPU " + std::to_string(gpu) : "node " + std::to_string(node)) + numbers +
+                          ", outside 0.001 to 1000; use fewer or milder items for it");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void validate_stragglers(const Plan& plan) {
   const ScenarioConfig& sc = plan.scenario;
   if (sc.perturbed() && plan.sim.mode == SimMode::Reduced)
@@ -230,6 +266,7 @@ void validate_stragglers(const Plan& plan) {
            std::to_string(s.gpu / per_node * per_node) + " to " + std::to_string(s.gpu / per_node * per_node + per_node - 1));
     if (down[size_t(s.via)]) fail("GPU " + std::to_string(s.via) + "'s NIC is down too; pick a GPU whose NIC works");
   }
+  check_combined_clocks(plan, per_node);
   const int64_t down_count = int64_t(std::count(down.begin(), down.end(), true));
   for (int64_t n = 0; n < nodes && down_count > 0; ++n) {
     bool any_up = false;

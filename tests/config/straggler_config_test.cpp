@@ -95,6 +95,23 @@ TEST(StragglerConfig, RejectsIdsOutsideTheCluster) {
               {"scenario.stragglers[0].via", "down too"});
 }
 
+// Clock items acting on one GPU at once multiply; each is in [0.001, 1000], and so must their
+// product be (one that underflows hands SimGrid a speed of 0, which aborts it).
+TEST(StragglerConfig, ClocksActingTogetherStayInRange) {
+  // 0.01 x 0.01 = 1e-4 on GPU 1 from 0 s.
+  expect_line(error_of({"scenario.stragglers=[{gpu: 1, clock: 0.01}, {gpu: 1, clock: 0.01}]"}),
+              {"scenario.stragglers", "GPU 1", "multiply to 0.0001", "0.001 to 1000"});
+  // A node item and a GPU item of that node: 0.02 x 0.02 = 4e-4 on GPU 9 (node 1) from 2 s.
+  expect_line(error_of({"scenario.stragglers=[{node: 1, clock: 0.02}, {gpu: 9, clock: 0.02, from_s: 2}]"}),
+              {"GPU 9", "at 2 s", "multiply to 0.0004"});
+  // Two node items: 40 x 40 = 1600 > 1000.
+  expect_line(error_of({"scenario.stragglers=[{node: 3, clock: 40}, {node: 3, clock: 40}]"}), {"node 3", "multiply to 1600"});
+  // Windows that do not overlap never multiply; 0.05 x 0.05 = 0.0025 is in range.
+  EXPECT_NO_THROW(load_plan(default_config_path(), {"scenario.stragglers=[{gpu: 1, clock: 0.01, to_s: 1}, "
+                                                    "{gpu: 1, clock: 0.01, from_s: 1}]"}));
+  EXPECT_NO_THROW(load_plan(default_config_path(), {"scenario.stragglers=[{gpu: 1, clock: 0.05}, {node: 0, clock: 0.05}]"}));
+}
+
 TEST(StragglerConfig, ReducedModeCannotReplayAPerturbedStep) {
   expect_line(error_of({"sim.mode=reduced", "scenario.stragglers=[{gpu: 5, clock: 0.8}]"}), {"sim.mode", "full"});
   expect_line(error_of({"sim.mode=reduced", "scenario.jitter_sigma=0.1"}), {"sim.mode", "full"});
