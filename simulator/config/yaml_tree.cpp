@@ -83,7 +83,7 @@ json to_json(const YAML::Node& node, Budget& budget, const std::string& path = "
 }
 
 // yaml-cpp 0.7 loops forever, allocating, on a ',' where a document's root node should start or
-// right after a root that is a quoted or flow node (",a", "\"x\",a", "[1],b"; found by
+// right after a root that is a quoted or flow node (",a", "\"x\",a", "[1],b", " &a,2]\nx: 1"; found by
 // scripts/fuzz.sh). Such a comma is never valid YAML: refuse it before the parser sees it.
 void reject_root_comma_from(const std::string& text, const std::string& source, size_t p) {
   const size_t n = text.size();
@@ -99,7 +99,8 @@ void reject_root_comma_from(const std::string& text, const std::string& source, 
         continue;
       }
       if (p < n && (text[p] == '&' || text[p] == '!')) {  // an anchor or tag before the node
-        while (p < n && text[p] != ' ' && text[p] != '\t' && text[p] != '\n') ++p;
+        // Its name ends at a blank or a ',' (no flow indicator belongs to an anchor; "&a,\nx" hangs too).
+        while (p < n && text[p] != ' ' && text[p] != '\t' && text[p] != '\n' && text[p] != ',') ++p;
         continue;
       }
       return;

@@ -15,16 +15,16 @@ namespace {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-// The default file runs dualpipev with parallel.virtual_stages 1; interleaved needs 2 or more, so the
-// message is about the file's key, but the --set made the plan invalid.
+// The default file runs dualpipev with 60 microbatches on 8 pipeline ranks; interleaved runs them in
+// groups of 8, so the message is about the file's key, but the --set made the plan invalid.
 TEST(SetSource, AnErrorASetCausesNamesTheSet) {
-  const std::string msg = expect_default_rejects({"schedule=interleaved"}, {"parallel.virtual_stages"});
+  const std::string msg = expect_default_rejects({"schedule=interleaved"}, {"parallel.microbatches", "got 60"});
   EXPECT_TRUE(starts_with(msg, "--set schedule=interleaved (with " + default_yaml() + "): ")) << msg;
   // FSDP needs pp 1 and ZeRO-3: one message says both, and names the --set.
   const std::string fsdp = expect_default_rejects({"schedule=fsdp"}, {"parallel.pp=1", "parallel.zero=3"});
   EXPECT_TRUE(starts_with(fsdp, "--set schedule=fsdp ")) << fsdp;
   // Of several, the one after which the plan stopped being valid.
-  const std::string second = expect_default_rejects({"parallel.microbatches=30", "schedule=interleaved"}, {});
+  const std::string second = expect_default_rejects({"hardware.ib_GBps=40", "schedule=interleaved"}, {});
   EXPECT_TRUE(starts_with(second, "--set schedule=interleaved ")) << second;
 }
 
@@ -34,7 +34,7 @@ TEST(SetSource, AnErrorTheFileCausesStillNamesTheFile) {
   ASSERT_NE(at, std::string::npos);
   text.replace(at, std::string("schedule: dualpipev").size(), "schedule: interleaved");
   // An unrelated --set does not take the blame for the file's own mistake.
-  const std::string msg = expect_text_rejects(text, "mine.yaml", {"parallel.virtual_stages"}, {"train.seq_len=4096"});
+  const std::string msg = expect_text_rejects(text, "mine.yaml", {"parallel.microbatches"}, {"train.seq_len=4096"});
   EXPECT_TRUE(starts_with(msg, "mine.yaml: ")) << msg;
 }
 

@@ -70,6 +70,11 @@ TEST(HostileFiles, RootCommaDoesNotHangTheYamlParser) {
   ScratchDir d;
   const std::string path = d.write("comma.yaml", "# a config\n,model: {}\n");
   expect_rejected("roofline " + path, {path, "','"});
+  // A ',' right after a root anchor or tag, with a line after it (scripts/fuzz.sh config, 10 minutes).
+  for (const char* text : {" &a,2]\nx: &a\n", "&a,\nx\n", " !t,\nx\n", " &\xfe\xff\xff\xf9,2]\nx: &a\n"}) {
+    const std::string anchored = d.write("anchor.yaml", text);
+    expect_rejected("roofline " + anchored, {anchored, "','"});
+  }
 }
 
 TEST(HostileFiles, DevicesFifosAndDirectoriesAreNotRead) {
