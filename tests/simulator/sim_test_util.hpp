@@ -74,7 +74,7 @@ struct Reader {
   size_t at = 0;
   void get_bytes(void* p, size_t n) {
     if (at + n > buf.size()) throw std::runtime_error("short result from the simulation child");
-    std::memcpy(p, buf.data() + at, n);
+    if (n > 0) std::memcpy(p, buf.data() + at, n);  // an empty vector's data() may be null (UB for memcpy)
     at += n;
   }
   template <class T>
