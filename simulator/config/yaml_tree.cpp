@@ -136,7 +136,44 @@ void reject_root_comma_from(const std::string& text, const std::string& source, 
   if (p < n && text[p] == ',') fail();
 }
 
+// Also on a line that starts with ',' outside any flow list once a block map is open ("  a: 1\n ,"),
+// found by scripts/fuzz.sh: such a line is never a config's (quote a value that starts with ',').
+void reject_line_comma(const std::string& text, const std::string& source) {
+  int depth = 0;
+  char quote = 0;
+  bool line_start = true;
+  for (size_t p = 0; p < text.size(); ++p) {
+    const char c = text[p];
+    if (c == '\n') {
+      line_start = true;
+      continue;
+    }
+    if (quote) {
+      if (quote == '"' && c == '\\') ++p;
+      else if (c == quote) quote = 0;
+      line_start = false;
+      continue;
+    }
+    if (line_start && (c == ' ' || c == '\t')) continue;
+    if (line_start && c == ',' && depth == 0)
+      throw ConfigError(source + ": malformed YAML: a line starts with ',' outside any [...] or {...} list; quote the "
+                                 "value or put it in brackets");
+    const bool after_blank = line_start || text[p - 1] == ' ' || text[p - 1] == '\t';
+    line_start = false;
+    if (c == '#' && after_blank) {  // a comment: skip to the end of the line
+      while (p + 1 < text.size() && text[p + 1] != '\n') ++p;
+    } else if ((c == '"' || c == '\'') && after_blank) {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
 void reject_root_comma(const std::string& text, const std::string& source) {
+  reject_line_comma(text, source);
   reject_root_comma_from(text, source, 0);
   for (size_t at = text.find("\n---"); at != std::string::npos; at = text.find("\n---", at + 1))
     reject_root_comma_from(text, source, at + 1);  // every later document
