@@ -116,14 +116,15 @@ void reject_root_comma_from(const std::string& text, const std::string& source, 
   // Skip the quoted or flow root node, then look at what follows it.
   int depth = 0;
   char quote = 0;
+  const size_t start = p;
   for (; p < n; ++p) {
     const char c = text[p];
     if (quote) {
       if (quote == '"' && c == '\\') ++p;
       else if (c == quote) quote = 0;
       if (quote == 0 && depth == 0) break;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
+    } else if ((c == '"' || c == '\'') && (p == start || std::string(" \t\n[{,:").find(text[p - 1]) != std::string::npos)) {
+      quote = c;  // a quote opens a scalar only where one starts ("x'" inside a plain scalar does not)
     } else if (c == '[' || c == '{') {
       ++depth;
     } else if (c == ']' || c == '}') {

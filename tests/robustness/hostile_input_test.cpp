@@ -72,7 +72,7 @@ TEST(HostileFiles, RootCommaDoesNotHangTheYamlParser) {
   expect_rejected("roofline " + path, {path, "','"});
   // A ',' right after a root anchor or tag, with a line after it (scripts/fuzz.sh config, 10 minutes).
   for (const char* text : {" &a,2]\nx: &a\n", "&a,\nx\n", " !t,\nx\n", " &\xfe\xff\xff\xf9,2]\nx: &a\n",
-                           "  a: 61\n , b: 2\n", "# c\n  a: 1\n ,\n"}) {
+                           "  a: 61\n , b: 2\n", "# c\n  a: 1\n ,\n", "&x [1, x' &a ],y[1:2*a\n"}) {
     const std::string anchored = d.write("anchor.yaml", text);
     expect_rejected("roofline " + anchored, {anchored, "','"});
   }
