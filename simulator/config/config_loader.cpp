@@ -77,6 +77,7 @@ constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routin
 constexpr Named<Topology> kTopologies[] = {
     {Topology::Star, "star"}, {Topology::FatTree, "fat-tree"}, {Topology::MultiPlane, "multi-plane"}};
 constexpr Named<SimMode> kSimModes[] = {{SimMode::Auto, "auto"}, {SimMode::Full, "full"}, {SimMode::Reduced, "reduced"}};
+constexpr Named<SimFidelity> kSimFidelities[] = {{SimFidelity::Exact, "exact"}, {SimFidelity::Fast, "fast"}};
 constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
 
 template <typename E, size_t N>
@@ -347,6 +348,7 @@ const std::map<std::string, Field>& schema() {
                                      into(&Plan::scenario, &ScenarioConfig::routing_samples)};
 
     f["sim.mode"] = choice<SimMode>(kSimModes, [](Plan& p, SimMode v) { p.sim.mode = v; });
+    f["sim.fidelity"] = choice<SimFidelity>(kSimFidelities, [](Plan& p, SimFidelity v) { p.sim.fidelity = v; });
 
     f["workload.kind"] = choice<WorkloadKind>(kWorkloadKinds, [](Plan& p, WorkloadKind v) { p.workload.kind = v; });
     f["workload.f_s"] = {Kind::PositiveNumber, into(&Plan::workload, &WorkloadConfig::f_s)};
@@ -766,6 +768,7 @@ Plan load_plan_from_string(const std::string& yaml_text, const std::string& sour
 const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
 const char* to_string(Routing r) { return name_of(kRoutings, r); }
 const char* to_string(SimMode m) { return name_of(kSimModes, m); }
+const char* to_string(SimFidelity f) { return name_of(kSimFidelities, f); }
 const char* to_string(Precision p) { return name_of(kPrecisions, p); }
 
 bool is_deepseek_v3(const ModelConfig& m) {

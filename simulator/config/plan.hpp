@@ -197,9 +197,13 @@ struct ScenarioConfig {
 };
 
 enum class SimMode { Auto, Full, Reduced };
+// exact: every modelled flow is replayed. fast: flows that cannot set any time in a lock-step
+// replay are left out (the NVLink legs of balanced all-to-alls that their IB legs outlast).
+enum class SimFidelity { Exact, Fast };
 
 struct SimConfig {
   SimMode mode = SimMode::Auto;
+  SimFidelity fidelity = SimFidelity::Fast;
 };
 
 enum class WorkloadKind { Model, Synthetic };
@@ -258,6 +262,7 @@ const char* to_string(Precision p);
 bool is_deepseek_v3(const ModelConfig& m);
 const char* to_string(Routing r);
 const char* to_string(SimMode m);
+const char* to_string(SimFidelity f);
 const char* to_string(Topology t);
 
 }  // namespace stepsim

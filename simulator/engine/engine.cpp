@@ -81,6 +81,7 @@ SimResult collect(EngineState& e) {
   SimResult r;
   r.workload = e.workload.name();
   r.mode = e.workload.mode();
+  r.fidelity = e.workload.fidelity();
   for (const GpuState& g : e.gpus) r.step_time_s = std::max(r.step_time_s, g.last_end - e.t_start);
   double most_loaded = -1;
   for (GpuState& g : e.gpus) {

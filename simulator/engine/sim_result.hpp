@@ -104,6 +104,7 @@ struct SimResult {
   std::string workload;
   std::string schedule;
   std::string mode;  // "full", or what the workload aggregated
+  std::string fidelity = "exact";  // "exact", or "fast: what the workload left out"
   double step_time_s = 0;  // end of the whole step: the last op on any rank
   std::vector<RankResult> ranks;
   // ep/pp/dp comm seconds of the most loaded rank: the one with the largest

@@ -37,6 +37,8 @@ class Workload {
   virtual bool simulated(int64_t /*gpu*/) const { return true; }
   virtual double expected_ops() const { return 0; }     // for the progress line; 0 = unknown
   virtual std::string mode() const { return "full"; }   // "full", or what was aggregated
+  // "exact", or "fast: which flows were left out" (sim.fidelity).
+  virtual std::string fidelity() const { return "exact"; }
   // Bytes per GPU along the step; nullptr: the workload does not model memory.
   virtual const MemoryModel* memory_model() const { return nullptr; }
 };

@@ -105,6 +105,8 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
               {"wall_s", r.wall_s},
               {"mode", r.mode.substr(0, colon)},
               {"mode_description", r.mode},
+              {"fidelity", r.fidelity.substr(0, r.fidelity.find(':'))},
+              {"fidelity_description", r.fidelity},
               {"workload", r.workload},
               {"schedule", r.schedule},
               {"ranks_simulated", r.ranks.size()}};
@@ -210,8 +212,8 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
                      plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms,
                      plan.hardware.nonmatmul_s_per_token_layer);
-  out += fmt::format("replay: {} GPUs simulated, {} SimGrid activities, {:.2f} s wall; mode {}\n\n", r.ranks.size(),
-                     r.activities, r.wall_s, r.mode);
+  out += fmt::format("replay: {} GPUs simulated, {} SimGrid activities, {:.2f} s wall; mode {}; fidelity {}\n\n",
+                     r.ranks.size(), r.activities, r.wall_s, r.mode, r.fidelity);
   out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}{:>12}\n", "per rank (s)", "min", "mean", "max",
                      fmt::format("GPU {}*", r.critical_rank), "roofline");
   const RankResult* crit = nullptr;

@@ -5,6 +5,7 @@
 
 #include "simulator/config/config_loader.hpp"
 #include "workloads/deepseek/dp_collectives.hpp"
+#include "platforms/cluster_platform.hpp"
 #include "workloads/deepseek/ep_traffic.hpp"
 #include "workloads/layout/rank_layout.hpp"
 
@@ -59,6 +60,32 @@ TEST(EpTraffic, RingEquivalentKeepsEveryPortsBytes) {
     if (f.peer / 8 != gpu / 8) EXPECT_EQ(f.peer, (gpu / 8 + 1) * 8 + gpu % 8);
     else EXPECT_EQ(f.peer, gpu + 1);
   }
+}
+
+TEST(EpTraffic, FastFidelityDropsTheNvlinkLegOnlyWhenItsIbLegTakesLonger) {
+  const Plan p = plan();
+  const auto layout = ep_layout(p, uniform_routing(p));
+  const int64_t gpu = 12;
+  const auto ring = ring_equivalent(
+      p, ep_all_to_all(p, layout, gpu, [](int64_t) { return 4096.0; }, dispatch_bytes_per_token(p)), gpu);
+  // Per token: 3.5 copies over IB (EpTraffic.DispatchSends...) against 7 x 8 x 0.5 x (1 - (7/8)^2)
+  // = 6.5625 over NVLink. With no latency, the NVLink leg ends first while its bandwidth exceeds
+  // 50 GB/s x 6.5625 / 3.5 = 93.75 GB/s.
+  PlatformSpec spec = platform_spec(p);
+  spec.ib_latency_s = spec.nvlink_latency_s = 0;
+  spec.ib_Bps = 50e9;
+  spec.nvlink_Bps = 94e9;
+  const auto fast = without_hidden_nvlink(spec, ring, gpu);
+  ASSERT_EQ(fast.out.size(), 1u);
+  ASSERT_EQ(fast.in.size(), 1u);
+  EXPECT_EQ(fast.out[0].peer, (gpu / 8 + 1) * 8 + gpu % 8);  // the IB flow stays as it was
+  EXPECT_NEAR(fast.out[0].bytes, 4096 * 3.5 * (7168 + 224), 1e-6);
+  spec.nvlink_Bps = 93e9;
+  EXPECT_EQ(without_hidden_nvlink(spec, ring, gpu).out.size(), 2u);
+  // A latency the IB leg does not pay tips it the other way.
+  spec.nvlink_Bps = 94e9;
+  spec.nvlink_latency_s = 1.0;
+  EXPECT_EQ(without_hidden_nvlink(spec, ring, gpu).out.size(), 2u);
 }
 
 TEST(EpTraffic, ExpertGroupInsideANodeUsesOnlyNvlink) {

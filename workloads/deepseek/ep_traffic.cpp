@@ -179,4 +179,22 @@ AllToAll ring_equivalent(const Plan& plan, const AllToAll& a, int64_t gpu) {
   return r;
 }
 
+AllToAll without_hidden_nvlink(const PlatformSpec& spec, const AllToAll& ring, int64_t gpu) {
+  const int64_t g = spec.nvlink_ranks > 0 ? spec.nvlink_ranks : spec.gpus_per_node;
+  const auto hidden = [&](const std::vector<PeerFlow>& flows) {
+    double nvlink = 0, ib = 0;
+    for (const PeerFlow& f : flows) (f.peer / g == gpu / g ? nvlink : ib) += f.bytes;
+    if (nvlink <= 0) return true;
+    return ib > 0 && spec.nvlink_Bps > 0 && spec.ib_Bps > 0 &&
+           spec.nvlink_latency_s + nvlink / spec.nvlink_Bps <= spec.ib_latency_s + ib / spec.ib_Bps;
+  };
+  if (!hidden(ring.out) || !hidden(ring.in)) return ring;
+  AllToAll r;
+  for (const PeerFlow& f : ring.out)
+    if (f.peer / g != gpu / g) r.out.push_back(f);
+  for (const PeerFlow& f : ring.in)
+    if (f.peer / g != gpu / g) r.in.push_back(f);
+  return r;
+}
+
 }  // namespace stepsim

@@ -7,6 +7,8 @@
 #include <functional>
 #include <vector>
 
+#include "platforms/cluster_platform.hpp"
+
 #include "simulator/config/plan.hpp"
 #include "workloads/routing/routing_stats.hpp"
 
@@ -60,6 +62,13 @@ AllToAll reversed(const AllToAll& a);
 // as with one flow per peer, so when all GPUs of the group load their links alike (balanced routing)
 // the max-min transfer times are the same, with 2 flows per GPU instead of 2 (nodes + GPUs - 2).
 AllToAll ring_equivalent(const Plan& plan, const AllToAll& per_peer, int64_t gpu);
+
+// `ring` (ring_equivalent's flows) without its NVLink flows when they cannot end after its IB
+// flows: each direction's NVLink bytes take no longer over an idle NVLink port than the IB bytes
+// over an idle NIC (a lower bound on the IB flows' time). In a lock-step replay (every GPU of the
+// group posts together, nothing else on NVLink) the op then ends with its IB flows either way, so
+// the result is the same with one flow fewer per GPU (sim.fidelity=fast). Otherwise `ring` as is.
+AllToAll without_hidden_nvlink(const PlatformSpec& spec, const AllToAll& ring, int64_t gpu);
 
 // Dispatch copies carry FP8 activations with one FP32 scale per 128 channels; combine copies BF16.
 double dispatch_bytes_per_token(const Plan& plan);

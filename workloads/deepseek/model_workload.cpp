@@ -87,6 +87,19 @@ ModelWorkload::ModelWorkload(const Plan& plan)
         group_mean_sequences_[size_t(layout_.ep_group_index(gpu) * m + mb)] += sequences(gpu, mb) / double(ep);
   }
   memory_ = std::make_unique<ModelMemory>(*this);
+  spec_ = platform_spec(plan_);
+  fold_hidden_nvlink_ = plan.sim.fidelity == SimFidelity::Fast && lock_step_nvlink_idle();
+}
+
+// Every GPU of an EP group runs the same ops at the same times (balanced loads, even batches,
+// nothing perturbed) and the all-to-all is alone on NVLink: no TP or CP collectives, no FSDP
+// gathers beside it, no pipeline transfers inside a node, no IB traffic forwarded over NVLink
+// (multi-plane). Then an NVLink leg that its IB leg outlasts never sets a time.
+bool ModelWorkload::lock_step_nvlink_idle() const {
+  const ParallelConfig& par = plan_.parallel;
+  return loads_.balanced() && uniform_batch_ && !plan_.scenario.perturbed() && par.tp == 1 && par.cp == 1 &&
+         par.zero != 3 && plan_.cluster.topology != Topology::MultiPlane &&
+         plan_.stage_gpus() % plan_.nvlink_ranks() == 0;
 }
 
 ModelWorkload::~ModelWorkload() = default;
@@ -217,6 +230,15 @@ std::string ModelWorkload::mode() const {
                      plan_.dp() - 1);
 }
 
+std::string ModelWorkload::fidelity() const {
+  if (fold_hidden_nvlink_)
+    return "fast: the NVLink leg of every all-to-all whose IB leg outlasts it is left out (every GPU of a group "
+           "runs in lock step and nothing else uses NVLink, so it never sets a time; sim.fidelity=exact replays it)";
+  if (plan_.sim.fidelity == SimFidelity::Exact) return "exact: every flow replayed (sim.fidelity=exact)";
+  return "exact: every flow replayed (sim.fidelity=fast leaves NVLink legs out only when every GPU of a group "
+         "runs in lock step, with balanced loads, nothing perturbed and NVLink carrying nothing else)";
+}
+
 bool ModelWorkload::layer_is_moe(int64_t layer) const {
   return plan_.model.is_moe_layer(layer);
 }
@@ -263,8 +285,10 @@ AllToAll ModelWorkload::ep_flows(int64_t gpu, int64_t layer, int64_t mb, double 
                                  double bytes_per_copy) const {
   const double tokens_per_seq = double(plan_.train.seq_len) * scale * token_share();
   const auto tokens_of = [&](int64_t g) { return sequences(g, mb) * tokens_per_seq; };
-  if (loads_.balanced())
-    return ring_equivalent(plan_, ep_all_to_all(plan_, ep_layout_, gpu, tokens_of, bytes_per_copy), gpu);
+  if (loads_.balanced()) {
+    const AllToAll ring = ring_equivalent(plan_, ep_all_to_all(plan_, ep_layout_, gpu, tokens_of, bytes_per_copy), gpu);
+    return fold_hidden_nvlink_ ? without_hidden_nvlink(spec_, ring, gpu) : ring;
+  }
   const AllToAll a =
       ep_all_to_all_loaded(plan_, routing_, gpu, tokens_of, bytes_per_copy, loads_.slot_shares(layer, mb));
   return to_experts ? a : reversed(a);

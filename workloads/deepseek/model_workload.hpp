@@ -70,6 +70,7 @@ class ModelWorkload : public engine::Workload {
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override;
   double expected_ops() const override;
   std::string mode() const override;
+  std::string fidelity() const override;
   bool simulated(int64_t gpu) const override;
   const engine::MemoryModel* memory_model() const override { return memory_.get(); }
   // Every GPU runs every microbatch on the same number of sequences.
@@ -132,6 +133,10 @@ class ModelWorkload : public engine::Workload {
   bool mark_perturbed_groups();  // fills the two below; false when the replicas cannot be split so
   std::vector<bool> perturbed_groups_;  // by EP group index within a pipeline rank; empty: not in use
   int64_t perturbed_group_count_ = 0;
+  // sim.fidelity=fast on a lock-step replay: all-to-alls leave out NVLink legs that cannot bind.
+  bool lock_step_nvlink_idle() const;
+  PlatformSpec spec_;
+  bool fold_hidden_nvlink_ = false;
 };
 
 }  // namespace stepsim
