@@ -11,7 +11,7 @@ template <class T>
 void drop_prefix(std::vector<T>& v, size_t& head) {
   // Erasing costs O(pending); doing it only when the consumed part is the larger half keeps the
   // amortised cost per op constant.
-  if (head >= 4096 && head * 2 >= v.size()) {
+  if (head >= 256 && head * 2 >= v.size()) {
     v.erase(v.begin(), v.begin() + std::ptrdiff_t(head));
     head = 0;
   }
