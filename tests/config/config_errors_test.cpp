@@ -228,6 +228,7 @@ TEST(ConfigErrors, ZeroStageFour) {
 TEST(ConfigErrors, UnknownRoutingAndSimMode) {
   expect_default_rejects({"scenario.routing=random"}, {"--set", "scenario.routing", "use one of", "balanced"});
   expect_default_rejects({"sim.mode=fast"}, {"--set", "sim.mode", "use one of", "reduced"});
+  expect_default_rejects({"sim.fidelity=approximate"}, {"--set", "sim.fidelity", "use one of", "exact"});
 }
 
 // ---- parallel layout (cross-key; named by the file the plan came from) ----------------------

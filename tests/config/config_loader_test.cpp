@@ -99,6 +99,7 @@ TEST(ConfigLoader, DefaultConfigHasTheDocumentedValues) {
   EXPECT_EQ(p.scenario.seed, 1u);
   EXPECT_EQ(p.scenario.routing_samples, 200000);
   EXPECT_EQ(p.sim.mode, SimMode::Auto);
+  EXPECT_EQ(p.sim.fidelity, SimFidelity::Fast);
   EXPECT_EQ(p.workload.kind, WorkloadKind::Model);
 }
 
