@@ -169,7 +169,7 @@ SimResult run(const Workload& workload, const SimOptions& options) {
   for (GpuState& g : e.gpus)
     if (g.simulated) start_actor(e, "gpu" + std::to_string(g.id), g.host, [&e, &g] { run_gpu(e, g); });
 
-  Progress progress(workload.expected_ops(), e.t_start);
+  Progress progress(workload.expected_ops(), workload.expected_activities(), e.t_start);
   if (!options.quiet) {
     uint64_t simulated = 0;
     for (const GpuState& g : e.gpus) simulated += g.simulated ? 1 : 0;

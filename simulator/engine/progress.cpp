@@ -5,10 +5,10 @@
 
 namespace stepsim::engine {
 
-Progress::Progress(double expected_ops, double t_start)
+Progress::Progress(double expected_ops, double expected_activities, double t_start)
     : expected_ops_(expected_ops),
       t_start_(t_start),
-      estimate_s_(expected_ops / kReplayOpsPerSecond),
+      estimate_s_((expected_activities > 0 ? expected_activities : expected_ops) / kReplayActivitiesPerSecond),
       start_(Clock::now()),
       last_(start_) {}
 

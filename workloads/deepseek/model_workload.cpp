@@ -177,20 +177,25 @@ bool ModelWorkload::simulated(int64_t gpu) const {
   return layout_.dp_rank(gpu) == 0;  // replica 0 of every stage
 }
 
-double ModelWorkload::expected_ops() const {
+double ModelWorkload::expected_ops() const { return count_replay().ops; }
+
+double ModelWorkload::expected_activities() const { return count_replay().activities; }
+
+ModelWorkload::ReplayCount ModelWorkload::count_replay() const {
   // Count by emitting one GPU's program per pipeline rank (replicas and EP peers run programs of
-  // the same length): exact, and cheap next to replaying them.
+  // the same length and flow count): exact, and cheap next to replaying them.
   const int64_t ranks = plan_.parallel.zero == 3 ? 1 : plan_.parallel.pp;
-  double total = 0;
+  ReplayCount total;
   for (int64_t r = 0; r < ranks; ++r) {
     const int64_t gpu = layout_.first_gpu_of_rank(r);
     std::vector<engine::StreamQueue> queues(static_cast<size_t>(num_streams()));
     engine::OpSink sink(uint32_t(gpu), queues, plan_.hardware.fp8_tflops * 1e12, bf16_flops());
     const auto prog = program(gpu);
-    double ops = 0;
+    double ops = 0, activities = 0;
     while (prog->emit_next(sink)) {
       for (auto& q : queues) {  // drop what was counted, keeping the sequence numbers
         ops += double(q.ops.size());
+        for (const engine::Op& op : q.ops) activities += op.comm ? op.n_out : 1.0;  // as the engine counts
         q.ops.clear();
         q.deps.clear();
         q.flows.clear();
@@ -201,7 +206,8 @@ double ModelWorkload::expected_ops() const {
                              : !perturbed_groups_.empty() ? double(plan_.parallel.ep * perturbed_group_count_)
                              : plan_.parallel.zero == 3 || ep_group_reduced_ ? double(group_block())
                                                                               : double(layout_.tp() * layout_.cp());
-    total += ops * simulated;
+    total.ops += ops * simulated;
+    total.activities += activities * simulated;
   }
   return total;
 }

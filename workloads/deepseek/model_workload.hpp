@@ -69,6 +69,7 @@ class ModelWorkload : public engine::Workload {
   int num_streams() const override;
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override;
   double expected_ops() const override;
+  double expected_activities() const override;
   std::string mode() const override;
   std::string fidelity() const override;
   bool simulated(int64_t gpu) const override;
@@ -111,6 +112,10 @@ class ModelWorkload : public engine::Workload {
   // GPUs at the start of a stage that reduced FSDP / uneven-load replays simulate: one EP group,
   // widened to whole TP x CP groups.
   int64_t group_block() const;
+  struct ReplayCount {
+    double ops = 0, activities = 0;  // activities: compute ops plus transfers, as the engine counts them
+  };
+  ReplayCount count_replay() const;
 
   Plan plan_;
   RankLayout layout_;
