@@ -56,23 +56,30 @@ void add_route(std::string& out, const std::string& indent, const std::string& s
   out += "</route>\n";
 }
 
+// The XML declaration, the DTD, a comment saying what the file is ("stepsim cluster: N nodes x G
+// GPU" + `what`) and the opening platform tag.
+std::string prologue(const std::string& what, const PlatformSpec& spec) {
+  return "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n<!-- stepsim cluster: " +
+         std::to_string(spec.nodes) + " nodes x " + std::to_string(spec.gpus_per_node) + " " + escape(spec.gpu_name) +
+         what + " -->\n<platform version=\"4.1\">\n";
+}
+
 // A fat tree: the C++ build's zones (Full), each with its hosts, links and every route of
 // platforms/topology.hpp, under a Full root whose zone routes cross the zones' spine-z links.
 std::string leaf_spine_xml(const PlatformSpec& spec, const FabricShape& f) {
   const int64_t G = spec.gpus_per_node;
   const std::vector<int64_t> healthy;
-  std::string out;
-  out += "<?xml version='1.0'?>\n";
-  out += "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n";
-  out += "<!-- stepsim cluster: " + std::to_string(spec.nodes) + " nodes x " + std::to_string(G) + " " +
-         escape(spec.gpu_name) + ", " + to_string(f.topology) + (f.rails() ? " (rail-optimised)" : "") +
-         ", leaves of " + std::to_string(f.leaf_nics) + " NICs, oversubscription " + num(f.oversubscription) +
-         ":1, NVLink domains of " + std::to_string(f.nvlink_ranks) + " GPUs.\n"
-         "     Host speeds: pstate 0 = full FP8 rate, pstate 1 = rate while comm kernels hold SMs.\n"
-         "     Routes: same NVLink domain = nvl-a_UP, nvl-b_DOWN; same leaf = ib-a_UP, ib-b_DOWN; other leaf =\n"
-         "     ib-a_UP, up-a_UP, [spine-zA_UP, spine-zB_DOWN,] up-b_DOWN, ib-b_DOWN (up-*: a NIC's share of its\n"
-         "     leaf's uplinks). Load with network/model:CM02 and network/crosstraffic:0. -->\n";
-  out += "<platform version=\"4.1\">\n";
+  std::string out = prologue(", " + std::string(to_string(f.topology)) + (f.rails() ? " (rail-optimised)" : "") +
+                             ", leaves of " + std::to_string(f.leaf_nics) + " NICs, oversubscription " +
+                             num(f.oversubscription) + ":1, NVLink domains of " + std::to_string(f.nvlink_ranks) +
+                             " GPUs.\n"
+                             "     Host speeds: pstate 0 = full FP8 rate, pstate 1 = rate while comm kernels hold SMs.\n"
+                             "     Routes: same NVLink domain = nvl-a_UP, nvl-b_DOWN; same leaf = ib-a_UP, ib-b_DOWN; "
+                             "other leaf =\n"
+                             "     ib-a_UP, up-a_UP, [spine-zA_UP, spine-zB_DOWN,] up-b_DOWN, ib-b_DOWN (up-*: a NIC's "
+                             "share of its\n"
+                             "     leaf's uplinks). Load with network/model:CM02 and network/crosstraffic:0.",
+                             spec);
   out += "  <zone id=\"cluster\" routing=\"Full\">\n";
   const std::string speeds = num(spec.gpu_flops) + "f," + num(spec.gpu_flops * spec.comm_speed_factor) + "f";
   std::vector<std::string> zone_names;
@@ -123,16 +130,12 @@ std::string platform_xml(const PlatformSpec& spec) {
   if (shape.has_leaves()) return leaf_spine_xml(spec, shape);
   const int64_t N = spec.nodes;
   const int64_t G = spec.gpus_per_node;
-  std::string out;
+  std::string out = prologue(". Host speeds: pstate 0 = full FP8 rate, pstate 1 = rate while comm kernels hold SMs.\n"
+                             "     Routes: same node = nvl-a_UP, nvl-b_DOWN; across nodes = ib-a_UP, ib-b_DOWN "
+                             "(non-blocking fabric).\n"
+                             "     Load with network/model:CM02 and network/crosstraffic:0 for exact size/bandwidth times.",
+                             spec);
   out.reserve(size_t(N * G) * size_t(160 + 140 * G));
-
-  out += "<?xml version='1.0'?>\n";
-  out += "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n";
-  out += "<!-- stepsim cluster: " + std::to_string(N) + " nodes x " + std::to_string(G) + " " + escape(spec.gpu_name) +
-         ". Host speeds: pstate 0 = full FP8 rate, pstate 1 = rate while comm kernels hold SMs.\n"
-         "     Routes: same node = nvl-a_UP, nvl-b_DOWN; across nodes = ib-a_UP, ib-b_DOWN (non-blocking fabric).\n"
-         "     Load with network/model:CM02 and network/crosstraffic:0 for exact size/bandwidth times. -->\n";
-  out += "<platform version=\"4.1\">\n";
   out += "  <zone id=\"cluster\" routing=\"Cluster\">\n";
 
   const std::string speeds = num(spec.gpu_flops) + "f," + num(spec.gpu_flops * spec.comm_speed_factor) + "f";
