@@ -37,7 +37,8 @@ void connect_signals_once() {
   if (connected) return;
   connected = true;
   sg4::Engine::on_time_advance_cb([](double) {
-    if (g_running != nullptr && g_progress != nullptr) g_progress->tick(sg4::Engine::get_clock(), g_running->ops_done);
+    if (g_running != nullptr) g_running->clock = sg4::Engine::get_clock();
+    if (g_running != nullptr && g_progress != nullptr) g_progress->tick(g_running->clock, g_running->ops_done);
   });
   sg4::Engine::on_deadlock_cb([] {
     if (g_running != nullptr) throw Deadlocked{};
@@ -145,6 +146,7 @@ SimResult run(const Workload& workload, const SimOptions& options) {
   e.sm_tax = spec.comm_speed_factor < 1;
   e.perturb.init(spec, options.jitter_sigma, options.seed);
   e.t_start = sg4::Engine::get_clock();
+  e.clock = e.t_start;
   e.gpus.resize(hosts.size());
   for (size_t i = 0; i < hosts.size(); ++i) {
     GpuState& g = e.gpus[i];

@@ -111,14 +111,14 @@ void EngineState::comm_started(GpuState& g, int stream) {
   if (g.comm_in_flight++ == 0 && sm_tax) g.host->set_pstate(1);
   StreamState& st = g.streams[size_t(stream)];
   st.comm_active = true;
-  st.comm_start = sg4::Engine::get_clock();
+  st.comm_start = clock;
 }
 
 void EngineState::comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving) {
   if (--g.comm_in_flight == 0 && sm_tax) g.host->set_pstate(0);
   g.streams[size_t(stream)].comm_active = false;
   // Flows start no earlier than their op: nothing still to come starts before the oldest op in flight.
-  double horizon = sg4::Engine::get_clock();
+  double horizon = clock;
   for (const StreamState& st : g.streams)
     if (st.comm_active) horizon = std::min(horizon, st.comm_start);
   IntervalUnion& busy = g.comm_busy[size_t(comm_class(kind))];

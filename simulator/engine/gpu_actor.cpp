@@ -17,8 +17,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-double now() { return sg4::Engine::get_clock(); }
-
 int payload_token;  // mailboxes carry a pointer; the data itself is only simulated
 
 // Where one stream's current op stands.
@@ -130,6 +128,8 @@ class GpuDriver {
   }
 
  private:
+  double now() const { return e_.clock; }
+
   // Moves stream s forward as far as it goes without waiting.
   void advance(int s) {
     StreamRun& r = runs_[size_t(s)];
