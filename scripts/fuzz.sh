@@ -18,7 +18,7 @@ if ! command -v clang++ >/dev/null; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends clang >&2
 fi
-scripts/setup.sh stepsim >/dev/null  # the Debian libraries the readers link
+scripts/setup.sh --packages  # the Debian libraries the readers link
 cmake -S fuzz -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None >/dev/null
 cmake --build build-fuzz -j "$(nproc 2>/dev/null || echo 2)" >&2
 

@@ -2,6 +2,7 @@
 # Installs what stepsim needs from Debian's archive (only the missing packages), then configures
 # and builds it in build/. Safe to run again: it does nothing that is already done.
 #   scripts/setup.sh [TARGET]   (default: everything, tests included)
+#   scripts/setup.sh --packages  only the Debian packages (scripts/test.sh --sanitize, scripts/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,8 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
+
+[ "${1:-}" = "--packages" ] && exit 0
 
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
