@@ -9,10 +9,10 @@
 
 namespace stepsim::engine {
 
-// Activities (compute ops plus transfers) a replay gets through per wall second on one core of the 2-core
-// CI machine: 125-140 k/s on the full default DeepSeek-V3 step, skewed routing (one flow per EP
-// peer) and a straggler alike (scripts/benchmark.sh, idle machine). The basis of the announcement
-// and of the ETA before the first percent of the ops is done.
+// Activities (compute ops plus transfers) a replay gets through per wall second on one core of
+// the 2-core CI machine: 125-140 k/s on the full default DeepSeek-V3 step, skewed routing (one
+// flow per EP peer) and a straggler alike (scripts/benchmark.sh, idle machine). The basis of the
+// announcement and of the ETA before the first percent of the ops is done.
 inline constexpr double kReplayActivitiesPerSecond = 125e3;
 
 class Progress {
