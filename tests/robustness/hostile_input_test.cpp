@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/config/config_loader.hpp"
 #include "tests/cli_runner.hpp"
 #include "workloads/routing/load_file.hpp"
 
@@ -46,6 +48,21 @@ const std::string kDefault = std::string(STEPSIM_SOURCE_DIR) + "/workloads/deeps
 TEST(HostileFiles, YamlTheParserLoopsOnIsOneLineNotAHang) {
   expect_rejected("roofline " + std::string(STEPSIM_SOURCE_DIR) + "/tests/data/yaml-cpp-loop.yaml",
                   {"yaml-cpp-loop.yaml", "malformed YAML", "did not finish within 10 s"});
+}
+
+// The guard's alarm must end the parse even in a process that ignores SIGALRM: a fork inherits the
+// disposition (and libFuzzer, which drives this parse in fuzz builds, installs its own handler).
+TEST(HostileFiles, YamlLoopEndsEvenWhereTheCallerIgnoresTheAlarm) {
+  std::signal(SIGALRM, SIG_IGN);  // this test's own process (each test runs in its own)
+  const std::string text = slurp(std::string(STEPSIM_SOURCE_DIR) + "/tests/data/yaml-cpp-loop.yaml");
+  try {
+    (void)load_plan_from_string(text, "loop.yaml");
+    ADD_FAILURE() << "a text yaml-cpp never finishes was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("loop.yaml: malformed YAML: the parser did not finish within 10 s"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(HostileFiles, AliasBombIsBoundedNotExpanded) {
