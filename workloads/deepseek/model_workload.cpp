@@ -26,7 +26,8 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       routing_(routing_stats(plan)),
       ep_layout_(stepsim::ep_layout(plan, routing_)),
       loads_(plan),
-      params_(count_params(plan.model)) {
+      params_(count_params(plan.model)),
+      spec_(platform_spec(plan)) {
   const int64_t layers = plan.model.num_hidden_layers;
   // Compute ops are charged in FLOPs at the FP8 rate: BF16 work counts fp8 / bf16 times.
   const double bf16_weight = plan.hardware.fp8_tflops / plan.hardware.bf16_tflops;
@@ -87,7 +88,6 @@ ModelWorkload::ModelWorkload(const Plan& plan)
         group_mean_sequences_[size_t(layout_.ep_group_index(gpu) * m + mb)] += sequences(gpu, mb) / double(ep);
   }
   memory_ = std::make_unique<ModelMemory>(*this);
-  spec_ = platform_spec(plan_);
   fold_hidden_nvlink_ = plan.sim.fidelity == SimFidelity::Fast && lock_step_nvlink_idle();
 }
 
@@ -116,7 +116,7 @@ bool ModelWorkload::mark_perturbed_groups() {
   // oversubscribed fat tree the perturbed groups' cross-leaf DP flows came out 1.5-2 % slower than
   // in the full replay, so there every GPU is replayed.
   if (plan_.cluster.topology != Topology::Star && plan_.cluster.oversubscription > 1) return false;
-  const PlatformSpec spec = platform();
+  const PlatformSpec& spec = spec_;
   const std::vector<int64_t> via = nic_detours(spec);
   perturbed_groups_.assign(size_t(layout_.expert_dp()), false);
   const auto mark = [&](int64_t gpu) {
@@ -156,7 +156,7 @@ int64_t ModelWorkload::group_block() const {
 
 std::string ModelWorkload::name() const { return plan_.model.name; }
 
-PlatformSpec ModelWorkload::platform() const { return platform_spec(plan_); }
+PlatformSpec ModelWorkload::platform() const { return spec_; }
 
 int ModelWorkload::num_streams() const {
   return kModelStreams + 2 * std::max(0, sched::pipeline_channels(*schedule_) - 4);
@@ -177,9 +177,14 @@ bool ModelWorkload::simulated(int64_t gpu) const {
   return layout_.dp_rank(gpu) == 0;  // replica 0 of every stage
 }
 
-double ModelWorkload::expected_ops() const { return count_replay().ops; }
+double ModelWorkload::expected_ops() const { return replay_count().ops; }
 
-double ModelWorkload::expected_activities() const { return count_replay().activities; }
+double ModelWorkload::expected_activities() const { return replay_count().activities; }
+
+const ModelWorkload::ReplayCount& ModelWorkload::replay_count() const {
+  if (!replay_count_) replay_count_ = count_replay();  // both figures come from one emission
+  return *replay_count_;
+}
 
 ModelWorkload::ReplayCount ModelWorkload::count_replay() const {
   // Count by emitting one GPU's program per pipeline rank (replicas and EP peers run programs of

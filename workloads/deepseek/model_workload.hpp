@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "schedules/schedule.hpp"
@@ -116,6 +117,8 @@ class ModelWorkload : public engine::Workload {
     double ops = 0, activities = 0;  // activities: compute ops plus transfers, as the engine counts them
   };
   ReplayCount count_replay() const;
+  const ReplayCount& replay_count() const;  // count_replay(), computed once
+  mutable std::optional<ReplayCount> replay_count_;
 
   Plan plan_;
   RankLayout layout_;
@@ -125,6 +128,7 @@ class ModelWorkload : public engine::Workload {
   EpLayout ep_layout_;
   ExpertLoads loads_;
   ModelParams params_;
+  PlatformSpec spec_;  // the cluster SimGrid builds: platform(), the NVLink fold, straggler groups
   std::vector<PartCost> costs_;
   double head_flops_per_seq_ = 0;
   bool uniform_batch_ = true;
@@ -140,7 +144,6 @@ class ModelWorkload : public engine::Workload {
   int64_t perturbed_group_count_ = 0;
   // sim.fidelity=fast on a lock-step replay: all-to-alls leave out NVLink legs that cannot bind.
   bool lock_step_nvlink_idle() const;
-  PlatformSpec spec_;
   bool fold_hidden_nvlink_ = false;
 };
 
