@@ -10,6 +10,7 @@
 #include "simulator/cli/commands.hpp"
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 
 namespace {
@@ -34,14 +35,9 @@ void add_plan_args(CLI::App* cmd, PlanArgs& a) {
 
 // Error messages hold user text (paths, values); control characters in it must not break the
 // message into several lines or reach the terminal.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  return s;
-}
-
+// One line of valid UTF-8 whatever bytes the names and values quoted in the message held.
 void print_error(const char* kind, const std::string& what) {
-  std::fprintf(stderr, "stepsim: %s: %s\n", kind, one_line(what).c_str());
+  std::fprintf(stderr, "stepsim: %s: %s\n", kind, stepsim::io::printable(what).c_str());
 }
 
 stepsim::Plan load(const PlanArgs& a) {

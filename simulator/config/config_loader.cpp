@@ -373,7 +373,13 @@ const std::vector<std::string>& required_keys() {
 }
 
 std::string describe(const json& v) {
-  if (v.is_string()) return "\"" + v.get<std::string>() + "\"";
+  if (v.is_string()) {
+    const auto& text = v.get_ref<const std::string&>();
+    if (text.size() <= 80) return "\"" + text + "\"";
+    size_t cut = 77;  // at a character's first byte
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return "\"" + text.substr(0, cut) + "...\"";
+  }
   // json::dump() writes NaN and infinities as "null".
   if (v.is_number_float() && !std::isfinite(v.get<double>()))
     return std::isnan(v.get<double>()) ? "nan" : v.get<double>() > 0 ? "inf" : "-inf";
@@ -508,14 +514,24 @@ void apply_override(json& root, const std::string& text, std::map<std::string, s
   if (key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos)
     throw ConfigError("--set " + key + ": empty part in the dotted key; use a key like parallel.pp");
   const std::string value_text = text.substr(eq + 1);
+  if (!io::is_utf8(key)) throw ConfigError("--set " + key + ": the key is not UTF-8 text; use a key like parallel.pp");
   json value;
-  try {
-    value = yaml_text_to_json(value_text);
-  } catch (const ConfigError& e) {
-    std::string why = e.what();
-    if (why.rfind("--set: ", 0) == 0) why = why.substr(7);
-    const std::string shown = value_text.size() > 60 ? value_text.substr(0, 57) + "..." : value_text;
-    throw ConfigError("--set " + key + ": value " + shown + " is not valid YAML (" + why + "); quote it or fix it");
+  const auto field = schema().find(key);
+  if (!io::is_utf8(value_text)) {
+    // Not for the YAML parser, which misreads such bytes (a leading FF FE as a byte-order mark,
+    // leaving an empty value). A file name is any bytes; any other key needs text.
+    if (field != schema().end() && field->second.kind != Kind::Path)
+      throw ConfigError("--set " + key + ": the value is not UTF-8 text; write it in UTF-8");
+    value = value_text;
+  } else {
+    try {
+      value = yaml_text_to_json(value_text);
+    } catch (const ConfigError& e) {
+      std::string why = e.what();
+      if (why.rfind("--set: ", 0) == 0) why = why.substr(7);
+      const std::string shown = value_text.size() > 60 ? value_text.substr(0, 57) + "..." : value_text;
+      throw ConfigError("--set " + key + ": value " + shown + " is not valid YAML (" + why + "); quote it or fix it");
+    }
   }
   json* cur = &root;
   const auto parts = split_dots(key);

@@ -14,4 +14,8 @@ inline std::string json_text(const nlohmann::json& j, int indent = -1) {
 // True when `s` is valid UTF-8 (what a name in a JSON report must be).
 bool is_utf8(const std::string& s);
 
+// `s` as one line of valid UTF-8 for a message: each byte outside a valid UTF-8 sequence becomes
+// \xNN (so a user can still see which bytes a name or value held) and each control character a space.
+std::string printable(const std::string& s);
+
 }  // namespace stepsim::io

@@ -16,6 +16,7 @@
 
 #include "simulator/config/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/io/json_text.hpp"
 #include "tests/cli_runner.hpp"
 #include "workloads/routing/load_file.hpp"
 
@@ -211,6 +212,33 @@ TEST(Messages, NonUtf8NamesAreRejectedAndNonUtf8PathsStillGiveValidJson) {
   const CliResult r = run_stepsim("roofline --json '" + odd + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NO_THROW((void)nlohmann::json::parse(r.out));
+}
+
+// Bytes that are not UTF-8 in a --set key or value, or in a file's value, are named in the one
+// error line as \xNN escapes, so the line itself stays valid UTF-8.
+TEST(Messages, NonUtf8SetTextIsRejectedByNameAndEchoedAsEscapes) {
+  // FF FE would reach the YAML parser as a UTF-16 byte-order mark and an empty value.
+  expect_rejected("roofline --set 'sim.fidelity=\xff\xfe'", {"--set sim.fidelity", "not UTF-8", "write it in UTF-8"});
+  expect_rejected("roofline --set 'sim.m\xffode=full'", {"--set sim.m\\xffode", "key is not UTF-8"});
+  ScratchDir d;
+  std::string yaml = slurp(kDefault);
+  const size_t sim = yaml.find("\nsim:\n");
+  ASSERT_NE(sim, std::string::npos);
+  yaml.insert(sim + 6, "  fidelity: \"fa\xffst\"\n");
+  const std::string path = d.write("bytes.yaml", yaml);
+  expect_rejected("roofline " + path, {"sim.fidelity", "unknown value \"fa\\xffst\"", "use one of: exact, fast"});
+  for (const std::string& args : std::vector<std::string>{"roofline --set 'sim.fidelity=\xff\xfe'", "roofline " + path}) {
+    const CliResult r = run_stepsim(args);
+    EXPECT_TRUE(io::is_utf8(r.err)) << r.err;
+  }
+}
+
+TEST(Messages, LongValuesAreCutInTheErrorLine) {
+  const std::string value(5000, 'x');
+  const CliResult r = run_stepsim("roofline --set sim.fidelity=" + value);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_LT(r.err.size(), 300u) << r.err;
+  EXPECT_NE(r.err.find("xxx...\""), std::string::npos) << r.err;
 }
 
 TEST(Messages, ControlCharactersCannotSplitTheErrorLine) {
