@@ -10,6 +10,7 @@
 #include "simulator/roofline/roofline_report.hpp"
 #include "simulator/report/straggler_report.hpp"
 #include "workloads/layout/rank_layout.hpp"
+#include "simulator/report/percent.hpp"
 
 namespace stepsim {
 namespace {
@@ -29,7 +30,6 @@ Spread spread(const SimResult& r, double RankResult::*field) {
 
 nlohmann::json spread_json(const Spread& s) { return {{"min", s.min}, {"mean", s.mean}, {"max", s.max}}; }
 
-std::string pct(double x) { return fmt::format("{:.1f} %", 100.0 * x); }
 
 }  // namespace
 

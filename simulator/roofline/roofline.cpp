@@ -11,11 +11,11 @@
 #include "workloads/deepseek/model_parallel_comm.hpp"
 #include "workloads/layout/rank_layout.hpp"
 #include "workloads/memory/state_bytes.hpp"
+#include "workloads/model/dtype_bytes.hpp"
 
 namespace stepsim {
 namespace {
 
-constexpr double kBf16Bytes = 2, kFp32Bytes = 4;
 
 ComputeTerms compute_terms(const Plan& plan, const ModelParams& p) {
   const double fp8 = plan.hardware.fp8_tflops * 1e12 * double(plan.gpus());

@@ -1,4 +1,5 @@
 #include "simulator/roofline/roofline_report.hpp"
+#include "simulator/report/percent.hpp"
 
 #include <fmt/format.h>
 
@@ -135,7 +136,6 @@ std::string row(const std::string& name, double seconds, const std::string& note
   return fmt::format("  {:<38}{:>10.3f} s   {}\n", name, seconds, note);
 }
 
-std::string pct(double x) { return fmt::format("{:.1f} %", 100.0 * x); }
 
 }  // namespace
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "workloads/model/model_params.hpp"
+#include "workloads/model/dtype_bytes.hpp"
 
 namespace stepsim {
 
 namespace {
-constexpr double kBf16Bytes = 2;
 }
 
 int tp_collectives_per_layer(const Plan& plan, bool moe_layer) {

@@ -6,6 +6,7 @@
 #include "workloads/deepseek/model_parallel_comm.hpp"
 #include "workloads/memory/state_bytes.hpp"
 #include "workloads/model/model_params.hpp"
+#include "workloads/model/dtype_bytes.hpp"
 
 namespace stepsim {
 
@@ -15,7 +16,6 @@ using engine::Phase;
 
 namespace {
 
-constexpr double kBf16Bytes = 2, kFp32Bytes = 4;
 
 Phase phase_of(LayerPart p) {
   switch (p) {
