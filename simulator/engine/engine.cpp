@@ -156,6 +156,7 @@ SimResult run(const Workload& workload, const SimOptions& options) {
     g.streams.resize(size_t(streams));
     g.simulated = workload.simulated(int64_t(i));
     g.fixed_speed = gpu_speed_factor(spec, int64_t(i)).empty();
+    g.speed = g.host->get_speed();
     g.record = options.record_spans && g.simulated &&
                (options.span_ranks.empty() || std::find(options.span_ranks.begin(), options.span_ranks.end(),
                                                         int32_t(i)) != options.span_ranks.end());

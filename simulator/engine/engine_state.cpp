@@ -108,14 +108,20 @@ void EngineState::complete(GpuState& g, int stream, const FetchedOp& op, double 
 // The SM tax: while any comm kernel of a GPU runs, its compute runs on the remaining SMs (pstate 1);
 // SimGrid re-rates the running Exec when the pstate changes.
 void EngineState::comm_started(GpuState& g, int stream) {
-  if (g.comm_in_flight++ == 0 && sm_tax) g.host->set_pstate(1);
+  if (g.comm_in_flight++ == 0 && sm_tax) {
+    g.host->set_pstate(1);
+    g.speed = g.host->get_speed();
+  }
   StreamState& st = g.streams[size_t(stream)];
   st.comm_active = true;
   st.comm_start = clock;
 }
 
 void EngineState::comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving) {
-  if (--g.comm_in_flight == 0 && sm_tax) g.host->set_pstate(0);
+  if (--g.comm_in_flight == 0 && sm_tax) {
+    g.host->set_pstate(0);
+    g.speed = g.host->get_speed();
+  }
   g.streams[size_t(stream)].comm_active = false;
   // Flows start no earlier than their op: nothing still to come starts before the oldest op in flight.
   double horizon = clock;

@@ -68,6 +68,7 @@ struct GpuState {
   bool fixed_speed = true; // no speed profile: only the SM-tax pstate changes the host's speed
   bool exhausted = false;  // the program has emitted everything
   int comm_in_flight = 0;  // comm ops running: > 0 means the SM tax applies
+  double speed = 0;        // the host's speed now (FLOP/s), read from SimGrid at each pstate switch
 
   double last_end = 0;
   double compute_s = 0;

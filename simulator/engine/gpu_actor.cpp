@@ -246,7 +246,7 @@ class GpuDriver {
         if (g_.fixed_speed) {
           r.work_left = work;
           r.rated_at = now();
-          r.rate = g_.host->get_speed();
+          r.rate = g_.speed;
           r.ends_at = r.rated_at + r.work_left / r.rate;
         } else {
           r.exec = sg4::this_actor::exec_async(work);
@@ -320,7 +320,7 @@ class GpuDriver {
   void rerate() {
     StreamRun& r = runs_[kComputeStream];
     if (r.stage != Stage::Compute || r.exec) return;
-    const double speed = g_.host->get_speed();
+    const double speed = g_.speed;
     if (speed == r.rate) return;
     const double t = now();
     r.work_left = std::max(0.0, r.work_left - r.rate * (t - r.rated_at));
