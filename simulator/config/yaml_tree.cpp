@@ -2,7 +2,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <limits>
 
 #include "simulator/config/config_error.hpp"
+#include "simulator/io/tied_child.hpp"
 
 namespace stepsim {
 namespace {
@@ -218,12 +218,8 @@ constexpr unsigned kParseLimitS = 10;
 #endif
 
 json parse_with_time_limit(const std::string& text, const std::string& source) {
-  std::fflush(nullptr);  // the child must not write the parent's buffered output again
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  const pid_t pid = io::fork_tied_child();
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);
     // The alarm must kill the child: an inherited handler (libFuzzer's, a caller's) might not.
     std::signal(SIGALRM, SIG_DFL);
     ::alarm(kParseLimitS);
@@ -234,9 +230,7 @@ json parse_with_time_limit(const std::string& text, const std::string& source) {
     ::_exit(0);
   }
   if (pid > 0) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = io::wait_for_child(pid);
     const bool timed_out = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
     bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 #ifdef STEPSIM_FUZZ_BUILD

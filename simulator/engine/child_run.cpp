@@ -1,11 +1,10 @@
 #include "simulator/engine/child_run.hpp"
 
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-#include <cstdio>
+#include <cerrno>
+
+#include "simulator/io/tied_child.hpp"
 
 namespace stepsim {
 namespace {
@@ -13,8 +12,10 @@ namespace {
 void write_all(int fd, const std::string& s) {
   for (size_t at = 0; at < s.size();) {
     const ssize_t n = ::write(fd, s.data() + at, s.size() - at);
-    if (n <= 0) return;
-    at += size_t(n);
+    if (n > 0)
+      at += size_t(n);
+    else if (n == 0 || errno != EINTR)
+      return;
   }
 }
 
@@ -23,19 +24,13 @@ void write_all(int fd, const std::string& s) {
 std::string run_in_child(const std::function<std::string()>& work) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for a child simulation");
-  std::fflush(nullptr);  // the child must not write the parent's buffered output a second time
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  const pid_t pid = io::fork_tied_child();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
     throw std::runtime_error("cannot fork a child simulation");
   }
   if (pid == 0) {
-    // A child simulation dies with its parent (a sweep point stopped by SIGTERM, a killed run)
-    // instead of replaying on for minutes as an orphan.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);  // the parent died before prctl took effect
     ::close(fds[0]);
     // Reply: 'o' + the result, or 'e' + the error message.
     std::string reply;
@@ -54,10 +49,15 @@ std::string run_in_child(const std::function<std::string()>& work) {
   ::close(fds[1]);
   std::string reply;
   char buf[65536];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) reply.append(buf, size_t(n));
+  for (;;) {  // a signal (a sweep's SIGTERM being handled) must not cut the reply short
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0)
+      reply.append(buf, size_t(n));
+    else if (n == 0 || errno != EINTR)
+      break;
+  }
   ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const int status = io::wait_for_child(pid);
   if (!reply.empty() && reply[0] == 'o') return reply.substr(1);
   if (!reply.empty() && reply[0] == 'e') throw std::runtime_error("child simulation failed: " + reply.substr(1));
   throw std::runtime_error("child simulation died (wait status " + std::to_string(status) + ")");
