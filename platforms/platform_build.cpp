@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -80,7 +81,7 @@ void build_zone(sg4::NetZone* root, const PlatformSpec& spec, const FabricShape&
   const int64_t end_node = std::min(spec.nodes, first_node + shape.zone_nodes());
   std::string zone_name = "n";
   zone_name += std::to_string(first_node);
-  if (end_node - first_node > 1) zone_name = "z" + std::to_string(zone_index);
+  if (end_node - first_node > 1) zone_name = fmt::format("z{}", zone_index);
   sg4::NetZone* zone = sg4::create_full_zone(zone_name);
   zone->set_parent(root);
 

@@ -6,6 +6,7 @@
 // its IB NIC as private split-duplex link (<host_link>) and no backbone, so a route between any two
 // GPUs is ib-a_UP, ib-b_DOWN; <bypassRoute>s send GPU pairs of one node over their NVLink halves
 // and a GPU's transfers to itself over the loopback, as the node zones of the C++ build do.
+#include <fmt/format.h>
 #include <charconv>
 #include <string>
 
@@ -85,7 +86,7 @@ std::string leaf_spine_xml(const PlatformSpec& spec, const FabricShape& f) {
   std::vector<std::string> zone_names;
   for (int64_t z = 0; z < f.zones(); ++z) {
     const int64_t first_node = z * f.zone_nodes(), end_node = std::min(spec.nodes, first_node + f.zone_nodes());
-    const std::string zone = end_node - first_node > 1 ? "z" + std::to_string(z) : "n" + std::to_string(first_node);
+    const std::string zone = end_node - first_node > 1 ? fmt::format("z{}", z) : fmt::format("n{}", first_node);
     zone_names.push_back(zone);
     out += "    <zone id=\"" + zone + "\" routing=\"Full\">\n";
     for (int64_t id = first_node * G; id < end_node * G; ++id)

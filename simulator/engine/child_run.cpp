@@ -6,6 +6,17 @@
 
 #include "simulator/io/tied_child.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define STEPSIM_LEAK_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STEPSIM_LEAK_CHECKED 1
+#endif
+#endif
+#ifdef STEPSIM_LEAK_CHECKED
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace stepsim {
 namespace {
 
@@ -42,6 +53,11 @@ std::string run_in_child(const std::function<std::string()>& work) {
     } catch (...) {
       reply = "eunknown error";
     }
+#ifdef STEPSIM_LEAK_CHECKED
+    // The child leaves with _exit, which skips LeakSanitizer's check at exit: check here, before
+    // replying, so that a leak in a child's work ends the child and fails the caller.
+    __lsan_do_leak_check();
+#endif
     write_all(fds[1], reply);
     ::close(fds[1]);
     ::_exit(0);  // no atexit handlers, no stdio flush: the parent owns stdout
