@@ -125,6 +125,18 @@ int main(int argc, char** argv) {
     print_error("error", std::string(e.what()) + "; see stepsim --help");
     return stepsim::kBadInputExit;
   }
+  // An empty value (often an unset shell variable, --emit-jobs "$JOBS") would read as "not given"
+  // and silently change what runs (a whole sweep instead of its job list): refuse it. Only a chart
+  // title may be empty.
+  for (const CLI::App* sub : app.get_subcommands())
+    for (const CLI::Option* opt : sub->get_options())
+      if (opt->get_type_size_max() > 0 && opt->get_name() != "--title")
+        for (const std::string& value : opt->results())
+          if (value.empty()) {
+            print_error("error", opt->get_name() + ": the value is empty (an unset shell variable?); give a value "
+                                                   "or leave the option out");
+            return stepsim::kBadInputExit;
+          }
 
   const auto run_command = [&]() -> int {
     if (*roofline) return stepsim::run_roofline(load(roof), roof.json);

@@ -167,6 +167,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"model.hidden_size", 0, 1 << 20, size},
       {"model.num_hidden_layers", 0, 4096, time},
       {"model.first_k_dense_replace", 0, 4096, time},
+      {"model.num_nextn_predict_layers", 0, 64, "multi-token prediction uses one or a few modules; more is a typo"},
       {"model.intermediate_size", 0, 1 << 22, size},
       {"model.moe_intermediate_size", 0, 1 << 22, size},
       {"model.n_routed_experts", 0, 16384, size},
@@ -225,6 +226,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"workload.w_s", 0, 1e6, "a chunk of over 11 days is a unit mistake"},
       {"workload.fb_s", 0, 1e6, "a chunk of over 11 days is a unit mistake"},
       {"workload.send_bytes", 0, 1e15, "a petabyte per send is a unit mistake"},
+      {"train.reported_step_s", 1e-6, 1e7, "a step outside a microsecond .. 4 months is a unit mistake"},
   };
   for (const auto& b : bounds) {
     Field& field = f.at(b.key);
@@ -439,8 +441,11 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       if (!v.is_string()) fail("expected a string, got " + describe(v));
       const auto& s = v.get_ref<const std::string&>();
       if (!io::is_utf8(s)) fail("is not UTF-8 text; write the name in UTF-8");
-      if (s.size() > 256 || s.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
-        fail("expected a one-line name of at most 256 bytes");
+      // Control characters (an escape sequence, a bell) would reach the terminal through the report.
+      const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+        return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f;
+      });
+      if (s.size() > 256 || control) fail("expected a one-line name of at most 256 bytes without control characters");
       return v;
     }
     case Kind::Path: {

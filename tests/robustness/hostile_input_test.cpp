@@ -211,7 +211,7 @@ TEST(Messages, NonUtf8NamesAreRejectedAndNonUtf8PathsStillGiveValidJson) {
   const std::string odd = d.write(std::string("odd\xff.yaml"), slurp(kDefault));
   const CliResult r = run_stepsim("roofline --json '" + odd + "'");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NO_THROW((void)nlohmann::json::parse(r.out));
+  EXPECT_NO_THROW({ const auto report = nlohmann::json::parse(r.out); (void)report; });
 }
 
 // Bytes that are not UTF-8 in a --set key or value, or in a file's value, are named in the one
@@ -231,6 +231,29 @@ TEST(Messages, NonUtf8SetTextIsRejectedByNameAndEchoedAsEscapes) {
     const CliResult r = run_stepsim(args);
     EXPECT_TRUE(io::is_utf8(r.err)) << r.err;
   }
+}
+
+// An empty value is most often an unset shell variable: read as "not given" it changed what ran
+// (--emit-jobs "" ran the whole sweep instead of writing its job list).
+TEST(Messages, EmptyOptionValuesAreRefusedNotReadAsAbsent) {
+  ScratchDir d;
+  const std::string dir = d.file("sweep");
+  expect_rejected("sweep --grid parallel.microbatches=16,32 -o " + dir + " --emit-jobs ''",
+                  {"--emit-jobs", "value is empty", "leave the option out"});
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "the refused sweep left " << dir;
+  expect_rejected("simulate ''", {"config", "value is empty"});
+  expect_rejected("simulate --quiet --trace ''", {"--trace", "value is empty"});
+  expect_rejected("platform -o ''", {"--output", "value is empty"});
+}
+
+// Values that are valid numbers or text but no plan: each names its key and its bound.
+TEST(Messages, OutOfRangeCountsRatesAndControlCharactersAreRefused) {
+  // Each multi-token-prediction module is a layer the explain replays build: 10^4 took 6 GB.
+  expect_rejected("roofline --set model.num_nextn_predict_layers=10000", {"model.num_nextn_predict_layers", "at most 64"});
+  // A reported step of 5e-324 s made the report print an infinite percentage.
+  expect_rejected("roofline --set train.reported_step_s=5e-324", {"train.reported_step_s", "at least 1e-06"});
+  // An escape sequence in a name would reach the terminal through the text report.
+  expect_rejected("roofline --set 'model.name=\x1b[31mRED\x07'", {"model.name", "control characters"});
 }
 
 TEST(Messages, LongValuesAreCutInTheErrorLine) {
