@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +20,51 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string reason(int err) { return err ? std::strerror(err) : "write failed"; }
+
+// The temporary files being written. A SIGINT or SIGTERM (Ctrl-C, a batch system's time limit)
+// removes them, then ends the process as the signal would have; the targets stay as they were.
+constexpr size_t kTempSlots = 32;
+std::atomic<const char*> g_temps[kTempSlots];
+
+void remove_temps_and_end(int sig) {
+  for (auto& slot : g_temps)
+    if (const char* p = slot.load()) ::unlink(p);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// Installed once, and only where the signal would end the process anyway: a signal the caller
+// ignores (a background job's SIGINT) or handles stays theirs.
+void remove_temps_on_signals() {
+  static const bool installed = [] {
+    for (const int sig : {SIGINT, SIGTERM}) {
+      struct sigaction old {};
+      ::sigaction(sig, nullptr, &old);
+      if (old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_temps_and_end;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+void track_temp(const char* path) {
+  remove_temps_on_signals();
+  for (auto& slot : g_temps) {
+    const char* none = nullptr;
+    if (slot.compare_exchange_strong(none, path)) return;
+  }
+}
+
+void untrack_temp(const char* path) {
+  for (auto& slot : g_temps) {
+    const char* mine = path;
+    if (slot.compare_exchange_strong(mine, nullptr)) return;
+  }
+}
 
 }  // namespace
 
@@ -38,7 +85,9 @@ OutputFile::OutputFile(const std::string& path, const std::string& option) : pat
     }
   }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".stepsim-XXXXXX")).string();
+  // The temporary name must stay within the 255 bytes of a file name even when the target's does.
+  const std::string stem = target.filename().string().substr(0, 200);
+  std::string tmpl = (dir / ("." + stem + ".stepsim-XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)
     throw ConfigError(path + ": cannot write there (" + reason(errno) + "); check that its folder exists and is writable (" +
@@ -49,8 +98,10 @@ OutputFile::OutputFile(const std::string& path, const std::string& option) : pat
   ::fchmod(fd, 0666 & ~mask);
   ::close(fd);
   temp_ = tmpl;
+  track_temp(temp_.c_str());
   out_.open(temp_, std::ios::binary | std::ios::trunc);
   if (!out_) {
+    untrack_temp(temp_.c_str());
     ::unlink(temp_.c_str());
     throw ConfigError(path + ": cannot write (" + reason(errno) + "); check the path (" + option + ")");
   }
@@ -61,6 +112,7 @@ OutputFile::~OutputFile() {
     out_.close();
     ::unlink(temp_.c_str());
   }
+  if (!temp_.empty()) untrack_temp(temp_.c_str());
 }
 
 void OutputFile::commit() {

@@ -1,0 +1,78 @@
+// Outputs are written to a temporary file renamed over the target once complete. Whatever ends the
+// writing early -- an error, a long name, Ctrl-C or a batch system's SIGTERM -- leaves neither a
+// half-written target nor a stray temporary file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "simulator/config/config_error.hpp"
+#include "simulator/io/output_file.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace stepsim::test {
+namespace {
+
+size_t entries(const std::filesystem::path& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+TEST(OutputFile, SignalRemovesTheTemporaryFileAndEndsAsTheSignalWould) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    ScratchDir d;
+    const std::string target = d.file("trace.json");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::signal(sig, SIG_DFL);  // as in a fresh process, whatever the test runner set
+      io::OutputFile out(target, "--trace");
+      out.stream() << std::string(1 << 20, 'x');
+      ::raise(sig);  // the output is half-written when the signal comes
+      ::_exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "wait status " << status;
+    EXPECT_EQ(entries(d.path()), 0u) << "a temporary file or the target was left after signal " << sig;
+  }
+}
+
+TEST(OutputFile, IgnoredSignalStaysIgnored) {
+  ScratchDir d;
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGINT, SIG_IGN);  // a background job's SIGINT
+    io::OutputFile out(d.file("out.txt"), "-o");
+    out.stream() << "done";
+    ::raise(SIGINT);
+    out.commit();
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
+  std::ifstream in(d.file("out.txt"));
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "done");
+}
+
+// A name of 240 bytes is legal (at most 255); the temporary name must not push it past that.
+TEST(OutputFile, LongNamesCanBeWritten) {
+  ScratchDir d;
+  const std::string target = d.file(std::string(240, 'a') + ".xml");
+  io::write_output_file(target, "-o", "<platform/>");
+  EXPECT_TRUE(std::filesystem::exists(target));
+  EXPECT_EQ(entries(d.path()), 1u);
+}
+
+}  // namespace
+}  // namespace stepsim::test
