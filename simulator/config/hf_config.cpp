@@ -5,6 +5,7 @@
 
 #include "simulator/config/config_error.hpp"
 #include "simulator/io/input_file.hpp"
+#include "simulator/io/json_text.hpp"
 
 namespace stepsim {
 
@@ -68,14 +69,11 @@ nlohmann::json read_hf_model_keys(const std::string& path,
   nlohmann::json hf;
   try {
     // A config.json is flat; deep nesting is malformed (and would recurse in the parser).
-    hf = nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      if (depth > 64) throw ConfigError("nested more than 64 levels deep");
-      return true;
-    });
+    hf = io::parse_json_strictly(text, 64);
   } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e3068)
     throw ConfigError(path + ": not valid JSON (" + std::string(e.what()) + "); fix the file");
   } catch (const ConfigError& e) {
-    throw ConfigError(path + ": " + e.what() + "; a Hugging Face config.json is a flat object of settings");
+    throw ConfigError(path + ": " + e.what() + " (a Hugging Face config.json is a flat object of settings)");
   }
   if (!hf.is_object()) throw ConfigError(path + ": expected a JSON object of model settings");
   refuse_unmodelled(path, hf);

@@ -16,7 +16,9 @@ inline std::string rank_ranges(std::vector<int64_t> ids) {
   for (size_t i = 0; i < ids.size();) {
     size_t j = i;
     while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(ids[i]) + (j > i ? "-" + std::to_string(ids[j]) : "");
+    if (!out.empty()) out += ',';
+    out += std::to_string(ids[i]);
+    if (j > i) out += '-' + std::to_string(ids[j]);
     i = j + 1;
   }
   return out;

@@ -99,7 +99,8 @@ std::string point_shell_line(const Manifest& m, const GridPoint& p, const std::s
       throw ConfigError("--emit-jobs: \"" + a.substr(0, a.find_first_of("\n\r")) +
                         "...\" holds a line break, which a per-line job runner would split into two commands; "
                         "remove it");
-    line += (line.empty() ? "" : " ") + shell_quote(a);
+    if (!line.empty()) line += ' ';
+    line += shell_quote(a);
   }
   if (dir.find_first_of("\n\r") != std::string::npos)
     throw ConfigError("-o: the sweep directory's name holds a line break; a job line cannot hold it");

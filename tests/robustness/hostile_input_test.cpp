@@ -368,6 +368,33 @@ TEST(HostileFiles, NumbersPastTheDoubleRangeAreOneLine) {
   }
 }
 
+// JSON lets a key stand twice in one object and nlohmann keeps the last: a config.json with
+// "hidden_size" appended ran as a 3.4e9-parameter model instead of 6.7e11, with exit 0.
+TEST(HostileFiles, KeysGivenTwiceInJsonInputsAreRefused) {
+  ScratchDir d;
+  std::string hf = slurp(std::string(STEPSIM_SOURCE_DIR) + "/workloads/models/deepseek-v3.config.json");
+  const size_t end = hf.rfind('}');
+  ASSERT_NE(end, std::string::npos);
+  hf.insert(end, ", \"hidden_size\": 1");
+  const std::string path = d.write("config.json", hf);
+  expect_rejected("roofline " + std::string(STEPSIM_SOURCE_DIR) +
+                      "/workloads/deepseek-v3-from-hf.yaml --set model.config_json=" + path,
+                  {path, "\"hidden_size\" given twice"});
+  Plan plan;
+  plan.source = "test";
+  plan.model.num_hidden_layers = 4;
+  plan.model.first_k_dense_replace = 1;
+  plan.model.n_routed_experts = 2;
+  plan.scenario.routing = Routing::File;
+  plan.scenario.load_file = d.write("loads.json", R"({"layers": {"1": [1, 1], "1": [5, 1]}})");
+  try {
+    (void)read_load_file(plan);
+    ADD_FAILURE() << "a layer given twice was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"1\" given twice"), std::string::npos) << e.what();
+  }
+}
+
 // ---- sweeps ----
 
 TEST(HostileSweeps, CollectRejectsPointFilesThatAreNotReports) {

@@ -10,6 +10,7 @@
 
 #include "simulator/config/config_error.hpp"
 #include "simulator/io/input_file.hpp"
+#include "simulator/io/json_text.hpp"
 
 namespace stepsim {
 
@@ -97,9 +98,11 @@ Histogram read_json(const Plan& plan, const std::string& path, std::istream& in)
   const int64_t experts = plan.model.n_routed_experts;
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = io::parse_json_strictly(in, 64);
   } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e3068)
     fail(path, std::string("not valid JSON (") + e.what() + ")");
+  } catch (const ConfigError& e) {  // a layer given twice, deep nesting
+    fail(path, e.what());
   }
   if (!j.is_object() || !j.contains("layers") || !j["layers"].is_object())
     fail(path, "expected {\"layers\": {\"LAYER\": [tokens per expert, ...], ...}}");
