@@ -42,13 +42,17 @@ json scalar_to_json(const YAML::Node& node) {
 
 // A config is a few hundred values. Aliases share nodes in yaml-cpp's tree but are copied here, so
 // a few hundred bytes of nested aliases ("billion laughs") would expand to gigabytes: count the
-// values as they are copied and stop at a bound no real config comes near.
+// values and their bytes as they are copied and stop at bounds no real config comes near (a
+// config file is at most 1 MiB: a long string aliased a few thousand times stays under the value
+// bound but needs gigabytes).
 constexpr size_t kMaxValues = 100000;
+constexpr size_t kMaxBytes = size_t(16) << 20;
 constexpr int kMaxDepth = 64;
 
 struct Budget {
   const std::string& source;
   size_t values = 0;
+  size_t bytes = 0;
 };
 
 // `path` is the dotted key of `node` ("" at the top), so messages name the full key.
@@ -65,7 +69,14 @@ json to_json(const YAML::Node& node, Budget& budget, const std::string& path = "
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined: return nullptr;
-    case YAML::NodeType::Scalar: return scalar_to_json(node);
+    case YAML::NodeType::Scalar:
+      budget.bytes += node.Scalar().size();
+      if (budget.bytes > kMaxBytes)
+        throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": more than " +
+                          std::to_string(kMaxBytes >> 20) +
+                          " MiB of text once its aliases are expanded (an alias bomb would exhaust memory); write "
+                          "the config without aliases of long values");
+      return scalar_to_json(node);
     case YAML::NodeType::Sequence: {
       json arr = json::array();
       for (const auto& item : node) arr.push_back(to_json(item, budget, path, depth + 1));

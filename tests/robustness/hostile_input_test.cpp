@@ -66,6 +66,16 @@ TEST(HostileFiles, YamlLoopEndsEvenWhereTheCallerIgnoresTheAlarm) {
   }
 }
 
+// Few values, many bytes: a 300 kB string aliased 20,000 times is a 360 kB file that needed 6 GB.
+TEST(HostileFiles, AliasesOfALongStringAreBoundedByBytes) {
+  ScratchDir d;
+  std::string y = "a: &a " + std::string(300000, 'x') + "\nb: [";
+  for (int i = 0; i < 20000; ++i) y += i ? ",*a" : "*a";
+  y += "]\n";
+  const std::string path = d.write("long.yaml", y);
+  expect_rejected("roofline " + path, {path, "b: more than 16 MiB", "aliases"});
+}
+
 TEST(HostileFiles, AliasBombIsBoundedNotExpanded) {
   ScratchDir d;
   // 9^8 = 43 million leaves once expanded, from 330 bytes.
