@@ -22,6 +22,7 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
   calib::require_capture(plan, "calibrate");
   if (out_path.empty()) throw ConfigError("calibrate: -o: missing; name the profile file to write, e.g. -o profile.yaml");
   check_replay_size(plan);
+  io::check_output_path(out_path, "-o");
   // Every input is read and checked before the output is touched; the profile is written to a
   // temporary file renamed over -o, so a failure never empties an existing profile.
   const traces::ProfileSummary trace = traces::read_profile_trace(trace_path);

@@ -9,11 +9,13 @@
 #include "simulator/calibration/explain.hpp"
 #include "simulator/cli/commands.hpp"
 #include "simulator/io/json_text.hpp"
+#include "simulator/io/output_file.hpp"
 #include "simulator/plot/chart.hpp"
 
 namespace stepsim {
 
 int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_path, bool routing_sim) {
+  if (!png_path.empty()) io::check_output_path(png_path, "--png");  // before the simulations, not after
   int n = 0;
   const calib::Explanation x = calib::explain(plan, [&](const Plan& p) {
     if (!quiet) std::fprintf(stderr, "explain: simulation %d ...\n", ++n);

@@ -45,6 +45,7 @@ int collect_only(const SweepArgs& a) {
   if (!a.plot_x.empty()) m.plot_x = a.plot_x;
   if (!a.plot_y.empty()) m.plot_y = a.plot_y;
   if (!a.png.empty()) m.png = absolute(a.png);
+  if (!m.png.empty()) io::check_output_path(m.png, "--png");
   if (!a.title.empty()) m.title = a.title;
   check_plot_x(m);
   return report(collect(a.collect_dir, m), a.quiet);
@@ -72,8 +73,8 @@ int emit_jobs(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint
   const std::string dir = absolute(a.out_dir);
   std::string lines;
   for (const auto& p : grid) lines += point_shell_line(m, p, dir, int(grid.size())) + "\n";
+  io::write_output_file(a.emit_jobs, "--emit-jobs", lines);  // first: a full disk leaves no half sweep
   write_manifest(a.out_dir, m);
-  io::write_output_file(a.emit_jobs, "--emit-jobs", lines);
   if (!a.quiet)
     std::fprintf(stderr,
                  "stepsim sweep: wrote %zu job lines to %s; run each (e.g. a Slurm array task runs line "
@@ -130,6 +131,9 @@ int run_sweep(const SweepArgs& a) {
   m.png = a.png.empty() ? "" : absolute(a.png);
   m.title = a.title;
   check_plot_x(m);
+  // Outputs written after the points ran (or after the manifest) are checked before anything is.
+  if (!m.png.empty()) io::check_output_path(m.png, "--png");
+  if (!a.emit_jobs.empty()) io::check_output_path(a.emit_jobs, "--emit-jobs");
   std::error_code ec;
   m.binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) throw ConfigError("/proc/self/exe: cannot find the stepsim binary to run each point (" + ec.message() + ")");

@@ -68,16 +68,38 @@ void untrack_temp(const char* path) {
 
 }  // namespace
 
-OutputFile::OutputFile(const std::string& path, const std::string& option) : path_(path), option_(option) {
-  if (path.empty()) throw ConfigError(option + ": empty path; name the file to write");
+namespace {
+
+// What a path names once a symlink is followed (the file a write replaces).
+fs::path resolved(const std::string& path) {
   std::error_code ec;
   fs::path target = path;
   if (fs::is_symlink(fs::symlink_status(target, ec))) target = fs::weakly_canonical(target, ec);
+  return target;
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, const std::string& option) {
+  if (path.empty()) throw ConfigError(option + ": empty path; name the file to write");
+  const fs::path target = resolved(path);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw ConfigError(path + ": is a directory; name a file to write (" + option + ")");
+    if (!S_ISREG(st.st_mode)) return;  // a device, FIFO or socket: written directly
+  }
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw ConfigError(path + ": cannot write there (" + reason(errno) + "); check that its folder exists and is writable (" +
+                      option + ")");
+}
+
+OutputFile::OutputFile(const std::string& path, const std::string& option) : path_(path), option_(option) {
+  check_output_path(path, option);
+  const fs::path target = resolved(path);
   target_ = target.string();
   struct stat st {};
   if (::stat(target_.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode))
-      throw ConfigError(path + ": is a directory; name a file to write (" + option + ")");
     if (!S_ISREG(st.st_mode)) {  // a device, FIFO or socket: no temporary file can stand in for it
       out_.open(target_, std::ios::binary);
       if (!out_) throw ConfigError(path + ": cannot write (" + reason(errno) + "); check the path (" + option + ")");

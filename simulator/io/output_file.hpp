@@ -29,6 +29,10 @@ class OutputFile {
   bool committed_ = false;
 };
 
+// Throws the ConfigError OutputFile would for `path` (empty, a directory, a folder that is missing or
+// not writable) without creating anything: for outputs written after minutes of work, checked first.
+void check_output_path(const std::string& path, const std::string& option);
+
 // The whole content at once.
 void write_output_file(const std::string& path, const std::string& option, const std::string& content);
 

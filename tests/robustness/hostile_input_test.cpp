@@ -280,6 +280,22 @@ TEST(Messages, ControlCharactersCannotSplitTheErrorLine) {
 
 // ---- outputs ----
 
+// Outputs written after minutes of work (the waterfall, a sweep's chart or job list) are checked
+// before the work starts, and a refused sweep leaves no directory behind.
+TEST(Outputs, PathsWrittenLateAreCheckedFirst) {
+  ScratchDir d;
+  const std::string missing = d.file("no/such/folder/out");
+  expect_rejected("explain --quiet --no-routing-sim --png " + missing + ".png", {missing, "--png", "folder exists"});
+  const std::string dir = d.file("sweep");
+  expect_rejected("sweep --quiet --grid parallel.microbatches=20,30 -o " + dir + " --png " + missing + ".png",
+                  {"--png", "folder exists"});
+  expect_rejected("sweep --quiet --grid parallel.microbatches=20,30 -o " + dir + " --emit-jobs " + missing + ".txt",
+                  {"--emit-jobs", "folder exists"});
+  expect_rejected("sweep --quiet --grid parallel.microbatches=20,30 -o " + dir + " --emit-jobs /dev/full",
+                  {"/dev/full", "--emit-jobs"});
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "a refused sweep left " << dir;
+}
+
 TEST(Outputs, WriteErrorsAreReported) {
   const std::string synthetic =
       "simulate --quiet --set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=2 "
