@@ -62,6 +62,8 @@ void check_grid(const std::vector<GridAxis>& axes) {
   for (const auto& axis : axes) {
     if (!seen.insert(axis.key).second)
       throw ConfigError("--grid " + axis.key + ": given twice; list all its values in one --grid");
+    if (axis.values.empty())
+      throw ConfigError("--grid " + axis.key + ": no values; list at least one, for example --grid " + axis.key + "=1,2");
     for (const auto& v : axis.values) {
       try {
         check_override(axis.key + "=" + v);

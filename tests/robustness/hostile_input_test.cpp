@@ -451,6 +451,10 @@ TEST(HostileSweeps, TamperedManifestIsOneLine) {
   expect_rejected("sweep --collect " + dir, {dir + "/sweep.json", "1000000 points"});
   std::ofstream(dir + "/sweep.json") << R"({"binary": "x", "config": "y", "sets": ["frob=1"], "grid": []})";
   expect_rejected("sweep --collect " + dir, {"sweep.json", "not a sweep manifest"});
+  // A key with no values made a sweep of no points that "succeeded" with an empty table.
+  std::ofstream(dir + "/sweep.json") << R"({"binary": "x", "config": "y", "sets": [],
+    "grid": [{"key": "parallel.pp", "values": []}]})";
+  expect_rejected("sweep --collect " + dir, {"sweep.json", "parallel.pp: no values"});
 }
 
 }  // namespace
