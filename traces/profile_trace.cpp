@@ -1,5 +1,6 @@
 #include "traces/profile_trace.hpp"
 
+#include <new>
 #include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -317,6 +318,8 @@ ProfileSummary read_profile_trace(const std::string& path) {
     }
   } catch (const ConfigError&) {
     throw;
+  } catch (const std::bad_alloc&) {  // a single value (a name of hundreds of MB) past this machine's memory
+    sax.error = "a value in it is too large for this machine's memory";
   } catch (const std::exception& e) {
     sax.error = e.what();
   }
