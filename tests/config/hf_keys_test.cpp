@@ -1,5 +1,6 @@
 // Hugging Face keys that change FLOPs or bytes: read when stepsim models them, refused with one
 // line naming the file, the key and the fix when it does not. Never silently ignored.
+#include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
 
 #include "config_test_util.hpp"
@@ -9,11 +10,15 @@ namespace stepsim::test {
 namespace {
 
 // A small Qwen2-MoE-style config.json; `extra` adds or overrides keys (JSON members).
+// A small Qwen-MoE config.json; `extra` ("key": value, ...) adds keys or replaces the base's (a key
+// may appear only once in the file).
 std::string qwen_moe_json(const std::string& extra) {
-  return R"({"model_type": "qwen2_moe", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 16,
-    "num_key_value_heads": 4, "intermediate_size": 4096, "moe_intermediate_size": 512, "num_experts": 8,
-    "num_experts_per_tok": 2, "vocab_size": 32000, "tie_word_embeddings": false)" +
-         (extra.empty() ? "" : ", " + extra) + "}";
+  nlohmann::json j = nlohmann::json::parse(R"({"model_type": "qwen2_moe", "hidden_size": 1024,
+    "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 4096,
+    "moe_intermediate_size": 512, "num_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000,
+    "tie_word_embeddings": false})");
+  j.update(nlohmann::json::parse("{" + extra + "}"));
+  return j.dump();
 }
 
 // The Llama 3.1 8B plan (64 GPUs, 1F1B over 4 stages) with its model replaced by `json_path`.
