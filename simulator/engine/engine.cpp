@@ -169,6 +169,7 @@ SimResult run(const Workload& workload, const SimOptions& options) {
         start_memory(g.memory, e.memory->static_memory(g.id));
         if (g.record) e.memory_samples.push_back({int32_t(g.id), 0.0, g.memory.fixed.total()});
       }
+  e.lazy_compute = workload.local_deps_only() && !e.perturb.any() && !options.record_spans;
   for (GpuState& g : e.gpus)
     if (g.simulated) start_actor(e, "gpu" + std::to_string(g.id), g.host, [&e, &g] { run_gpu(e, g); });
 

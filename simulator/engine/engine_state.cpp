@@ -66,6 +66,8 @@ void EngineState::check_ref(const OpRef& r) const {
 bool EngineState::is_done(const OpRef& r) const { return r.seq < gpus[r.gpu()].streams[r.stream()].done; }
 
 void EngineState::add_waiter(const OpRef& r, GpuState& g, int stream) {
+  if (lazy_compute && r.gpu() != g.id)  // the workload promised none: a lazy completion would miss this waiter
+    throw std::logic_error("remote dependency in a workload that declares only local ones");
   gpus[r.gpu()].streams[r.stream()].waiters.push_back({r.seq, g.id, uint32_t(stream)});
   if (r.gpu() != g.id) ++g.remote_waits;
 }

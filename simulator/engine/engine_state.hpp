@@ -143,6 +143,9 @@ class EngineState {
   std::vector<IdleSpan> idle_spans;
   Perturbations perturb;  // jitter, waits by peer, NIC detours
   std::string error;
+  // Compute ops that nobody waits on may complete lazily (gpu_actor.cpp, chain_end): only where
+  // nothing can observe when they ended in between (local deps only, no perturbation, no trace).
+  bool lazy_compute = false;
   bool stopping = false;  // an actor failed: the others stop at their next event
 
  private:

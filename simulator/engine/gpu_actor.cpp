@@ -49,9 +49,18 @@ struct StreamRun {
   std::vector<void*> received;  // where the gets write (the pointers are never read)
 };
 
+// Lazy compute (EngineState::lazy_compute): a compute op that nobody waits on, followed on the
+// compute stream by queued ops whose deps are done, needs no wake-up at its end: the actor sleeps
+// until the end of the whole chain (or its next other event) and then completes each op at its own
+// end time, starting the next one there (catch_up). Exact: only this actor can observe the chain
+// (every dep is local), the host's speed changes only at this actor's own events, and each op's
+// end is the same sum of the same terms. It saves about half the compute wake-ups of a step.
+constexpr int kMaxChain = 64;  // ops looked ahead per wait
+
 class GpuDriver {
  public:
-  GpuDriver(EngineState& e, GpuState& g) : e_(e), g_(g), runs_(g.streams.size()) {}
+  GpuDriver(EngineState& e, GpuState& g)
+      : e_(e), g_(g), runs_(g.streams.size()), lazy_(e.lazy_compute && g.fixed_speed) {}
 
   void run() {
     for (size_t s = 0; s < runs_.size(); ++s) g_.ready.push_back(uint32_t(s));
@@ -78,7 +87,7 @@ class GpuDriver {
           waiting.push_back(r.exec);
           owner.push_back(int(s));
         } else if (r.stage == Stage::Compute) {
-          deadline = std::min(deadline, r.ends_at);
+          deadline = std::min(deadline, chain_end(r));
         } else if (r.stage == Stage::Flows) {
           waiting.push_back(r.comms[r.next_comm]);
           owner.push_back(int(s));
@@ -108,6 +117,7 @@ class GpuDriver {
         which = ssize_t(waiting.size()) - 1;  // the doorbell rang: g.ready holds the news
       }
       g_.blocked = false;
+      catch_up();
       waiting.clear();  // drop the references now
       if (which < 0) {
         for (size_t s = 0; s < runs_.size(); ++s) {
@@ -128,7 +138,50 @@ class GpuDriver {
   }
 
  private:
-  double now() const { return e_.clock; }
+  // SimGrid's clock, or while catch_up completes an op that ended earlier, that op's end.
+  double now() const { return at_ >= 0 ? at_ : e_.clock; }
+
+  bool has_waiter(uint32_t seq) const {
+    for (const Waiter& w : g_.streams[kComputeStream].waiters)
+      if (w.seq == seq) return true;
+    return false;
+  }
+
+  // When the compute stream next needs this actor (see kMaxChain): the end of its running op, or
+  // of the chain of queued ops after it that start as soon as their predecessor ends.
+  double chain_end(const StreamRun& r) const {
+    double t = r.ends_at;
+    if (!lazy_ || r.exec) return t;
+    const StreamQueue& q = g_.queues[kComputeStream];
+    uint32_t seq = r.cur.seq;
+    size_t dep = q.dep_head;
+    for (size_t op = q.op_head; op < q.ops.size() && op < q.op_head + kMaxChain; ++op, ++seq) {
+      if (has_waiter(seq)) break;  // someone must learn at its end that op `seq` completed
+      const Op& next = q.ops[op];
+      if (next.comm || next.flops <= 0) break;
+      for (size_t d = 0; d < next.n_deps; ++d) {
+        const OpRef& ref = q.deps[dep + d];
+        const bool earlier_compute = ref.gpu() == g_.id && ref.stream() == kComputeStream && ref.seq <= seq;
+        if (!earlier_compute && !e_.is_done(ref)) return t;
+      }
+      dep += next.n_deps;
+      t = t + next.flops / g_.speed;  // as start_op computes ends_at (no jitter here: nothing is perturbed)
+    }
+    return t;
+  }
+
+  // Completes the compute ops that ended before now (a chain slept through), each at its own end,
+  // and starts its successor there.
+  void catch_up() {
+    if (!lazy_) return;
+    StreamRun& r = runs_[kComputeStream];
+    while (r.stage == Stage::Compute && !r.exec && r.ends_at < e_.clock) {
+      at_ = r.ends_at;
+      compute_done(kComputeStream);
+      advance(kComputeStream);
+      at_ = -1;
+    }
+  }
 
   // Moves stream s forward as far as it goes without waiting.
   void advance(int s) {
@@ -369,6 +422,8 @@ class GpuDriver {
   GpuState& g_;
   std::vector<StreamRun> runs_;
   std::vector<Interval> moving_;
+  const bool lazy_;
+  double at_ = -1;  // catch_up's time, while it runs
 };
 
 }  // namespace

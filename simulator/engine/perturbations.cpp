@@ -72,6 +72,8 @@ int64_t Perturbations::flow_culprit(uint32_t gpu, uint32_t peer, double from, do
   return -1;
 }
 
+bool Perturbations::any() const { return std::find(perturbed_.begin(), perturbed_.end(), true) != perturbed_.end(); }
+
 double Perturbations::jitter(uint32_t gpu) {
   if (sigma_ <= 0) return 1.0;
   auto& rng = rng_[gpu];

@@ -55,6 +55,9 @@ class Perturbations {
   // `simulated[g]`: GPU g ran its program.
   StragglerReport report(const std::vector<bool>& simulated) const;
 
+  // Some GPU is slow, jittered or behind a faulty link (who-waited-for-whom is then reported).
+  bool any() const;
+
  private:
   double sigma_ = 0;
   uint64_t seed_ = 0;

@@ -42,6 +42,9 @@ class Workload {
   virtual std::string mode() const { return "full"; }   // "full", or what was aggregated
   // "exact", or "fast: which flows were left out" (sim.fidelity).
   virtual std::string fidelity() const { return "exact"; }
+  // Every dependency points at an op of the same GPU (no remote synchronisation): the engine may
+  // then complete compute ops nobody waits on without waking their GPU's actor at their end.
+  virtual bool local_deps_only() const { return false; }
   // Bytes per GPU along the step; nullptr: the workload does not model memory.
   virtual const MemoryModel* memory_model() const { return nullptr; }
 };

@@ -73,6 +73,7 @@ class ModelWorkload : public engine::Workload {
   double expected_activities() const override;
   std::string mode() const override;
   std::string fidelity() const override;
+  bool local_deps_only() const override { return true; }  // a GPU's ops wait only on its own streams
   bool simulated(int64_t gpu) const override;
   const engine::MemoryModel* memory_model() const override { return memory_.get(); }
   // Every GPU runs every microbatch on the same number of sequences.
