@@ -126,11 +126,10 @@ int main(int argc, char** argv) {
     return stepsim::kBadInputExit;
   }
   // An empty value (often an unset shell variable, --emit-jobs "$JOBS") would read as "not given"
-  // and silently change what runs (a whole sweep instead of its job list): refuse it. Only a chart
-  // title may be empty.
+  // and silently change what runs (a whole sweep instead of its job list): refuse it.
   for (const CLI::App* sub : app.get_subcommands())
     for (const CLI::Option* opt : sub->get_options())
-      if (opt->get_type_size_max() > 0 && opt->get_name() != "--title")
+      if (opt->get_type_size_max() > 0)
         for (const std::string& value : opt->results())
           if (value.empty()) {
             print_error("error", opt->get_name() + ": the value is empty (an unset shell variable?); give a value "

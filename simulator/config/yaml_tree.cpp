@@ -91,6 +91,12 @@ json to_json(const YAML::Node& node, Budget& budget, const std::string& path = "
           throw ConfigError(source + ": line " + std::to_string(kv.first.Mark().line + 1) +
                             ": map keys must be plain names");
         const std::string key = kv.first.Scalar();
+        budget.bytes += key.size();  // keys are copied per alias too
+        if (budget.bytes > kMaxBytes)
+          throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": more than " +
+                            std::to_string(kMaxBytes >> 20) +
+                            " MiB of text once its aliases are expanded (an alias bomb would exhaust memory); write "
+                            "the config without aliases of long keys or values");
         const std::string dotted = path.empty() ? key : path + "." + key;
         if (obj.contains(key))
           throw ConfigError(source + ": " + dotted + ": given twice (line " +

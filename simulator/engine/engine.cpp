@@ -1,5 +1,6 @@
 #include "simulator/engine/engine.hpp"
 
+#include <csignal>
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -62,7 +63,13 @@ std::unique_ptr<sg4::Engine> make_simgrid_engine() {
   static char arg3[] = "--cfg=contexts/stack-size:256";
   static char* argv[] = {arg0, arg1, arg2, arg3, nullptr};
   int argc = 4;
-  return std::make_unique<sg4::Engine>(&argc, argv);
+  // SimGrid answers SIGINT with its own handler, which ends the process with exit(1): Ctrl-C would
+  // skip the removal of unfinished output files (io::OutputFile). Keep the handler stepsim had.
+  struct sigaction before {};
+  ::sigaction(SIGINT, nullptr, &before);
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  ::sigaction(SIGINT, &before, nullptr);
+  return engine;
 }
 
 template <class F>

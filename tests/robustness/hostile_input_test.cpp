@@ -74,6 +74,12 @@ TEST(HostileFiles, AliasesOfALongStringAreBoundedByBytes) {
   y += "]\n";
   const std::string path = d.write("long.yaml", y);
   expect_rejected("roofline " + path, {path, "b: more than 16 MiB", "aliases"});
+  // The same with a long map key: keys are copied per alias too.
+  std::string k = "a: &a\n  ? " + std::string(300000, 'k') + "\n  : 1\nb: [";
+  for (int i = 0; i < 20000; ++i) k += i ? ",*a" : "*a";
+  k += "]\n";
+  const std::string keys = d.write("keys.yaml", k);
+  expect_rejected("roofline " + keys, {keys, "more than 16 MiB", "aliases"});
 }
 
 TEST(HostileFiles, AliasBombIsBoundedNotExpanded) {

@@ -65,6 +65,38 @@ TEST(OutputFile, IgnoredSignalStaysIgnored) {
   EXPECT_EQ(text.str(), "done");
 }
 
+// The whole path: `simulate --trace` opens its output before the replay, and SimGrid installs its
+// own SIGINT handler (which ends the process with exit(1), removing nothing) when its engine starts.
+// Ctrl-C in the middle of the replay must still remove the temporary file and end by SIGINT.
+TEST(OutputFile, CtrlCDuringAReplayLeavesNoTemporaryTrace) {
+  ScratchDir d;
+  const std::string trace = d.file("t.json");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGINT, SIG_DFL);  // as in a terminal, whatever the test runner set
+    // A 1-second replay (128 GPUs in full, 31 layers): the signal lands while it runs.
+    ::execl(STEPSIM_BINARY, STEPSIM_BINARY, "simulate", "--quiet", "--trace", trace.c_str(), "--set", "sim.mode=full",
+            "--set", "cluster.nodes=16", "--set", "parallel.pp=2", "--set", "parallel.microbatches=8", "--set",
+            "train.global_batch=512", "--set", "model.num_hidden_layers=31", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait for the temporary file (made before the replay starts), then give SimGrid's engine 0.4 s
+  // to start (it takes well under 0.1 s; the replay after it about 1 s) and press Ctrl-C.
+  bool started = false;
+  for (int i = 0; i < 20000 && !started; ++i) {
+    started = entries(d.path()) > 0;
+    if (!started) ::usleep(1000);
+  }
+  ::usleep(400000);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(started) << "no temporary trace file appeared";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "wait status " << status;
+  EXPECT_EQ(entries(d.path()), 0u) << "the interrupted replay left a file";
+}
+
 // A name of 240 bytes is legal (at most 255); the temporary name must not push it past that.
 TEST(OutputFile, LongNamesCanBeWritten) {
   ScratchDir d;

@@ -36,6 +36,21 @@ void expect_same(const std::vector<std::string>& sets) {
     EXPECT_NEAR(a.exposed_ep_s, b.exposed_ep_s, tol) << "GPU " << b.rank;
     EXPECT_NEAR(a.exposed_pp_s, b.exposed_pp_s, tol) << "GPU " << b.rank;
   }
+  // Who waited for whom (reported for every plan): the same peers and roots, the same seconds.
+  const auto& wa = lazy.stragglers.rank_waits;
+  const auto& wb = eager.stragglers.rank_waits;
+  ASSERT_EQ(wa.size(), wb.size());
+  for (size_t i = 0; i < wb.size(); ++i) {
+    EXPECT_EQ(wa[i].peer, wb[i].peer) << "GPU " << wb[i].rank;
+    EXPECT_EQ(wa[i].root, wb[i].root) << "GPU " << wb[i].rank;
+    EXPECT_NEAR(wa[i].waited_s, wb[i].waited_s, tol) << "GPU " << wb[i].rank;
+    EXPECT_NEAR(wa[i].root_s, wb[i].root_s, tol) << "GPU " << wb[i].rank;
+  }
+  ASSERT_EQ(lazy.stragglers.waited_for.size(), eager.stragglers.waited_for.size());
+  for (size_t i = 0; i < eager.stragglers.waited_for.size(); ++i) {
+    EXPECT_EQ(lazy.stragglers.waited_for[i].gpu, eager.stragglers.waited_for[i].gpu);
+    EXPECT_NEAR(lazy.stragglers.waited_for[i].waited_s, eager.stragglers.waited_for[i].waited_s, tol);
+  }
 }
 
 const std::vector<std::string> kSmall = {"model.num_hidden_layers=7", "cluster.nodes=16", "parallel.pp=2",
