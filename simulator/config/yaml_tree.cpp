@@ -68,6 +68,11 @@ json to_json(const YAML::Node& node, Budget& budget, const std::string& path = "
   if (depth > kMaxDepth)
     throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": nested more than " +
                       std::to_string(kMaxDepth) + " levels deep; a config is sections of keys");
+  // A tag ("!!null 2", "!custom x") would be dropped here without a word: refuse it instead. yaml-cpp
+  // tags a plain node "?" and a quoted scalar "!".
+  if (const std::string& tag = node.Tag(); !tag.empty() && tag != "?" && tag != "!")
+    throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": YAML tag " + tag +
+                      " is not read; remove it and write the value itself");
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined: return nullptr;

@@ -249,6 +249,19 @@ TEST(Messages, NonUtf8SetTextIsRejectedByNameAndEchoedAsEscapes) {
   }
 }
 
+// A YAML tag was dropped without a word ("!!null 2" read as 2): it is refused by name.
+TEST(Messages, YamlTagsAreRefusedNotDropped) {
+  expect_rejected("roofline --set 'parallel.pp=!!null 2'", {"--set parallel.pp", "YAML tag", "remove it"});
+  expect_rejected("roofline --set 'parallel.pp=!custom 2'", {"--set parallel.pp", "YAML tag !custom"});
+  ScratchDir d;
+  std::string yaml = slurp(kDefault);
+  const size_t sim = yaml.find("\nsim:\n");
+  ASSERT_NE(sim, std::string::npos);
+  yaml.insert(sim + 6, "  mode: !!str full\n");
+  const std::string path = d.write("tagged.yaml", yaml);
+  expect_rejected("roofline " + path, {path, "sim.mode", "YAML tag"});
+}
+
 // An empty value is most often an unset shell variable: read as "not given" it changed what ran
 // (--emit-jobs "" ran the whole sweep instead of writing its job list).
 TEST(Messages, EmptyOptionValuesAreRefusedNotReadAsAbsent) {
