@@ -230,6 +230,15 @@ TEST(Messages, NonUtf8NamesAreRejectedAndNonUtf8PathsStillGiveValidJson) {
   EXPECT_NO_THROW({ const auto report = nlohmann::json::parse(r.out); (void)report; });
 }
 
+// The default config with `line` added first in its sim: section, written to `name` in `d`.
+std::string default_with_sim_line(const ScratchDir& d, const std::string& name, const std::string& line) {
+  std::string yaml = slurp(kDefault);
+  const size_t sim = yaml.find("\nsim:\n");
+  EXPECT_NE(sim, std::string::npos) << "the default config has no sim: section";
+  if (sim != std::string::npos) yaml.insert(sim + 6, line + "\n");
+  return d.write(name, yaml);
+}
+
 // Bytes that are not UTF-8 in a --set key or value, or in a file's value, are named in the one
 // error line as \xNN escapes, so the line itself stays valid UTF-8.
 TEST(Messages, NonUtf8SetTextIsRejectedByNameAndEchoedAsEscapes) {
@@ -237,11 +246,7 @@ TEST(Messages, NonUtf8SetTextIsRejectedByNameAndEchoedAsEscapes) {
   expect_rejected("roofline --set 'sim.fidelity=\xff\xfe'", {"--set sim.fidelity", "not UTF-8", "write it in UTF-8"});
   expect_rejected("roofline --set 'sim.m\xffode=full'", {"--set sim.m\\xffode", "key is not UTF-8"});
   ScratchDir d;
-  std::string yaml = slurp(kDefault);
-  const size_t sim = yaml.find("\nsim:\n");
-  ASSERT_NE(sim, std::string::npos);
-  yaml.insert(sim + 6, "  fidelity: \"fa\xffst\"\n");
-  const std::string path = d.write("bytes.yaml", yaml);
+  const std::string path = default_with_sim_line(d, "bytes.yaml", "  fidelity: \"fa\xffst\"");
   expect_rejected("roofline " + path, {"sim.fidelity", "unknown value \"fa\\xffst\"", "use one of: exact, fast"});
   for (const std::string& args : std::vector<std::string>{"roofline --set 'sim.fidelity=\xff\xfe'", "roofline " + path}) {
     const CliResult r = run_stepsim(args);
@@ -254,11 +259,7 @@ TEST(Messages, YamlTagsAreRefusedNotDropped) {
   expect_rejected("roofline --set 'parallel.pp=!!null 2'", {"--set parallel.pp", "YAML tag", "remove it"});
   expect_rejected("roofline --set 'parallel.pp=!custom 2'", {"--set parallel.pp", "YAML tag !custom"});
   ScratchDir d;
-  std::string yaml = slurp(kDefault);
-  const size_t sim = yaml.find("\nsim:\n");
-  ASSERT_NE(sim, std::string::npos);
-  yaml.insert(sim + 6, "  mode: !!str full\n");
-  const std::string path = d.write("tagged.yaml", yaml);
+  const std::string path = default_with_sim_line(d, "tagged.yaml", "  mode: !!str full");
   expect_rejected("roofline " + path, {path, "sim.mode", "YAML tag"});
 }
 
