@@ -33,9 +33,8 @@ void add_plan_args(CLI::App* cmd, PlanArgs& a) {
   cmd->add_flag("-q,--quiet", a.quiet, "no progress on stderr");
 }
 
-// Error messages hold user text (paths, values); control characters in it must not break the
-// message into several lines or reach the terminal.
-// One line of valid UTF-8 whatever bytes the names and values quoted in the message held.
+// Error messages hold user text (paths, values): one line of valid UTF-8 whatever bytes it held
+// (control characters must not split the line or reach the terminal).
 void print_error(const char* kind, const std::string& what) {
   std::fprintf(stderr, "stepsim: %s: %s\n", kind, stepsim::io::printable(what).c_str());
 }

@@ -375,19 +375,11 @@ const std::vector<std::string>& required_keys() {
 }
 
 std::string describe(const json& v) {
-  if (v.is_string()) {
-    const auto& text = v.get_ref<const std::string&>();
-    if (text.size() <= 80) return "\"" + text + "\"";
-    size_t cut = 77;  // at a character's first byte
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-    return "\"" + text.substr(0, cut) + "...\"";
-  }
+  if (v.is_string()) return "\"" + io::shortened(v.get_ref<const std::string&>(), 80) + "\"";
   // json::dump() writes NaN and infinities as "null".
   if (v.is_number_float() && !std::isfinite(v.get<double>()))
     return std::isnan(v.get<double>()) ? "nan" : v.get<double>() > 0 ? "inf" : "-inf";
-  std::string text = io::json_text(v);
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
-  return text;
+  return io::shortened(io::json_text(v), 80);
 }
 
 std::string number_text(double x) {
@@ -534,8 +526,7 @@ void apply_override(json& root, const std::string& text, std::map<std::string, s
     } catch (const ConfigError& e) {
       std::string why = e.what();
       if (why.rfind("--set: ", 0) == 0) why = why.substr(7);
-      const std::string shown = value_text.size() > 60 ? value_text.substr(0, 57) + "..." : value_text;
-      throw ConfigError("--set " + key + ": value " + shown + " is not valid YAML (" + why + "); quote it or fix it");
+      throw ConfigError("--set " + key + ": value " + io::shortened(value_text, 60) + " is not valid YAML (" + why + "); quote it or fix it");
     }
   }
   json* cur = &root;
@@ -681,8 +672,7 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
     const std::string* culprit =
         it != set_keys.end() ? &it->second : breaking_override(file_root, source, base_dir, overrides);
     if (culprit == nullptr) throw;
-    const std::string shown = culprit->size() > 80 ? culprit->substr(0, 77) + "..." : *culprit;
-    throw ConfigError("--set " + shown + " (with " + source + "): " + rest);
+    throw ConfigError("--set " + io::shortened(*culprit, 80) + " (with " + source + "): " + rest);
   }
 }
 
@@ -767,7 +757,7 @@ void check_hardware_profile(const std::string& yaml_text, const std::string& sou
 
 std::string origin_of(const Plan& plan, const std::string& key, const std::vector<std::string>& related) {
   const auto shown = [&](const std::string& text) {
-    return "--set " + (text.size() > 80 ? text.substr(0, 77) + "..." : text) + " (with " + plan.source + ")";
+    return "--set " + io::shortened(text, 80) + " (with " + plan.source + ")";
   };
   for (const auto& [k, text] : plan.set_by)
     if (k == key) return shown(text);

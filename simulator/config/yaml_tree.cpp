@@ -57,32 +57,40 @@ struct Budget {
   size_t bytes = 0;
 };
 
+// Where a message points: the dotted key, or the whole document at the top.
+std::string where(const Budget& budget, const std::string& path) {
+  return budget.source + ": " + (path.empty() ? std::string("the document") : path);
+}
+
+// Counts text copied out of the tree (a scalar or a map key, once per alias that reaches it).
+void charge_bytes(Budget& budget, const std::string& path, size_t bytes) {
+  budget.bytes += bytes;
+  if (budget.bytes > kMaxBytes)
+    throw ConfigError(where(budget, path) + ": more than " + std::to_string(kMaxBytes >> 20) +
+                      " MiB of text once its aliases are expanded (an alias bomb would exhaust memory); write the "
+                      "config without aliases of long keys or values");
+}
+
 // `path` is the dotted key of `node` ("" at the top), so messages name the full key.
 json to_json(const YAML::Node& node, Budget& budget, const std::string& path = "", int depth = 0) {
   const std::string& source = budget.source;
   if (++budget.values > kMaxValues)
-    throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": more than " +
-                      std::to_string(kMaxValues) +
+    throw ConfigError(where(budget, path) + ": more than " + std::to_string(kMaxValues) +
                       " values once its aliases are expanded (an alias bomb would exhaust memory); write the config "
                       "without nested aliases");
   if (depth > kMaxDepth)
-    throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": nested more than " +
+    throw ConfigError(where(budget, path) + ": nested more than " +
                       std::to_string(kMaxDepth) + " levels deep; a config is sections of keys");
   // A tag ("!!null 2", "!custom x") would be dropped here without a word: refuse it instead. yaml-cpp
   // tags a plain node "?" and a quoted scalar "!".
   if (const std::string& tag = node.Tag(); !tag.empty() && tag != "?" && tag != "!")
-    throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": YAML tag " + tag +
+    throw ConfigError(where(budget, path) + ": YAML tag " + tag +
                       " is not read; remove it and write the value itself");
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined: return nullptr;
     case YAML::NodeType::Scalar:
-      budget.bytes += node.Scalar().size();
-      if (budget.bytes > kMaxBytes)
-        throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": more than " +
-                          std::to_string(kMaxBytes >> 20) +
-                          " MiB of text once its aliases are expanded (an alias bomb would exhaust memory); write "
-                          "the config without aliases of long values");
+      charge_bytes(budget, path, node.Scalar().size());
       return scalar_to_json(node);
     case YAML::NodeType::Sequence: {
       json arr = json::array();
@@ -96,12 +104,7 @@ json to_json(const YAML::Node& node, Budget& budget, const std::string& path = "
           throw ConfigError(source + ": line " + std::to_string(kv.first.Mark().line + 1) +
                             ": map keys must be plain names");
         const std::string key = kv.first.Scalar();
-        budget.bytes += key.size();  // keys are copied per alias too
-        if (budget.bytes > kMaxBytes)
-          throw ConfigError(source + ": " + (path.empty() ? std::string("the document") : path) + ": more than " +
-                            std::to_string(kMaxBytes >> 20) +
-                            " MiB of text once its aliases are expanded (an alias bomb would exhaust memory); write "
-                            "the config without aliases of long keys or values");
+        charge_bytes(budget, path, key.size());
         const std::string dotted = path.empty() ? key : path + "." + key;
         if (obj.contains(key))
           throw ConfigError(source + ": " + dotted + ": given twice (line " +

@@ -1,8 +1,8 @@
 #include "simulator/engine/engine.hpp"
 
-#include <csignal>
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <stdexcept>
 #include <string>

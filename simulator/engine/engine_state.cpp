@@ -107,23 +107,22 @@ void EngineState::complete(GpuState& g, int stream, const FetchedOp& op, double 
   for (const auto& bell : bells) bell->cancel();
 }
 
+void EngineState::switch_pstate(GpuState& g, int pstate) {
+  g.host->set_pstate(pstate);
+  g.speed = g.host->get_speed();  // the actors read this copy
+}
+
 // The SM tax: while any comm kernel of a GPU runs, its compute runs on the remaining SMs (pstate 1);
 // SimGrid re-rates the running Exec when the pstate changes.
 void EngineState::comm_started(GpuState& g, int stream) {
-  if (g.comm_in_flight++ == 0 && sm_tax) {
-    g.host->set_pstate(1);
-    g.speed = g.host->get_speed();
-  }
+  if (g.comm_in_flight++ == 0 && sm_tax) switch_pstate(g, 1);
   StreamState& st = g.streams[size_t(stream)];
   st.comm_active = true;
   st.comm_start = clock;
 }
 
 void EngineState::comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving) {
-  if (--g.comm_in_flight == 0 && sm_tax) {
-    g.host->set_pstate(0);
-    g.speed = g.host->get_speed();
-  }
+  if (--g.comm_in_flight == 0 && sm_tax) switch_pstate(g, 0);
   g.streams[size_t(stream)].comm_active = false;
   // Flows start no earlier than their op: nothing still to come starts before the oldest op in flight.
   double horizon = clock;

@@ -115,6 +115,8 @@ class EngineState {
   // ringing their doorbell (a SimGrid call: may let other actors run).
   void complete(GpuState& g, int stream, const FetchedOp& op, double start, double end);
 
+  // Sets g's host to `pstate` (0: full speed, 1: the SM tax) and refreshes g.speed.
+  void switch_pstate(GpuState& g, int pstate);
   void comm_started(GpuState& g, int stream);
   // `moving`: the op's flow intervals, merged.
   void comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving);

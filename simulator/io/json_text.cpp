@@ -34,6 +34,13 @@ bool is_utf8(const std::string& s) {
   return true;
 }
 
+std::string shortened(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t cut = max > 3 ? max - 3 : 0;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // a character's first byte
+  return s.substr(0, cut) + "...";
+}
+
 std::string printable(const std::string& s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

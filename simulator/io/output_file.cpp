@@ -80,23 +80,26 @@ fs::path resolved(const std::string& path) {
 
 }  // namespace
 
-void check_output_path(const std::string& path, const std::string& option) {
+// The checks of check_output_path; returns the file a write replaces (a symlink followed).
+fs::path checked_target(const std::string& path, const std::string& option) {
   if (path.empty()) throw ConfigError(option + ": empty path; name the file to write");
   const fs::path target = resolved(path);
   struct stat st {};
   if (::stat(target.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw ConfigError(path + ": is a directory; name a file to write (" + option + ")");
-    if (!S_ISREG(st.st_mode)) return;  // a device, FIFO or socket: written directly
+    if (!S_ISREG(st.st_mode)) return target;  // a device, FIFO or socket: written directly
   }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw ConfigError(path + ": cannot write there (" + reason(errno) + "); check that its folder exists and is writable (" +
                       option + ")");
+  return target;
 }
 
+void check_output_path(const std::string& path, const std::string& option) { (void)checked_target(path, option); }
+
 OutputFile::OutputFile(const std::string& path, const std::string& option) : path_(path), option_(option) {
-  check_output_path(path, option);
-  const fs::path target = resolved(path);
+  const fs::path target = checked_target(path, option);
   target_ = target.string();
   struct stat st {};
   if (::stat(target_.c_str(), &st) == 0) {

@@ -10,7 +10,7 @@
 
 #include "simulator/config/config_error.hpp"
 #include "simulator/io/input_file.hpp"
-#include "simulator/io/json_text.hpp"
+#include "simulator/io/strict_json.hpp"
 
 namespace stepsim {
 
