@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -10,6 +12,7 @@
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <unistd.h>
 #include <xbt/log.h>
 
 #include "platforms/degraded_hardware.hpp"
@@ -29,6 +32,18 @@ namespace {
 EngineState* g_running = nullptr;
 Progress* g_progress = nullptr;
 
+// For tests that interrupt a replay (Ctrl-C, SIGTERM) while it runs, at a point the program
+// itself reaches instead of after a guessed delay: with STEPSIM_TEST_PAUSE_IN_REPLAY set, the
+// replay's first time advance says so on stderr and waits there for a signal.
+bool g_pause_in_replay = false;
+
+void pause_for_a_signal() {
+  g_pause_in_replay = false;
+  std::fputs("stepsim: replay started; paused for a signal (STEPSIM_TEST_PAUSE_IN_REPLAY)\n", stderr);
+  std::fflush(stderr);
+  for (;;) ::pause();  // a handler that returns (a handled signal) leaves the pause: wait again
+}
+
 // Thrown out of Engine::run when no actor can move: SimGrid 3.32 aborts the process when it kills
 // an actor blocked in Activity::wait_any, so the run stops here and check_finished says where.
 struct Deadlocked {};
@@ -39,6 +54,7 @@ void connect_signals_once() {
   connected = true;
   sg4::Engine::on_time_advance_cb([](double) {
     if (g_running != nullptr) g_running->clock = sg4::Engine::get_clock();
+    if (g_running != nullptr && g_pause_in_replay) pause_for_a_signal();
     if (g_running != nullptr && g_progress != nullptr) g_progress->tick(g_running->clock, g_running->ops_done);
   });
   sg4::Engine::on_deadlock_cb([] {
@@ -189,6 +205,7 @@ SimResult run(const Workload& workload, const SimOptions& options) {
   connect_signals_once();
   g_running = &e;
   g_progress = options.quiet ? nullptr : &progress;
+  g_pause_in_replay = std::getenv("STEPSIM_TEST_PAUSE_IN_REPLAY") != nullptr;
   try {
     sim->run();
   } catch (const Deadlocked&) {

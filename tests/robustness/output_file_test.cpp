@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -67,32 +68,42 @@ TEST(OutputFile, IgnoredSignalStaysIgnored) {
 
 // The whole path: `simulate --trace` opens its output before the replay, and SimGrid installs its
 // own SIGINT handler (which ends the process with exit(1), removing nothing) when its engine starts.
-// Ctrl-C in the middle of the replay must still remove the temporary file and end by SIGINT.
+// Ctrl-C in the middle of the replay must still remove the temporary file and end by SIGINT. The
+// replay is interrupted where it says it has started (STEPSIM_TEST_PAUSE_IN_REPLAY holds it there
+// until a signal comes), so the test does not depend on how long the replay takes.
 TEST(OutputFile, CtrlCDuringAReplayLeavesNoTemporaryTrace) {
   ScratchDir d;
   const std::string trace = d.file("t.json");
+  int err[2];
+  ASSERT_EQ(::pipe(err), 0);
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::signal(SIGINT, SIG_DFL);  // as in a terminal, whatever the test runner set
-    // A 1-second replay (128 GPUs in full, 31 layers): the signal lands while it runs.
-    ::execl(STEPSIM_BINARY, STEPSIM_BINARY, "simulate", "--quiet", "--trace", trace.c_str(), "--set", "sim.mode=full",
-            "--set", "cluster.nodes=16", "--set", "parallel.pp=2", "--set", "parallel.microbatches=8", "--set",
-            "train.global_batch=512", "--set", "model.num_hidden_layers=31", static_cast<char*>(nullptr));
+    ::dup2(err[1], STDERR_FILENO);
+    ::close(err[0]);
+    ::close(err[1]);
+    ::setenv("STEPSIM_TEST_PAUSE_IN_REPLAY", "1", 1);
+    ::execl(STEPSIM_BINARY, STEPSIM_BINARY, "simulate", "--trace", trace.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  // Wait for the temporary file (made before the replay starts), then give SimGrid's engine 0.4 s
-  // to start (it takes well under 0.1 s; the replay after it about 1 s) and press Ctrl-C.
-  bool started = false;
-  for (int i = 0; i < 20000 && !started; ++i) {
-    started = entries(d.path()) > 0;
-    if (!started) ::usleep(1000);
+  ::close(err[1]);
+  // Read stderr until the replay says it is running (or the process ends without saying so).
+  std::string said;
+  const std::string marker = "paused for a signal";
+  char buf[4096];
+  while (said.find(marker) == std::string::npos) {
+    const ssize_t n = ::read(err[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the process ended (or the pipe failed) without saying so
+    said.append(buf, size_t(n));
   }
-  ::usleep(400000);
-  ::kill(pid, SIGINT);
+  const bool started = said.find(marker) != std::string::npos;
+  if (started) ::kill(pid, SIGINT);
+  ::close(err[0]);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(started) << "no temporary trace file appeared";
+  ASSERT_TRUE(started) << "the replay never said it started; stderr:\n" << said;
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "wait status " << status;
   EXPECT_EQ(entries(d.path()), 0u) << "the interrupted replay left a file";
 }
