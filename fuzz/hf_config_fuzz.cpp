@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "fuzz_util.hpp"
 

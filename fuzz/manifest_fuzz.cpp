@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/sweep/manifest.hpp"
 #include "fuzz_util.hpp"
 

@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "traces/profile_trace.hpp"
 #include "fuzz_util.hpp"
 

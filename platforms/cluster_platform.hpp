@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "platforms/topology.hpp"
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace simgrid::s4u {
 class Engine;

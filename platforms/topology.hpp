@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim {
 

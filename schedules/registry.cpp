@@ -74,16 +74,6 @@ std::unique_ptr<Schedule> make_unchecked_schedule(const Plan& plan) {
   throw std::logic_error("schedule missing from the registry");
 }
 
+int64_t path_stages(const Plan& plan) { return make_unchecked_schedule(plan)->path_stages(); }
+
 }  // namespace stepsim::sched
-
-namespace stepsim {
-
-const char* to_string(Schedule s) {
-  for (const auto& e : sched::schedule_registry())
-    if (e.name == s.name()) return e.name;
-  return "?";
-}
-
-int64_t Plan::stages() const { return sched::make_unchecked_schedule(*this)->path_stages(); }
-
-}  // namespace stepsim

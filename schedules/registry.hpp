@@ -28,5 +28,7 @@ std::unique_ptr<Schedule> make_schedule(stepsim::Schedule kind, int64_t ranks, i
 std::unique_ptr<Schedule> make_schedule(const Plan& plan);
 // The same without checks, for questions a plan that is not yet valid may ask (its stage count).
 std::unique_ptr<Schedule> make_unchecked_schedule(const Plan& plan);
+// Slots of the plan's layer partition (its schedule's path_stages()): DualPipeV's 2 x pp, ...
+int64_t path_stages(const Plan& plan);
 
 }  // namespace stepsim::sched

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/io/input_file.hpp"
 
 namespace stepsim::traces {

@@ -7,8 +7,8 @@
 #include <limits>
 #include <sstream>
 
-#include "simulator/config/config_error.hpp"
-#include "workloads/layout/rank_layout.hpp"
+#include "vocabulary/config_error.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 #include "traces/chrome_trace.hpp"
 
 namespace stepsim {

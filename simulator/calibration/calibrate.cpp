@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 
 namespace stepsim::calib {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "simulator/calibration/capture_phases.hpp"
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 #include "traces/profile_trace.hpp"
 
 namespace stepsim::calib {

@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "schedules/registry.hpp"
-#include "simulator/config/config_error.hpp"
-#include "workloads/deepseek/ep_traffic.hpp"
-#include "workloads/deepseek/layer_work.hpp"
-#include "workloads/deepseek/model_workload.hpp"
+#include "vocabulary/config_error.hpp"
+#include "workloads/traffic/ep_traffic.hpp"
+#include "workloads/layers/layer_work.hpp"
+#include "workloads/model/model_workload.hpp"
 #include "workloads/routing/routing_stats.hpp"
 
 namespace stepsim::calib {

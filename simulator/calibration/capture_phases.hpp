@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 #include "simulator/engine/sim_result.hpp"
 #include "traces/profile_trace.hpp"
 

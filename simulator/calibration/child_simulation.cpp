@@ -1,7 +1,7 @@
 #include "simulator/calibration/child_simulation.hpp"
 
-#include "simulator/engine/child_run.hpp"
-#include "simulator/engine/simulate.hpp"
+#include "simulator/runs/child_run.hpp"
+#include "simulator/runs/simulate.hpp"
 
 namespace stepsim::calib {
 

@@ -2,7 +2,7 @@
 // forked child, which sends back the step's split through a pipe. The parent never starts SimGrid.
 #pragma once
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim::calib {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "simulator/calibration/child_simulation.hpp"
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim::calib {
 

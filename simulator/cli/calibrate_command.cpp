@@ -8,12 +8,12 @@
 
 #include "simulator/calibration/calibrate.hpp"
 #include "simulator/cli/commands.hpp"
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/config/validate_sizes.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
-#include "simulator/engine/simulate.hpp"
+#include "simulator/runs/simulate.hpp"
 
 namespace stepsim {
 

@@ -10,7 +10,7 @@
 #include "simulator/cli/commands.hpp"
 #include "simulator/config/validate_sizes.hpp"
 #include "simulator/io/json_text.hpp"
-#include "simulator/engine/simulate.hpp"
+#include "simulator/runs/simulate.hpp"
 
 namespace stepsim {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "platforms/cluster_platform.hpp"
 #include "simulator/cli/commands.hpp"
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"

@@ -3,7 +3,7 @@
 #include "simulator/cli/commands.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/roofline/roofline.hpp"
-#include "simulator/roofline/roofline_report.hpp"
+#include "simulator/report/roofline_report.hpp"
 #include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim {

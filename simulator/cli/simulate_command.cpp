@@ -4,16 +4,17 @@
 #include <iostream>
 
 #include "simulator/cli/commands.hpp"
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/validate_sizes.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/trace_selection.hpp"
-#include "simulator/engine/simulate.hpp"
+#include "simulator/runs/simulate.hpp"
 #include "simulator/report/memory_report.hpp"
 #include "simulator/report/rank_ranges.hpp"
 #include "simulator/report/routing_report.hpp"
+#include "simulator/runs/mean_load_step.hpp"
 #include "simulator/report/sim_report.hpp"
 #include "simulator/roofline/roofline.hpp"
 

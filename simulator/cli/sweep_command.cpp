@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "simulator/cli/commands.hpp"
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/sweep/collect.hpp"

@@ -14,11 +14,12 @@
 #include <sstream>
 
 #include "schedules/registry.hpp"
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/hf_config.hpp"
 #include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_plan.hpp"
 #include "simulator/config/yaml_tree.hpp"
+#include "vocabulary/plan_names.hpp"
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/json_text.hpp"
 
@@ -57,35 +58,6 @@ struct Field {
 // two of them inside int64; a float above 1e12 is no rate, time or share stepsim can use.
 constexpr double kDefaultIntMax = 2147483647.0;
 constexpr double kDefaultNumberMax = 1e12;
-
-// One name table per enum: parsing, the list of accepted values in messages and to_string all
-// read it. The first entry is the default where the key is optional.
-template <typename E>
-struct Named {
-  E value;
-  const char* name;
-};
-// Schedules: sched::schedule_registry() is their one name table.
-constexpr Named<Recompute> kRecomputes[] = {{Recompute::None, "none"},
-                                            {Recompute::DeepSeek, "deepseek"},
-                                            {Recompute::Selective, "selective"},
-                                            {Recompute::Full, "full"}};
-constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
-constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
-                                        {Routing::Zipf, "zipf"},         {Routing::Dirichlet, "dirichlet"},
-                                        {Routing::Hot, "hot"},           {Routing::File, "file"}};
-constexpr Named<Topology> kTopologies[] = {
-    {Topology::Star, "star"}, {Topology::FatTree, "fat-tree"}, {Topology::MultiPlane, "multi-plane"}};
-constexpr Named<SimMode> kSimModes[] = {{SimMode::Auto, "auto"}, {SimMode::Full, "full"}, {SimMode::Reduced, "reduced"}};
-constexpr Named<SimFidelity> kSimFidelities[] = {{SimFidelity::Exact, "exact"}, {SimFidelity::Fast, "fast"}};
-constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
-
-template <typename E, size_t N>
-const char* name_of(const Named<E> (&table)[N], E value) {
-  for (const auto& n : table)
-    if (n.value == value) return n.name;
-  return "?";
-}
 
 // A Choice field over an enum's table; `set` stores the chosen value.
 template <typename E, size_t N>
@@ -775,17 +747,5 @@ Plan load_plan_from_string(const std::string& yaml_text, const std::string& sour
                            const std::vector<std::string>& overrides) {
   return build_plan(yaml_text_to_json(yaml_text, source), source, std::filesystem::current_path(), overrides);
 }
-
-const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
-const char* to_string(Routing r) { return name_of(kRoutings, r); }
-const char* to_string(SimMode m) { return name_of(kSimModes, m); }
-const char* to_string(SimFidelity f) { return name_of(kSimFidelities, f); }
-const char* to_string(Precision p) { return name_of(kPrecisions, p); }
-
-bool is_deepseek_v3(const ModelConfig& m) {
-  return m.hidden_size == 7168 && m.num_hidden_layers == 61 && m.n_routed_experts == 256 &&
-         m.num_experts_per_tok == 8 && m.kv_lora_rank == 512 && m.vocab_size == 129280;
-}
-const char* to_string(Topology t) { return name_of(kTopologies, t); }
 
 }  // namespace stepsim

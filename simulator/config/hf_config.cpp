@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/strict_json.hpp"
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim {
 

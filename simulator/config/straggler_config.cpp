@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "platforms/topology.hpp"
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/io/json_text.hpp"
 
 namespace stepsim {

@@ -7,7 +7,7 @@
 
 #include "platforms/topology.hpp"
 #include "schedules/registry.hpp"
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_sizes.hpp"
 
@@ -105,8 +105,8 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (gpus % par.pp != 0)
     fail("parallel.pp", str(par.pp) + " does not divide the " + str(gpus) + " GPUs; use a divisor such as " +
                             str(divisor_at_most(gpus, par.pp)));
-  if (p.stages() > p.model.num_hidden_layers)
-    fail("parallel.pp", str(p.stages()) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
+  if (sched::path_stages(p) > p.model.num_hidden_layers)
+    fail("parallel.pp", str(sched::path_stages(p)) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
                             " layers; use fewer ranks");
   const int64_t stage_gpus = p.stage_gpus();
   validate_tensor_context(p, fail);

@@ -1,7 +1,7 @@
 // Cross-key checks that a parsed Plan describes a plan that can run (divisibility, schedule limits).
 #pragma once
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim {
 

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
-#include "workloads/model/model_params.hpp"
+#include "vocabulary/model_params.hpp"
 
 namespace stepsim {
 namespace {

@@ -4,7 +4,7 @@
 // that names the key, the limit and why.
 #pragma once
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim {
 

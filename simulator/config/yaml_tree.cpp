@@ -15,7 +15,7 @@
 #include <vector>
 #include <limits>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/io/tied_child.hpp"
 
 namespace stepsim {

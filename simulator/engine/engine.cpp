@@ -149,7 +149,7 @@ SimResult collect(EngineState& e) {
 
 }  // namespace
 
-SimResult run(const Workload& workload, const SimOptions& options) {
+SimResult run(const PlatformSpec& spec, const Workload& workload, const SimOptions& options) {
   // SimGrid 3.32 aborts the process on a second Engine: say so instead.
   static bool engine_used = false;
   if (engine_used) throw std::logic_error("SimGrid allows one simulation per process; run each in its own process");
@@ -160,7 +160,6 @@ SimResult run(const Workload& workload, const SimOptions& options) {
 
   std::unique_ptr<sg4::Engine> sim = make_simgrid_engine();
   configure_exact_network(*sim);
-  const PlatformSpec spec = workload.platform();
   const std::vector<sg4::Host*> hosts = build_platform(*sim, spec);
 
   EngineState e(workload, options);

@@ -3,11 +3,13 @@
 // mailbox put/get pairs. SimGrid allows one Engine per process: call this once per process.
 #pragma once
 
+#include "platforms/cluster_platform.hpp"
 #include "simulator/engine/sim_result.hpp"
-#include "simulator/engine/workload.hpp"
+#include "vocabulary/workload.hpp"
 
 namespace stepsim::engine {
 
-SimResult run(const Workload& workload, const SimOptions& options);
+// `spec` is the platform the workload's GPU ids refer to.
+SimResult run(const PlatformSpec& spec, const Workload& workload, const SimOptions& options);
 
 }  // namespace stepsim::engine

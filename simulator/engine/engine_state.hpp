@@ -19,7 +19,7 @@
 #include "simulator/engine/memory_tracking.hpp"
 #include "simulator/engine/perturbations.hpp"
 #include "simulator/engine/sim_result.hpp"
-#include "simulator/engine/workload.hpp"
+#include "vocabulary/workload.hpp"
 
 namespace stepsim::engine {
 

@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "simulator/engine/memory_model.hpp"
+#include "vocabulary/memory_model.hpp"
 #include "simulator/engine/sim_result.hpp"
 
 namespace stepsim::engine {

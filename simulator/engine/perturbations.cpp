@@ -7,7 +7,7 @@
 #include <map>
 
 #include "platforms/degraded_hardware.hpp"
-#include "simulator/engine/op_sink.hpp"
+#include "vocabulary/op_sink.hpp"
 
 namespace stepsim::engine {
 

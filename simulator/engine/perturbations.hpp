@@ -11,9 +11,9 @@
 #include <simgrid/s4u/Comm.hpp>
 
 #include "platforms/cluster_platform.hpp"
-#include "simulator/engine/op.hpp"
+#include "vocabulary/op.hpp"
 #include "simulator/engine/straggler_result.hpp"
-#include "workloads/routing/seeded_random.hpp"
+#include "vocabulary/seeded_random.hpp"
 
 namespace stepsim::engine {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "simulator/engine/op.hpp"
+#include "vocabulary/op.hpp"
 #include "simulator/engine/straggler_result.hpp"
 
 namespace stepsim {

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 
 namespace stepsim::io {
 namespace {

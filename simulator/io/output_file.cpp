@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 
 namespace stepsim::io {
 namespace {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 
 namespace stepsim::io {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/io/output_file.hpp"
 
 namespace stepsim::plot {

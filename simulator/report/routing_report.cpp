@@ -8,12 +8,9 @@
 #include <map>
 
 #include "schedules/registry.hpp"
-#include "simulator/engine/child_run.hpp"
-#include "simulator/engine/simulate.hpp"
-#include "workloads/deepseek/layer_partition.hpp"
-#include "workloads/layout/rank_layout.hpp"
+#include "workloads/layers/layer_partition.hpp"
+#include "vocabulary/rank_layout.hpp"
 #include "workloads/routing/expert_loads.hpp"
-#include "workloads/routing/load_file.hpp"
 
 namespace stepsim {
 
@@ -91,26 +88,6 @@ Summary summarize_loads(const Plan& plan, const SimResult& r) {
 }
 
 }  // namespace
-
-std::optional<double> mean_load_step_s(const Plan& plan, bool quiet) {
-  if (!uneven_loads(plan) || plan.workload.kind != WorkloadKind::Model) return std::nullopt;
-  // A bad load file fails here, in one line, before any replay.
-  if (plan.scenario.routing == Routing::File) (void)read_load_file(plan);
-  if (!quiet) std::fprintf(stderr, "stepsim: simulating the mean-load step for the routing report\n");
-  Plan base = plan;
-  base.scenario.mean_loads_only = true;
-  try {
-    const double step = run_in_child_value<double>([&] {
-      SimOptions options;
-      options.quiet = true;
-      return simulate(base, options).step_time_s;
-    });
-    if (step > 0) return step;
-  } catch (const std::runtime_error&) {
-    // The report then says the slowdown is unknown; the main replay's result stands.
-  }
-  return std::nullopt;
-}
 
 nlohmann::json routing_json(const Plan& plan, const SimResult& r, std::optional<double> base_s) {
   nlohmann::json j;

@@ -7,17 +7,13 @@
 #include <optional>
 #include <string>
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 #include "simulator/engine/sim_result.hpp"
 
 namespace stepsim {
 
-// Step time of the same plan with every expert at its mean load (the routing's node statistics
-// and everything else kept), simulated in a forked child (SimGrid runs one engine per process).
-// nullopt when routing is balanced already, or the child failed. Checks a load file first, so a bad
-// one stops before any replay; says what it does on stderr unless `quiet`.
-std::optional<double> mean_load_step_s(const Plan& plan, bool quiet);
-
+// `mean_load_step_s`: the same step with every expert at its mean load
+// (simulator/runs/mean_load_step.hpp); nullopt when unknown or routing is balanced.
 nlohmann::json routing_json(const Plan& plan, const SimResult& r, std::optional<double> mean_load_step_s);
 std::string routing_text(const Plan& plan, const SimResult& r, std::optional<double> mean_load_step_s);
 

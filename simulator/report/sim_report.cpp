@@ -7,9 +7,9 @@
 
 #include "schedules/registry.hpp"
 #include "simulator/report/memory_report.hpp"
-#include "simulator/roofline/roofline_report.hpp"
+#include "simulator/report/roofline_report.hpp"
 #include "simulator/report/straggler_report.hpp"
-#include "workloads/layout/rank_layout.hpp"
+#include "vocabulary/rank_layout.hpp"
 #include "simulator/report/percent.hpp"
 
 namespace stepsim {
@@ -205,7 +205,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   out += fmt::format("stepsim simulate: {} on {} x {} {} ({} GPUs), {} PP {} ({} stages), EP {}, DP {}, ZeRO-{}, {} "
                      "microbatches; config {}\n",
                      plan.model.name, plan.cluster.nodes, plan.cluster.gpus_per_node, plan.hardware.name, plan.gpus(),
-                     to_string(plan.parallel.schedule), plan.parallel.pp, plan.stages(), plan.parallel.ep, plan.dp(),
+                     to_string(plan.parallel.schedule), plan.parallel.pp, sched::path_stages(plan), plan.parallel.ep, plan.dp(),
                      plan.parallel.zero, plan.parallel.microbatches, plan.source);
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s, NVLink {} GB/s per GPU "
                      "per direction; {} of {} SMs for communication; non-matmul {} s per token-layer\n",

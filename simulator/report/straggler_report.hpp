@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 #include "simulator/engine/sim_result.hpp"
 
 namespace stepsim {

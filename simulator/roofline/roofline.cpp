@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
-#include "workloads/deepseek/ep_traffic.hpp"
+#include "workloads/traffic/ep_traffic.hpp"
 
 #include "platforms/topology.hpp"
 #include "schedules/registry.hpp"
 
-#include "workloads/deepseek/model_parallel_comm.hpp"
-#include "workloads/layout/rank_layout.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
+#include "vocabulary/rank_layout.hpp"
 #include "workloads/memory/state_bytes.hpp"
-#include "workloads/model/dtype_bytes.hpp"
+#include "vocabulary/dtype_bytes.hpp"
 
 namespace stepsim {
 namespace {

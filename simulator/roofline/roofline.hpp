@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/config/plan.hpp"
-#include "workloads/model/model_params.hpp"
+#include "vocabulary/plan.hpp"
+#include "vocabulary/model_params.hpp"
 #include "workloads/routing/routing_stats.hpp"
 
 namespace stepsim {
@@ -63,7 +63,7 @@ struct DpTerms {
 };
 
 // Tensor- and context-parallel collectives of the average GPU over the step (closed forms of
-// workloads/deepseek/model_parallel_comm.hpp): m microbatches x the rank's share of the layers
+// workloads/traffic/model_parallel_comm.hpp): m microbatches x the rank's share of the layers
 // (dense_layers / pp and moe_layers / pp) x collectives per layer x bytes per collective.
 struct TpCpTerms {
   double tokens_per_microbatch = 0;   // tokens of one microbatch on one CP rank (gathered over TP)

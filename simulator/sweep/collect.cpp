@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/plot/chart.hpp"

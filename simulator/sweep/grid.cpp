@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 
 namespace stepsim::sweep {

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <map>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 
 extern char** environ;
 

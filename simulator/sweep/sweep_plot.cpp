@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 
 namespace stepsim::sweep {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "simulator/calibration/calibrate.hpp"
 #include "simulator/config/config_loader.hpp"
-#include "simulator/engine/simulate.hpp"
+#include "simulator/runs/simulate.hpp"
 #include "tests/calibration/calibration_test_util.hpp"
 #include "traces/profile_trace.hpp"
 

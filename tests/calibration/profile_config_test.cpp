@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "../scratch_dir.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "tests/calibration/calibration_test_util.hpp"

@@ -5,7 +5,7 @@
 
 #include "simulator/calibration/capture_phases.hpp"
 #include "simulator/config/config_loader.hpp"
-#include "simulator/engine/simulate.hpp"
+#include "simulator/runs/simulate.hpp"
 #include "tests/calibration/calibration_test_util.hpp"
 
 namespace stepsim {

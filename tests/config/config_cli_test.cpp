@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // --set), the key, and what would fix it. Never a crash, never a silent default.
 #include <gtest/gtest.h>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "tests/config/config_test_util.hpp"
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "simulator/config/config_loader.hpp"
+#include "schedules/registry.hpp"
 #include "tests/config/config_test_util.hpp"
 
 namespace stepsim::test {
@@ -82,7 +83,7 @@ TEST(ConfigLoader, DefaultConfigHasTheDocumentedValues) {
   EXPECT_EQ(p.gpus(), 2048);
   EXPECT_EQ(p.dp(), 256);
   EXPECT_EQ(p.edp(), 4);
-  EXPECT_EQ(p.stages(), 16);
+  EXPECT_EQ(sched::path_stages(p), 16);
   EXPECT_DOUBLE_EQ(p.sequences_per_replica(), 60.0);
 
   EXPECT_EQ(p.hardware.name, "H800");
@@ -120,7 +121,7 @@ TEST(ConfigLoader, SetOverridesIntegers) {
   EXPECT_EQ(p.parallel.microbatches, 30);
   EXPECT_EQ(p.dp(), 512);
   EXPECT_EQ(p.edp(), 8);
-  EXPECT_EQ(p.stages(), 8);
+  EXPECT_EQ(sched::path_stages(p), 8);
   EXPECT_EQ(p.parallel.ep, 64);  // untouched
 }
 
@@ -136,7 +137,7 @@ TEST(ConfigLoader, SetOverridesDoubles) {
 TEST(ConfigLoader, SetOverridesEnums) {
   const Plan a = load_plan(default_yaml(), {"schedule=1f1b"});
   EXPECT_EQ(a.parallel.schedule, Schedule{"1f1b"});
-  EXPECT_EQ(a.stages(), 8);
+  EXPECT_EQ(sched::path_stages(a), 8);
   const Plan b = load_plan(default_yaml(), {"scenario.routing=deepseek", "sim.mode=reduced"});
   EXPECT_EQ(b.scenario.routing, Routing::DeepSeek);
   EXPECT_EQ(b.sim.mode, SimMode::Reduced);
@@ -196,7 +197,7 @@ TEST(ConfigLoader, FsdpPlanIsAcceptedWithUnevenSequences) {
                            {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8"});
   EXPECT_EQ(p.parallel.schedule, Schedule{"fsdp"});
   EXPECT_EQ(p.parallel.zero, 3);
-  EXPECT_EQ(p.stages(), 1);
+  EXPECT_EQ(sched::path_stages(p), 1);
   EXPECT_EQ(p.dp(), 2048);
   EXPECT_EQ(p.edp(), 32);
   EXPECT_DOUBLE_EQ(p.sequences_per_replica(), 7.5);
@@ -226,7 +227,7 @@ TEST(ConfigLoader, DeepSeekFromHfConfigEqualsTheDefault) {
   EXPECT_DOUBLE_EQ(hf.hardware.fp8_tflops, yaml.hardware.fp8_tflops);
   EXPECT_DOUBLE_EQ(hf.hardware.ib_GBps, yaml.hardware.ib_GBps);
   EXPECT_EQ(hf.gpus(), yaml.gpus());
-  EXPECT_EQ(hf.stages(), yaml.stages());
+  EXPECT_EQ(sched::path_stages(hf), sched::path_stages(yaml));
 }
 
 TEST(ConfigLoader, HfConfigNameFallsBackToModelType) {
@@ -328,7 +329,7 @@ TEST(ConfigLoader, Llama31_8bPlanLoads) {
   EXPECT_EQ(p.parallel.schedule, Schedule{"1f1b"});
   EXPECT_EQ(p.gpus(), 64);
   EXPECT_EQ(p.dp(), 16);
-  EXPECT_EQ(p.stages(), 4);
+  EXPECT_EQ(sched::path_stages(p), 4);
   EXPECT_EQ(p.train.tokens_per_step(), 512LL * 8192);
   EXPECT_DOUBLE_EQ(p.sequences_per_replica(), 32.0);
 }

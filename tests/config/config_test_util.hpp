@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "../scratch_dir.hpp"
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 
 namespace stepsim::test {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config_test_util.hpp"
-#include "workloads/model/model_params.hpp"
+#include "vocabulary/model_params.hpp"
 
 namespace stepsim::test {
 namespace {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/memory/memory_test_util.hpp"
-#include "workloads/deepseek/layer_partition.hpp"
+#include "workloads/layers/layer_partition.hpp"
 #include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim::test {

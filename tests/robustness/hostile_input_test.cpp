@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/io/json_text.hpp"
 #include "tests/cli_runner.hpp"

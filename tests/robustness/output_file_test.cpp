@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/io/output_file.hpp"
 #include "tests/scratch_dir.hpp"
 

@@ -10,9 +10,9 @@
 #include "simulator/calibration/explain.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/roofline/roofline.hpp"
-#include "simulator/roofline/roofline_report.hpp"
-#include "workloads/deepseek/ep_traffic.hpp"
-#include "workloads/deepseek/layer_work.hpp"
+#include "simulator/report/roofline_report.hpp"
+#include "workloads/traffic/ep_traffic.hpp"
+#include "workloads/layers/layer_work.hpp"
 
 namespace stepsim {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "../scratch_dir.hpp"
 #include "simulator/plot/chart.hpp"
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "simulator/engine/child_run.hpp"
+#include "simulator/runs/child_run.hpp"
 
 namespace stepsim {
 namespace {

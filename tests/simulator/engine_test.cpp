@@ -26,7 +26,6 @@ class HandWorkload final : public engine::Workload {
  public:
   HandWorkload(PlatformSpec spec, int streams, PieceFn fn) : spec_(spec), streams_(streams), fn_(std::move(fn)) {}
   std::string name() const override { return "hand"; }
-  PlatformSpec platform() const override { return spec_; }
   double bf16_flops() const override { return spec_.gpu_flops / 2; }
   int num_streams() const override { return streams_; }
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override {
@@ -62,7 +61,7 @@ SimResult run_hand(PlatformSpec spec, int streams, PieceFn fn) {
     HandWorkload w(spec, streams, fn);
     SimOptions opt;
     opt.quiet = true;
-    return engine::run(w, opt);
+    return engine::run(spec, w, opt);
   });
 }
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/simulator/sim_test_util.hpp"
-#include "workloads/deepseek/model_workload.hpp"
+#include "workloads/model/model_workload.hpp"
 
 namespace stepsim::test {
 namespace {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "simulator/config/config_loader.hpp"
-#include "simulator/engine/child_run.hpp"
-#include "simulator/engine/simulate.hpp"
+#include "simulator/runs/child_run.hpp"
+#include "simulator/runs/simulate.hpp"
 
 namespace stepsim::test {
 

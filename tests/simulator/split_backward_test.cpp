@@ -13,7 +13,7 @@
 #include <map>
 
 #include "tests/simulator/sim_test_util.hpp"
-#include "workloads/deepseek/model_workload.hpp"
+#include "workloads/model/model_workload.hpp"
 
 namespace stepsim::test {
 namespace {

@@ -1,7 +1,7 @@
 // Grid parsing and the cartesian product's order (first --grid slowest), which fixes point numbers.
 #include <gtest/gtest.h>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/sweep/grid.hpp"
 
 namespace stepsim::sweep {

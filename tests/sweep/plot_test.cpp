@@ -2,7 +2,7 @@
 // shares in percent, one pair of lines per value of the other grid keys, failed points left out.
 #include <gtest/gtest.h>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "simulator/sweep/sweep_plot.hpp"
 
 namespace stepsim::sweep {

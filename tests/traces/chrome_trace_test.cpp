@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "tests/simulator/sim_test_util.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/trace_selection.hpp"

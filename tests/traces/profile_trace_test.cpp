@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "../scratch_dir.hpp"
 #include "traces/profile_trace.hpp"
 

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "simulator/config/config_loader.hpp"
-#include "workloads/deepseek/layer_partition.hpp"
-#include "workloads/deepseek/layer_work.hpp"
+#include "workloads/layers/layer_partition.hpp"
+#include "workloads/layers/layer_work.hpp"
 
 namespace stepsim {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "simulator/config/config_loader.hpp"
-#include "workloads/model/model_params.hpp"
+#include "vocabulary/model_params.hpp"
 
 namespace stepsim {
 namespace {

@@ -2,7 +2,7 @@
 // (gpu = pp * stage_gpus + (dp * cp + cp_rank) * tp + tp_rank; experts: ep consecutive GPUs).
 #include <gtest/gtest.h>
 
-#include "workloads/layout/rank_layout.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 namespace {

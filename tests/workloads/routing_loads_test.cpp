@@ -8,10 +8,10 @@
 #include <fstream>
 #include <string>
 
-#include "simulator/config/config_error.hpp"
+#include "vocabulary/config_error.hpp"
 #include "../scratch_dir.hpp"
 #include "simulator/config/config_loader.hpp"
-#include "workloads/deepseek/ep_traffic.hpp"
+#include "workloads/traffic/ep_traffic.hpp"
 #include "workloads/routing/expert_loads.hpp"
 #include "workloads/routing/expert_popularity.hpp"
 

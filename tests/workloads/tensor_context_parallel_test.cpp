@@ -1,14 +1,14 @@
 // Tensor and context parallelism, ZeRO-2: bytes, FLOPs and memory of the model workload against
 // closed forms worked out here by hand (Megatron TP with sequence parallelism; Llama 3's K/V
-// all-gather for CP; see workloads/deepseek/model_parallel_comm.hpp).
+// all-gather for CP; see workloads/traffic/model_parallel_comm.hpp).
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "simulator/config/config_loader.hpp"
-#include "simulator/engine/op_sink.hpp"
+#include "vocabulary/op_sink.hpp"
 #include "simulator/roofline/roofline.hpp"
-#include "workloads/deepseek/model_workload.hpp"
+#include "workloads/model/model_workload.hpp"
 #include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim {

@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "simulator/config/config_loader.hpp"
-#include "workloads/deepseek/dp_collectives.hpp"
+#include "workloads/traffic/dp_collectives.hpp"
 #include "platforms/cluster_platform.hpp"
-#include "workloads/deepseek/ep_traffic.hpp"
-#include "workloads/layout/rank_layout.hpp"
+#include "workloads/traffic/ep_traffic.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 namespace {

@@ -1,6 +1,6 @@
 #include "workloads/memory/activation_bytes.hpp"
 
-#include "workloads/model/model_params.hpp"
+#include "vocabulary/model_params.hpp"
 
 namespace stepsim {
 

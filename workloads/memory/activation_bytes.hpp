@@ -5,7 +5,7 @@
 // (DeepSeek-V3 report 3.3.2) when parallel.fp8_stash is on, BF16 otherwise.
 #pragma once
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim {
 

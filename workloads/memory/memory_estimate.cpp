@@ -5,11 +5,11 @@
 #include <algorithm>
 
 #include "schedules/registry.hpp"
-#include "workloads/deepseek/layer_partition.hpp"
+#include "workloads/layers/layer_partition.hpp"
 #include "workloads/memory/activation_bytes.hpp"
 #include "workloads/memory/state_bytes.hpp"
-#include "workloads/model/layer_spec.hpp"
-#include "workloads/model/model_params.hpp"
+#include "vocabulary/layer_spec.hpp"
+#include "vocabulary/model_params.hpp"
 
 namespace stepsim {
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "simulator/config/plan.hpp"
-#include "simulator/engine/memory_model.hpp"
+#include "vocabulary/plan.hpp"
+#include "vocabulary/memory_model.hpp"
 
 namespace stepsim {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "workloads/deepseek/ep_traffic.hpp"
-#include "workloads/model/layer_spec.hpp"
+#include "workloads/traffic/ep_traffic.hpp"
+#include "vocabulary/layer_spec.hpp"
 
 namespace stepsim {
 

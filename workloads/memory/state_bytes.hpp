@@ -8,10 +8,10 @@
 
 #include <vector>
 
-#include "simulator/config/plan.hpp"
-#include "simulator/engine/memory_model.hpp"
-#include "workloads/deepseek/layer_partition.hpp"
-#include "workloads/model/model_params.hpp"
+#include "vocabulary/plan.hpp"
+#include "vocabulary/memory_model.hpp"
+#include "workloads/layers/layer_partition.hpp"
+#include "vocabulary/model_params.hpp"
 
 namespace stepsim {
 

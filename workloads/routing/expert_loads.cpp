@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "workloads/routing/expert_popularity.hpp"
-#include "workloads/routing/seeded_random.hpp"
+#include "vocabulary/seeded_random.hpp"
 
 namespace stepsim {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim {
 

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "workloads/routing/load_file.hpp"
-#include "workloads/routing/seeded_random.hpp"
+#include "vocabulary/seeded_random.hpp"
 
 namespace stepsim {
 

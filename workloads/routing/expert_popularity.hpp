@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "simulator/config/plan.hpp"
+#include "vocabulary/plan.hpp"
 
 namespace stepsim {
 

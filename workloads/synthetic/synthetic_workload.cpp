@@ -13,7 +13,7 @@
 #include "platforms/cluster_platform.hpp"
 #include "schedules/pipeline_flow.hpp"
 #include "schedules/registry.hpp"
-#include "simulator/engine/scheduled_program.hpp"
+#include "schedules/scheduled_program.hpp"
 
 namespace stepsim {
 namespace {
@@ -157,13 +157,6 @@ class SyntheticWorkload final : public engine::Workload {
   }
 
   std::string name() const override { return "synthetic"; }
-  PlatformSpec platform() const override {
-    PlatformSpec spec = platform_spec(plan_);
-    spec.nodes = plan_.parallel.pp;
-    spec.gpus_per_node = 1;
-    spec.nvlink_ranks = 1;  // one-GPU nodes on a star (validate_plan refuses other fabrics here)
-    return spec;
-  }
   double bf16_flops() const override { return plan_.hardware.bf16_tflops * 1e12; }
   int num_streams() const override { return sh_.send_bytes > 0 ? 1 + 2 * sched::pipeline_channels(*sh_.schedule) : 1; }
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override {
@@ -185,6 +178,14 @@ class SyntheticWorkload final : public engine::Workload {
 };
 
 }  // namespace
+
+PlatformSpec synthetic_platform(const Plan& plan) {
+  PlatformSpec spec = platform_spec(plan);
+  spec.nodes = plan.parallel.pp;
+  spec.gpus_per_node = 1;
+  spec.nvlink_ranks = 1;  // one-GPU nodes on a star (validate_plan refuses other fabrics here)
+  return spec;
+}
 
 std::unique_ptr<engine::Workload> make_synthetic_workload(const Plan& plan) {
   return std::make_unique<SyntheticWorkload>(plan);

@@ -10,11 +10,14 @@
 
 #include <memory>
 
-#include "simulator/config/plan.hpp"
-#include "simulator/engine/workload.hpp"
+#include "platforms/cluster_platform.hpp"
+#include "vocabulary/plan.hpp"
+#include "vocabulary/workload.hpp"
 
 namespace stepsim {
 
 std::unique_ptr<engine::Workload> make_synthetic_workload(const Plan& plan);
+// Its platform: one GPU per pipeline rank, each on its own node.
+PlatformSpec synthetic_platform(const Plan& plan);
 
 }  // namespace stepsim

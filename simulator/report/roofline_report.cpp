@@ -1,0 +1,225 @@
+#include "simulator/report/roofline_report.hpp"
+#include "schedules/registry.hpp"
+#include "simulator/report/percent.hpp"
+
+#include <fmt/format.h>
+
+namespace stepsim {
+
+nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
+  nlohmann::json j;
+  j["compute_s"] = r.compute_s;
+  j["ep_comm_s"] = r.ep_comm_s;
+  j["pp_comm_s"] = r.pp_comm_s;
+  j["dp_comm_s"] = r.dp_comm_s;
+  j["tp_comm_s"] = r.tp_comm_s;
+  j["cp_comm_s"] = r.cp_comm_s;
+  j["comm_s"] = r.comm_s;
+  j["bubble_s"] = r.bubble_s;
+  j["bubble_share"] = r.bubble_share;
+  j["exposed_comm_s"] = r.exposed_comm_s;
+  j["step_time_s"] = r.step_time_s;
+  // The simulation's share names, so a sweep can plot each simulated share beside its roofline.
+  j["exposed_comm_share"] = r.step_time_s > 0 ? r.exposed_comm_s / r.step_time_s : 0.0;
+  j["bubble_share_of_compute"] = r.bubble_share;
+  j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+  j["remote_nodes"] = r.routing.remote_nodes;
+  j["ep_share_of_compute"] = r.ep_share_of_compute;
+  // Only for DeepSeek-V3 (its published cost) or a step the user measured (train.reported_step_s).
+  j["reported_step_s"] = r.reported_step_s > 0 ? nlohmann::json(r.reported_step_s) : nlohmann::json();
+  j["speedup_vs_reported"] = r.reported_step_s > 0 ? nlohmann::json(r.speedup_vs_reported) : nlohmann::json();
+  j["mfu"] = r.mfu;
+  j["achieved_tflops_per_gpu"] = r.achieved_tflops_per_gpu;
+  j["peak_tflops"] = r.peak_tflops;
+  if (plan.parallel.zero == 3) j["fsdp_per_microbatch_s"] = r.dp.fsdp_per_microbatch_s;
+
+  auto& t = j["terms"];
+  t["matmul_fp8_s"] = r.terms.matmul_fp8_s;
+  t["matmul_bf16_s"] = r.terms.matmul_bf16_s;
+  t["bf16_correction_s"] = r.terms.bf16_correction_s;
+  t["attention_s"] = r.terms.attention_s;
+  t["recompute_s"] = r.terms.recompute_s;
+  t["sol_compute_s"] = r.terms.sol_s;
+  t["sm_tax_factor"] = r.terms.sm_tax_factor;
+
+  auto& f = j["flops"];
+  f["matmul_flops"] = r.terms.matmul_flops;
+  f["bf16_matmul_flops"] = r.terms.bf16_matmul_flops;
+  f["attention_flops"] = r.terms.attention_flops;
+  f["recompute_flops"] = r.terms.recompute_flops;
+  f["recompute_bf16_flops"] = r.terms.recompute_bf16_flops;
+  f["model_flops"] = r.terms.model_flops;
+
+  auto& p = j["params"];
+  p["activated"] = r.activated_params;
+  p["total"] = r.total_params;
+  p["non_expert"] = r.params.non_expert_total();
+  p["routed_experts"] = r.params.routed_experts_total();
+  p["bf16_matmul"] = r.params.bf16_matmul();
+  p["recomputed"] = r.params.recomputed();
+
+  auto& e = j["ep"];
+  e["remote_nodes"] = r.routing.remote_nodes;
+  e["mean_nodes"] = r.routing.mean_nodes;
+  e["ep_nodes"] = r.routing.ep_nodes;
+  e["node_share"] = r.routing.node_share;
+  e["routing"] = to_string(plan.scenario.routing);
+  e["routing_samples"] = r.routing.samples;
+  e["tokens_per_gpu"] = r.ep.tokens_per_gpu;
+  e["dispatch_bytes_per_copy"] = r.ep.dispatch_bytes_per_copy;
+  e["combine_bytes_per_copy"] = r.ep.combine_bytes_per_copy;
+  e["ib_bytes_per_gpu"] = r.ep.ib_bytes_per_gpu;
+  e["nvlink_bytes_per_gpu"] = r.ep.nvlink_bytes_per_gpu;
+  e["nvlink_s"] = r.ep.nvlink_s;
+  e["in_node_bytes_per_gpu"] = r.ep.in_node_bytes_per_gpu;
+  e["in_node_s"] = r.ep.in_node_s;
+  e["spine_bytes_per_gpu"] = r.ep.spine_bytes_per_gpu;
+  e["spine_s"] = r.ep.spine_s;
+
+  auto& d = j["dp"];
+  d["zero"] = plan.parallel.zero;
+  d["non_expert_params_per_gpu"] = r.dp.non_expert_params_per_gpu;
+  d["expert_params_per_gpu"] = r.dp.expert_params_per_gpu;
+  d["non_expert_ib_nodes"] = r.dp.non_expert_ib_nodes;
+  d["expert_ib_nodes"] = r.dp.expert_ib_nodes;
+  d["allgather_ib_bytes"] = r.dp.allgather_ib_bytes;
+  d["reducescatter_ib_bytes"] = r.dp.reducescatter_ib_bytes;
+  d["allgather_s"] = r.dp.allgather_s;
+  d["ring_GBps"] = r.dp.ring_GBps;
+  d["reducescatter_s"] = r.dp.reducescatter_s;
+  d["fsdp_shard_size"] = plan.parallel.fsdp_shard_size;
+  d["hsdp_allreduce_s"] = r.dp.hsdp_allreduce_s;
+
+  j["pp"] = {{"sends_per_microbatch", r.pp_sends_per_microbatch}, {"link_GBps", r.pp_link_GBps}};
+  j["tp"] = {{"tokens_per_microbatch", r.tpcp.tokens_per_microbatch},
+             {"collectives_per_gpu", r.tpcp.tp_collectives},
+             {"bytes_per_collective", r.tpcp.tp_bytes_per_collective},
+             {"bytes_per_gpu", r.tpcp.tp_bytes_per_gpu},
+             {"link_GBps", r.tpcp.tp_link_GBps}};
+  j["cp"] = {{"collectives_per_gpu", r.tpcp.cp_collectives},
+             {"bytes_per_collective", r.tpcp.cp_bytes_per_collective},
+             {"bytes_per_gpu", r.tpcp.cp_bytes_per_gpu},
+             {"link_GBps", r.tpcp.cp_link_GBps}};
+  j["fsdp_sweep"] = nlohmann::json::array();
+  for (const auto& pt : r.fsdp_sweep)
+    j["fsdp_sweep"].push_back({{"microbatches", pt.microbatches}, {"exposed_share", pt.exposed_share}});
+
+  j["assumed"] = {{"fp8_tflops", plan.hardware.fp8_tflops}, {"bf16_tflops", plan.hardware.bf16_tflops},
+                  {"ib_GBps", plan.hardware.ib_GBps},       {"nvlink_GBps", plan.hardware.nvlink_GBps},
+                  {"comm_sms", plan.hardware.comm_sms},     {"sms", plan.hardware.sms},
+                  {"peak_bf16_tflops", plan.hardware.peak_bf16_tflops},
+                  {"peak_fp8_tflops", plan.hardware.peak_fp8_tflops}};
+  j["plan"] = {{"model", plan.model.name},
+               {"gpus", plan.gpus()},
+               {"nodes", plan.cluster.nodes},
+               {"gpus_per_node", plan.cluster.gpus_per_node},
+               {"pp", plan.parallel.pp},
+               {"tp", plan.parallel.tp},
+               {"cp", plan.parallel.cp},
+               {"stages", sched::path_stages(plan)},
+               {"dp", plan.dp()},
+               {"ep", plan.parallel.ep},
+               {"edp", plan.edp()},
+               {"microbatches", plan.parallel.microbatches},
+               {"zero", plan.parallel.zero},
+               {"schedule", to_string(plan.parallel.schedule)},
+               {"precision", to_string(plan.train.precision)},
+               {"recompute", to_string(plan.parallel.recompute)},
+               {"global_batch", plan.train.global_batch},
+               {"seq_len", plan.train.seq_len},
+               {"tokens_per_step", r.tokens_per_step}};
+  return j;
+}
+
+namespace {
+
+std::string row(const std::string& name, double seconds, const std::string& note = "") {
+  return fmt::format("  {:<38}{:>10.3f} s   {}\n", name, seconds, note);
+}
+
+
+}  // namespace
+
+std::string roofline_text(const Plan& plan, const Roofline& r) {
+  std::string out;
+  out += fmt::format("stepsim roofline: {} on {} x {} {} ({} GPUs), config {}\n", plan.model.name,
+                     plan.cluster.nodes, plan.cluster.gpus_per_node, plan.hardware.name, plan.gpus(), plan.source);
+  out += fmt::format("plan: {} PP {} ({} stages), {}EP {}, DP {} (expert DP {}), ZeRO-{}, {} microbatches; "
+                     "{} x {} tokens = {:.4g} tokens/step\n",
+                     to_string(plan.parallel.schedule), plan.parallel.pp, sched::path_stages(plan),
+                     plan.parallel.tp > 1 || plan.parallel.cp > 1
+                         ? fmt::format("TP {}, CP {}, ", plan.parallel.tp, plan.parallel.cp)
+                         : std::string(),
+                     plan.parallel.ep,
+                     plan.dp(), plan.edp(), plan.parallel.zero, plan.parallel.microbatches, plan.train.global_batch,
+                     plan.train.seq_len, r.tokens_per_step);
+  out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s per GPU per "
+                     "direction; NVLink {} GB/s; {} of {} SMs for communication\n",
+                     plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
+                     plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms);
+  out += fmt::format("params: {:.4g} total, N = {:.6g} activated (matmul) per token; {} GEMMs, recompute {}\n\n",
+                     double(r.total_params), double(r.activated_params), to_string(plan.train.precision),
+                     to_string(plan.parallel.recompute));
+
+  out += "compute per GPU (speed of light)\n";
+  if (plan.train.precision == Precision::FP8) {
+    out += row("6ND matmuls at FP8", r.terms.matmul_fp8_s, fmt::format("{:.4g} FLOP", r.terms.matmul_flops - r.terms.bf16_matmul_flops));
+    out += row("BF16 matmuls (routers, LM head)", r.terms.matmul_bf16_s,
+               fmt::format("{:.4g} FLOP; +{:.0f} ms vs FP8", r.terms.bf16_matmul_flops, 1e3 * r.terms.bf16_correction_s));
+  } else {
+    out += row("6ND matmuls at BF16", r.terms.matmul_bf16_s, fmt::format("{:.4g} FLOP", r.terms.matmul_flops));
+  }
+  out += row("attention core (BF16)", r.terms.attention_s, fmt::format("{:.4g} FLOP", r.terms.attention_flops));
+  out += row(fmt::format("recompute ({})", to_string(plan.parallel.recompute)), r.terms.recompute_s,
+             fmt::format("{:.4g} FLOP", r.terms.recompute_flops));
+  if (r.terms.sm_tax_factor != 1.0)
+    out += row("SM tax of comm kernels", r.compute_s - r.terms.sol_s, fmt::format("x {:.4f}", r.terms.sm_tax_factor));
+  out += row("compute", r.compute_s);
+
+  out += "\ncommunication per GPU (overlappable)\n";
+  if (r.ep.in_node_s > 0)
+    out += row("EP dispatch + combine (NVLink)", r.ep_comm_s,
+               fmt::format("EP {} inside a node; {} of compute", plan.parallel.ep, pct(r.ep_share_of_compute)));
+  else
+    out += row("EP dispatch + combine (IB)", r.ep_comm_s,
+               fmt::format("{:.3f} remote nodes ({} routing); {} of compute", r.routing.remote_nodes,
+                           to_string(plan.scenario.routing), pct(r.ep_share_of_compute)));
+  out += row("PP residual-stream sends", r.pp_comm_s,
+             fmt::format("{} sends per microbatch at {} GB/s", r.pp_sends_per_microbatch, r.pp_link_GBps));
+  if (plan.parallel.zero == 3)
+    out += row("FSDP all-gathers + reduce-scatter", r.dp_comm_s,
+               fmt::format("{:.3f} s per microbatch x {}", r.dp.fsdp_per_microbatch_s, plan.parallel.microbatches));
+  else if (plan.parallel.zero == 2)
+    out += row("ZeRO-2 all-gather + reduce-scatters", r.dp_comm_s,
+               fmt::format("AG {:.3f} s (BF16) + RS {:.3f} s (FP32) x {} microbatches", r.dp.allgather_s,
+                           r.dp.reducescatter_s, plan.parallel.microbatches));
+  else
+    out += row("ZeRO-1 all-gather + reduce-scatter", r.dp_comm_s,
+               fmt::format("AG {:.3f} s (BF16) + RS {:.3f} s (FP32)", r.dp.allgather_s, r.dp.reducescatter_s));
+  if (plan.parallel.tp > 1)
+    out += row("TP all-gathers + reduce-scatters", r.tp_comm_s,
+               fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.tp_collectives,
+                           r.tpcp.tp_bytes_per_collective, r.tpcp.tp_link_GBps));
+  if (plan.parallel.cp > 1)
+    out += row("CP K/V all-gathers + dK/dV RS", r.cp_comm_s,
+               fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.cp_collectives,
+                           r.tpcp.cp_bytes_per_collective, r.tpcp.cp_link_GBps));
+  out += row("communication", r.comm_s, fmt::format("{} of compute", pct(r.comm_s / r.compute_s)));
+  out += row("EP over NVLink (upper bound)", r.ep.nvlink_s, "not on the critical link");
+
+  out += "\nstep\n";
+  out += row("pipeline bubble", r.bubble_s, fmt::format("{} of compute", pct(r.bubble_share)));
+  out += row("exposed communication", r.exposed_comm_s, r.exposed_comm_s > 0 ? "comms bound" : "compute bound");
+  out += row("step time (perfect overlap)", r.step_time_s, fmt::format("{:.0f} tokens/s/GPU", r.tokens_per_s_per_gpu));
+  out += fmt::format("  MFU {} of the {:g} TFLOP/s dense {} peak; {:.0f} TFLOP/s of model FLOPs achieved per GPU\n",
+                     pct(r.mfu), r.peak_tflops, to_string(plan.train.precision), r.achieved_tflops_per_gpu);
+  if (r.reported_step_s > 0)
+    out += row(plan.train.reported_step_s > 0 ? "reported (train.reported_step_s)" : "DeepSeek reported (180K GPU-h/T tok)",
+               r.reported_step_s, fmt::format("{:.2f}x slower than this roofline", r.speedup_vs_reported));
+  out += "\nFSDP (PP 1, ZeRO-3) on the same cluster: exposed communication share of the step\n ";
+  for (const auto& pt : r.fsdp_sweep) out += fmt::format("  m={}: {}", pt.microbatches, pct(pt.exposed_share));
+  out += "\n";
+  return out;
+}
+
+}  // namespace stepsim

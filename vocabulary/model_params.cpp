@@ -1,0 +1,76 @@
+#include "vocabulary/model_params.hpp"
+
+namespace stepsim {
+
+int64_t qk_head_dim(const ModelConfig& m) {
+  if (m.is_mla()) return m.qk_nope_head_dim + m.qk_rope_head_dim;
+  return m.head_dim > 0 ? m.head_dim : m.hidden_size / m.num_attention_heads;
+}
+
+int64_t v_head_dim(const ModelConfig& m) {
+  if (m.is_mla()) return m.v_head_dim;
+  return qk_head_dim(m);
+}
+
+namespace {
+
+AttentionParams attention_params(const ModelConfig& m) {
+  AttentionParams a;
+  const int64_t h = m.hidden_size, heads = m.num_attention_heads;
+  const int64_t qk = qk_head_dim(m), v = v_head_dim(m);
+  if (m.is_mla()) {
+    if (m.q_lora_rank > 0) {
+      a.q_down = h * m.q_lora_rank;
+      a.q_up = m.q_lora_rank * heads * qk;
+    } else {
+      a.q_up = h * heads * qk;
+    }
+    a.kv_down = h * (m.kv_lora_rank + m.qk_rope_head_dim);
+    a.kv_up = m.kv_lora_rank * heads * (m.qk_nope_head_dim + m.v_head_dim);
+  } else {
+    const int64_t kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : heads;
+    a.q_up = h * heads * qk;
+    a.kv_up = h * kv_heads * (qk + v);
+  }
+  a.out = heads * v * h;
+  return a;
+}
+
+}  // namespace
+
+ModelParams count_params(const ModelConfig& m) {
+  ModelParams p;
+  const int64_t h = m.hidden_size;
+  p.attention = attention_params(m);
+  p.recompute_per_layer = m.is_mla() ? p.attention.q_up + p.attention.kv_up : 0;
+  // Two RMSNorms per layer, plus MLA's norms on the query and key-value latents.
+  p.norms_per_layer = 2 * h + (m.is_mla() ? m.q_lora_rank + m.kv_lora_rank : 0);
+  p.dense_ffn = 3 * h * m.intermediate_size;
+  p.moe_layers = m.moe_layers();
+  p.dense_layers = m.dense_layers();
+  if (m.is_moe()) {
+    p.expert = 3 * h * m.moe_intermediate_size;
+    p.router = m.n_routed_experts * h + m.n_routed_experts;
+    // DeepSeek: n_shared_experts experts of the routed width; Qwen2-MoE: one shared expert of its own width.
+    p.shared_experts = m.n_shared_experts * p.expert + 3 * h * m.shared_expert_intermediate_size;
+    p.experts_per_layer = m.n_routed_experts;
+    p.experts_per_token = m.num_experts_per_tok;
+  }
+  p.lm_head = m.vocab_size * h;
+  p.embedding = m.tie_word_embeddings ? 0 : m.vocab_size * h;  // tied: one matrix, counted in the head
+  p.final_norm = h;
+  return p;
+}
+
+AttentionCoreFlops attention_core_flops(const ModelConfig& m, int64_t seq_len) {
+  // 2 FLOPs per multiply-add over S x S scores, halved by the causal mask (the seed's S/2
+  // approximation; the exact (S+1)/2 is 0.02 % more at S = 4096).
+  const double s2_half = double(seq_len) * double(seq_len) / 2.0;
+  const double heads = double(m.num_attention_heads);
+  AttentionCoreFlops f;
+  f.qk = 2.0 * s2_half * heads * double(qk_head_dim(m));
+  f.pv = 2.0 * s2_half * heads * double(v_head_dim(m));
+  return f;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,19 @@
+#include "vocabulary/plan_names.hpp"
+
+namespace stepsim {
+
+// A Schedule's name is a string literal or the schedule registry's (schedules/registry.cpp).
+const char* to_string(Schedule s) { return s.name().data(); }
+const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
+const char* to_string(Routing r) { return name_of(kRoutings, r); }
+const char* to_string(SimMode m) { return name_of(kSimModes, m); }
+const char* to_string(SimFidelity f) { return name_of(kSimFidelities, f); }
+const char* to_string(Precision p) { return name_of(kPrecisions, p); }
+
+bool is_deepseek_v3(const ModelConfig& m) {
+  return m.hidden_size == 7168 && m.num_hidden_layers == 61 && m.n_routed_experts == 256 &&
+         m.num_experts_per_tok == 8 && m.kv_lora_rank == 512 && m.vocab_size == 129280;
+}
+const char* to_string(Topology t) { return name_of(kTopologies, t); }
+
+}  // namespace stepsim

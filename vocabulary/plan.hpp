@@ -1,0 +1,267 @@
+// The validated description of one training step: model, training, parallelism plan, hardware,
+// cluster, scenario and simulation options. Every later stage (roofline, workload, schedule,
+// engine, report) reads only this struct, never YAML.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace stepsim {
+
+// Number format of the large GEMMs (and of what they stash and dispatch).
+enum class Precision : uint8_t { FP8, BF16 };
+
+// Hugging Face config.json names, so a model's own config file can be read as-is.
+struct ModelConfig {
+  std::string name = "model";
+  int64_t hidden_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t first_k_dense_replace = 0;   // the first k layers use a dense FFN
+  int64_t intermediate_size = 0;       // dense FFN width
+  int64_t moe_intermediate_size = 0;   // one expert's FFN width
+  int64_t n_routed_experts = 0;        // 0 = dense model
+  int64_t n_shared_experts = 0;
+  int64_t shared_expert_intermediate_size = 0;  // Qwen2-MoE: one always-on expert of this width
+  int64_t num_experts_per_tok = 0;
+  int64_t n_group = 1;                 // expert groups (DeepSeek maps one group to one node)
+  int64_t topk_group = 1;              // groups a token may use (node-limited routing)
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;     // for non-MLA attention; 0 = same as heads
+  int64_t head_dim = 0;                // for non-MLA attention; 0 = hidden / heads
+  int64_t q_lora_rank = 0;             // 0 = no query compression
+  int64_t kv_lora_rank = 0;            // 0 = standard (non-MLA) attention
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
+  int64_t num_nextn_predict_layers = 0;  // DeepSeek-V3's MTP depth: not in the step (as in the seed); explain's MTP bar
+
+  bool is_moe() const { return n_routed_experts > 0; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  // The one definition of which layers are MoE: every layer from first_k_dense_replace on (the HF
+  // keys that would interleave dense layers, moe_layer_freq and decoder_sparse_step, are refused
+  // unless 1, and a leading mlp_only_layers list becomes first_k_dense_replace).
+  bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= first_k_dense_replace; }
+  int64_t moe_layers() const { return is_moe() ? num_hidden_layers - first_k_dense_replace : 0; }
+  int64_t dense_layers() const { return num_hidden_layers - moe_layers(); }
+};
+
+struct TrainConfig {
+  int64_t global_batch = 0;  // sequences per step
+  int64_t seq_len = 0;       // tokens per sequence
+  Precision precision = Precision::FP8;  // GEMMs, stashes, dispatch; default fp8 for MLA (DeepSeek) models, bf16 otherwise
+  double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
+  int64_t tokens_per_step() const { return global_batch * seq_len; }
+};
+
+// A pipeline schedule, by the name configs use. schedules/registry.cpp is the one list of them
+// (adding a schedule adds nothing here); each schedule's file says what it implies.
+class Schedule {
+ public:
+  // `name` must outlive the value: a string literal or the registry's name.
+  constexpr explicit Schedule(std::string_view name) : name_(name) {}
+  constexpr std::string_view name() const { return name_; }
+  friend constexpr bool operator==(Schedule, Schedule) = default;
+
+ private:
+  std::string_view name_;
+};
+
+// Which activations a layer's backward recomputes instead of keeping from its forward.
+// DeepSeek: RMSNorms, MLA up-projections and SwiGLU (DeepSeek-V3 report 3.2.3); Selective:
+// Megatron's, the attention core only; Full: everything but the layer's input.
+enum class Recompute { None, DeepSeek, Selective, Full };
+
+struct ParallelConfig {
+  int64_t pp = 1;            // pipeline ranks (DualPipeV: ranks, each holding two stages)
+  int64_t tp = 1;            // tensor-parallel ranks (Megatron, with sequence parallelism)
+  int64_t cp = 1;            // context-parallel ranks (a sequence split over them)
+  int64_t ep = 1;            // expert-parallel group size
+  int64_t microbatches = 1;  // per pipeline (per data-parallel replica)
+  int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 2 = + gradients, 3 = FSDP
+  int64_t fsdp_shard_size = 0;  // HSDP: ZeRO-3 shards over this many of the GPUs holding the same
+                                // weights and replicates across the groups; 0 = shard over all
+  Schedule schedule{"dualpipev"};
+  int64_t virtual_stages = 0;  // chunks per rank of schedule interleaved (Megatron's virtual pipeline);
+                               // 0 = not set: the schedule's default (interleaved 2, the others 1)
+  // Pipeline chunks with no F&B partner (DualPipeV warm-up and cool-down, every 1F1B chunk) run as
+  // two half-microbatches whose compute hides each other's all-to-all. false = DualPipe's reference
+  // code: such chunks leave their all-to-all exposed.
+  bool split_lone_chunks = false;
+  // A backward computes a part's weight gradient (W) as its own op after the input gradient, so the
+  // transfers the input gradient starts (dispatch-gradient, the next combine-gradient, a pipeline
+  // send) run while W computes. false = a plain autograd backward: both as one op, nothing hides
+  // behind W. Zero-bubble schedules, which defer W, need true.
+  bool split_backward = true;
+  // A forward MoE layer's shared experts compute while its dispatch moves (DeepSeek does; Megatron's
+  // moe_shared_expert_overlap); false = they run with the routed experts, after the dispatch.
+  bool overlap_shared_expert = false;
+  Recompute recompute = Recompute::DeepSeek;
+  bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
+                          // (default: train.precision == fp8)
+};
+
+// Achievable rates of one GPU and its links. Speed-of-light vs calibrated is only a matter of
+// which numbers sit here, never a code path.
+struct HardwareConfig {
+  std::string name = "H800";
+  double fp8_tflops = 0;
+  double bf16_tflops = 0;
+  double ib_GBps = 0;          // per GPU NIC, per direction
+  double nvlink_GBps = 0;      // per GPU, per direction
+  double ib_latency_s = 0;     // one hop through the fabric
+  double nvlink_latency_s = 0;
+  int64_t sms = 132;
+  int64_t comm_sms = 0;        // SMs communication kernels take from compute while in flight
+  double nonmatmul_s_per_token_layer = 0;  // norms, SwiGLU, casts; 0 in speed-of-light mode
+  double memory_GiB = 80;      // HBM per GPU (H800: 80 GiB)
+  // Datasheet dense peaks (hardware.preset files cite them; default H800 SXM: 989 BF16, 1979 FP8):
+  // MFU's denominator, never a rate used.
+  double peak_bf16_tflops = 989;
+  double peak_fp8_tflops = 1979;
+  double peak_tflops(Precision p) const { return p == Precision::FP8 ? peak_fp8_tflops : peak_bf16_tflops; }
+  double gemm_tflops(Precision p) const { return p == Precision::FP8 ? fp8_tflops : bf16_tflops; }
+  // Calibration (hardware profile; 1 / 0 = speed of light): the share of the rate above that real
+  // kernels reach, and the all-to-all's share of link bandwidth plus its handshake latency.
+  double gemm_efficiency = 1;          // large GEMMs: FP8 forward and input gradient, and the LM head
+  double wgrad_gemm_efficiency = 0;    // FP8 weight-gradient GEMMs; 0 = gemm_efficiency
+  double bf16_gemm_efficiency = 1;     // BF16 router GEMMs (narrow: N = experts); the LM head uses gemm_efficiency
+  double attention_efficiency = 1;     // attention core (FlashAttention) at the BF16 rate
+  double a2a_efficiency = 1;           // share of link bandwidth an EP all-to-all reaches
+  double a2a_latency_s = 0;            // notify / handshake before every EP all-to-all
+  double a2a_layout_latency_s = 0;     // extra for a forward dispatch that computes its layout
+  double wgrad_efficiency() const { return wgrad_gemm_efficiency > 0 ? wgrad_gemm_efficiency : gemm_efficiency; }
+};
+
+// The fabric between NICs (platforms/topology.hpp): a non-blocking switch, a two-level leaf/spine
+// fat tree, or DeepSeek's multi-plane fat tree (NIC k of every node on plane k).
+enum class Topology { Star, FatTree, MultiPlane };
+
+struct ClusterConfig {
+  int64_t nodes = 0;
+  int64_t gpus_per_node = 0;
+  Topology topology = Topology::Star;
+  double oversubscription = 1;  // a leaf's down-port bandwidth over its up-port bandwidth
+  bool rail_optimized = false;  // fat-tree: a leaf holds NIC k of its nodes (multi-plane always does)
+  int64_t leaf_nics = 32;       // NICs under one leaf switch (a 64-port switch at 1:1)
+  int64_t nvlink_domain = 0;    // GPUs sharing one NVLink fabric (72 for GB200 NVL72); 0 = a node
+  int64_t gpus() const { return nodes * gpus_per_node; }
+  int64_t nvlink_domain_gpus() const { return nvlink_domain > 0 ? nvlink_domain : gpus_per_node; }
+};
+
+// How tokens pick experts (workloads/routing/): balanced = every expert gets its mean load; the
+// others draw per-layer popularity and per-microbatch counts from scenario.seed, or read a file.
+enum class Routing { Balanced, DeepSeek, Zipf, Dirichlet, Hot, File };
+
+// A slow or faulty piece of hardware (scenario.stragglers): one GPU or every GPU of a node, for
+// the whole step or the window [from_s, to_s) of simulated time.
+struct Straggler {
+  int64_t gpu = -1;         // one GPU (global id), or
+  int64_t node = -1;        // every GPU of this node
+  double clock = 1;         // compute speed factor (power cap, thermal throttling)
+  double nic_GBps = 0;      // NIC bandwidth per direction while degraded; 0 = unchanged
+  double nvlink_GBps = 0;   // NVLink bandwidth per direction while degraded; 0 = unchanged
+  bool nic_down = false;    // the GPU's NIC is down: its inter-node traffic goes through `via`'s NIC
+  int64_t via = -1;         // GPU on the same node lending its NIC; -1 = the next GPU with a working NIC
+  // Or a leaf-spine cable of a fat tree (platforms/topology.hpp): slow, or down (traffic spreads
+  // over the leaf's other uplinks).
+  int64_t leaf = -1;
+  int64_t spine = -1;
+  double link_GBps = 0;     // the cable's bandwidth while degraded; 0 = unchanged
+  bool link_down = false;
+  double from_s = 0;
+  double to_s = std::numeric_limits<double>::infinity();
+};
+
+struct ScenarioConfig {
+  Routing routing = Routing::Balanced;
+  uint64_t seed = 1;
+  int64_t routing_samples = 200000;  // Monte-Carlo tokens for DeepSeek routing statistics
+  double zipf_s = 1.0;               // zipf: popularity of the r-th expert ~ 1 / r^s
+  double dirichlet_alpha = 1.0;      // dirichlet: concentration (smaller = more skewed)
+  int64_t hot_experts = 1;           // hot: this many experts share hot_share of the rows
+  double hot_share = 0.5;
+  std::string load_file;             // file: per-layer per-expert histogram (CSV or JSON)
+  double layer_correlation = 0;      // 0 = each layer picks its popular experts afresh, 1 = same ones
+  std::vector<Straggler> stragglers;  // slow GPUs, nodes, NICs and NVLinks; NICs down
+  double jitter_sigma = 0;           // per-kernel lognormal jitter on compute ops (mean 1)
+  bool perturbed() const { return !stragglers.empty() || jitter_sigma > 0; }
+  // Not a config key: the report's balanced baseline keeps the routing's node statistics but gives
+  // every expert its mean load.
+  bool mean_loads_only = false;
+};
+
+enum class SimMode { Auto, Full, Reduced };
+// exact: every modelled flow is replayed. fast: flows that cannot set any time in a lock-step
+// replay are left out (the NVLink legs of balanced all-to-alls that their IB legs outlast).
+enum class SimFidelity { Exact, Fast };
+
+struct SimConfig {
+  SimMode mode = SimMode::Auto;
+  SimFidelity fidelity = SimFidelity::Fast;
+};
+
+enum class WorkloadKind { Model, Synthetic };
+
+// An abstract pipeline for studying a schedule in isolation: fixed per-chunk times.
+struct WorkloadConfig {
+  WorkloadKind kind = WorkloadKind::Model;
+  double f_s = 1;           // forward of one chunk, one microbatch
+  double b_s = 2;           // whole backward of one chunk (input + weight gradient)
+  double w_s = 1;           // the weight-gradient part of b_s
+  double fb_s = 0;          // an overlapped F&B pair; 0 = f_s + b_s (no overlap gain)
+  double send_bytes = 0;    // per pipeline send; 0 = no communication
+};
+
+struct Plan {
+  std::string source;  // the config file it came from, for messages
+  std::vector<std::pair<std::string, std::string>> set_by;  // (key, the --set that gave it), for messages
+  // Keys a hardware preset or profile held that the config or --set overrode (printed on stderr
+  // by the command line, so a switch of GPU that does not take is never silent).
+  std::vector<std::string> notes;
+  ModelConfig model;
+  TrainConfig train;
+  ParallelConfig parallel;
+  HardwareConfig hardware;
+  ClusterConfig cluster;
+  ScenarioConfig scenario;
+  SimConfig sim;
+  WorkloadConfig workload;
+
+  // Derived sizes. GPUs are numbered node-major: gpu = node * gpus_per_node + local; where each
+  // GPU sits in the plan is vocabulary/rank_layout.hpp's job.
+  int64_t gpus() const { return cluster.gpus(); }
+  int64_t stage_gpus() const { return gpus() / parallel.pp; }      // GPUs of one pipeline rank
+  int64_t dp() const { return stage_gpus() / (parallel.tp * parallel.cp); }  // replicas of the model
+  int64_t edp() const { return stage_gpus() / parallel.ep; }       // expert data-parallel degree (experts keep TP 1)
+  double sequences_per_replica() const { return double(train.global_batch) / double(dp()); }
+  // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:
+  // with 72-GPU domains and EP 64 each domain runs one group and its other 8 GPUs stay idle
+  // (spares, not simulated), so an EP group never straddles two domains.
+  int64_t nvlink_ranks() const {
+    const int64_t d = cluster.nvlink_domain_gpus(), ep = parallel.ep;
+    if (d <= cluster.gpus_per_node || d % ep == 0 || ep % d == 0) return d;
+    if (d > ep) return d / ep * ep;
+    int64_t a = d, b = ep;  // the largest share of an EP group that fits: gcd(d, ep)
+    while (b != 0) a = std::exchange(b, a % b);
+    return a;
+  }
+};
+
+const char* to_string(Schedule s);
+const char* to_string(Recompute r);
+const char* to_string(Precision p);
+
+// DeepSeek-V3's published shape (the model DeepSeek's reported step and MTP belong to).
+bool is_deepseek_v3(const ModelConfig& m);
+const char* to_string(Routing r);
+const char* to_string(SimMode m);
+const char* to_string(SimFidelity f);
+const char* to_string(Topology t);
+
+}  // namespace stepsim

@@ -1,0 +1,39 @@
+// The names configs use for the plan's enums: one table per enum, which parsing, the list of
+// accepted values in messages and to_string all read. The first entry is the default where the key
+// is optional.
+#pragma once
+
+#include <cstddef>
+
+#include "vocabulary/plan.hpp"
+
+namespace stepsim {
+
+template <typename E>
+struct Named {
+  E value;
+  const char* name;
+};
+// Schedules: sched::schedule_registry() is their one name table.
+inline constexpr Named<Recompute> kRecomputes[] = {{Recompute::None, "none"},
+                                            {Recompute::DeepSeek, "deepseek"},
+                                            {Recompute::Selective, "selective"},
+                                            {Recompute::Full, "full"}};
+inline constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
+inline constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
+                                        {Routing::Zipf, "zipf"},         {Routing::Dirichlet, "dirichlet"},
+                                        {Routing::Hot, "hot"},           {Routing::File, "file"}};
+inline constexpr Named<Topology> kTopologies[] = {
+    {Topology::Star, "star"}, {Topology::FatTree, "fat-tree"}, {Topology::MultiPlane, "multi-plane"}};
+inline constexpr Named<SimMode> kSimModes[] = {{SimMode::Auto, "auto"}, {SimMode::Full, "full"}, {SimMode::Reduced, "reduced"}};
+inline constexpr Named<SimFidelity> kSimFidelities[] = {{SimFidelity::Exact, "exact"}, {SimFidelity::Fast, "fast"}};
+inline constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
+
+template <typename E, size_t N>
+const char* name_of(const Named<E> (&table)[N], E value) {
+  for (const auto& n : table)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
+}  // namespace stepsim

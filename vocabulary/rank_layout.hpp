@@ -1,0 +1,75 @@
+// Where every GPU sits in the parallelism plan, and the groups it talks to, as lists of GPU ids
+// (ASTRA-sim's communicator groups). Megatron's order, tensor-parallel fastest:
+//   gpu = pp * stage_gpus + (dp * cp + cp_rank) * tp + tp_rank,   stage_gpus = dp * cp * tp,
+// so a TP group is tp consecutive GPUs (inside a node when tp divides it) and a pipeline stage is
+// a block of consecutive GPUs. Experts keep TP 1: an EP group is ep consecutive GPUs of a stage
+// (EP composes with TP and CP), and the replicas of one EP slot, one EP group apart, form its
+// expert-data-parallel group. Nobody else divides GPU ids.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vocabulary/plan.hpp"
+
+namespace stepsim {
+
+struct RankCoords {
+  int64_t pp = 0;        // pipeline rank
+  int64_t dp = 0;        // data-parallel replica
+  int64_t cp = 0;        // context-parallel rank inside the replica
+  int64_t tp = 0;        // tensor-parallel rank
+  int64_t ep = 0;        // position inside its EP group
+  int64_t expert_dp = 0; // which EP group of the stage (= expert-data-parallel rank)
+};
+
+class RankLayout {
+ public:
+  explicit RankLayout(const Plan& plan);
+
+  int64_t gpus() const { return gpus_; }
+  int64_t gpus_per_node() const { return gpus_per_node_; }
+  int64_t pp() const { return pp_; }
+  int64_t dp() const { return dp_; }
+  int64_t cp() const { return cp_; }
+  int64_t tp() const { return tp_; }
+  int64_t ep() const { return ep_; }
+  int64_t expert_dp() const { return stage_gpus_ / ep_; }
+  int64_t stage_gpus() const { return stage_gpus_; }  // GPUs of one pipeline rank: dp x cp x tp
+
+  RankCoords coords(int64_t gpu) const;
+  int64_t gpu(int64_t pp, int64_t dp, int64_t cp = 0, int64_t tp = 0) const;
+  int64_t pipeline_rank(int64_t gpu) const { return gpu / stage_gpus_; }
+  int64_t dp_rank(int64_t gpu) const { return gpu % stage_gpus_ / (cp_ * tp_); }
+  int64_t ep_slot(int64_t gpu) const { return gpu % stage_gpus_ % ep_; }
+  int64_t ep_group_index(int64_t gpu) const { return gpu % stage_gpus_ / ep_; }
+  // The GPU with the same coordinates on pipeline rank `rank` (its pipeline peer).
+  int64_t on_pipeline_rank(int64_t gpu, int64_t rank) const { return rank * stage_gpus_ + gpu % stage_gpus_; }
+  int64_t first_gpu_of_rank(int64_t rank) const { return rank * stage_gpus_; }
+
+  // Groups containing `gpu`, in increasing GPU order.
+  std::vector<int64_t> tp_group(int64_t gpu) const;
+  std::vector<int64_t> cp_group(int64_t gpu) const;
+  std::vector<int64_t> dp_group(int64_t gpu) const;        // same pp, cp, tp: the replicas
+  std::vector<int64_t> grad_group(int64_t gpu) const;      // same pp, tp: replicas x CP ranks hold the same weights
+  std::vector<int64_t> pp_group(int64_t gpu) const;        // same coordinates on every pipeline rank
+  std::vector<int64_t> ep_group(int64_t gpu) const;
+  std::vector<int64_t> expert_dp_group(int64_t gpu) const; // same EP slot in every EP group of the stage
+  // HSDP (parallel.fsdp_shard_size = s > 0): the grad group cut into blocks of s consecutive
+  // members (one block spans s x tp GPUs); experts likewise, s x tp / ep expert replicas a block.
+  // `shard`: the block holding `gpu`; `replicas`: the members at its position in every block.
+  std::vector<int64_t> shard_group(int64_t gpu) const;
+  std::vector<int64_t> shard_replicas(int64_t gpu) const;
+  std::vector<int64_t> expert_shard_group(int64_t gpu) const;
+  std::vector<int64_t> expert_shard_replicas(int64_t gpu) const;
+
+ private:
+  static std::vector<int64_t> block_of(const std::vector<int64_t>& group, int64_t gpu, int64_t size);
+  static std::vector<int64_t> across_blocks(const std::vector<int64_t>& group, int64_t gpu, int64_t size);
+  std::vector<int64_t> strided(int64_t first, int64_t count, int64_t stride) const;
+
+  int64_t shard_ = 0;  // fsdp_shard_size (0 = whole group)
+  int64_t gpus_ = 1, gpus_per_node_ = 1, pp_ = 1, dp_ = 1, cp_ = 1, tp_ = 1, ep_ = 1, stage_gpus_ = 1;
+};
+
+}  // namespace stepsim

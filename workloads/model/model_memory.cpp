@@ -1,0 +1,60 @@
+#include "workloads/model/model_memory.hpp"
+
+#include "workloads/model/model_workload.hpp"
+#include "workloads/memory/activation_bytes.hpp"
+#include "workloads/memory/state_bytes.hpp"
+
+namespace stepsim {
+
+using engine::OpKind;
+using engine::Phase;
+
+ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
+  const Plan& plan = w.plan();
+  // Tokens of a sequence one GPU keeps: sequence parallelism shards every activation over TP (all of
+  // them, Korthikanti et al.: 34 s b h / t), context parallelism the sequence over CP.
+  const double seq_len = double(plan.train.seq_len) / double(plan.parallel.tp * plan.parallel.cp);
+  for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) {
+    const LayerActivations a = layer_activations(plan, w.layer_is_moe(l));
+    saved_per_seq_.push_back(a.saved_per_token * seq_len);
+    recompute_per_seq_.push_back(a.recompute_per_token * seq_len);
+  }
+  head_per_seq_ = head_activation_bytes_per_token(plan.model) * seq_len;
+  const bool fsdp = plan.parallel.zero == 3;
+  const int64_t ranks = fsdp ? 1 : plan.parallel.pp;
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    HeldParams held;
+    for (int32_t c = 0; c < w.schedule().chunks_per_rank(); ++c) {
+      const int64_t slot = w.schedule().layer_slot(w.schedule().stage_of(rank, c));
+      held += stage_held_params(plan, w.params(), w.stages()[size_t(slot)], slot == 0);
+    }
+    per_rank_.push_back(stepsim::static_memory(plan, held));
+  }
+}
+
+engine::StaticMemory ModelMemory::static_memory(int64_t gpu) const {
+  return per_rank_[per_rank_.size() == 1 ? 0 : size_t(w_.layout().pipeline_rank(gpu))];
+}
+
+int ModelMemory::activation_events(int64_t gpu, const engine::Tag& t, engine::ActivationEvent* out) const {
+  if (t.microbatch == engine::kNoIndex) return 0;
+  const bool head = t.kind == OpKind::Head;
+  if (!head && (t.layer == engine::kNoIndex || size_t(t.layer) >= saved_per_seq_.size())) return 0;
+  // One key per (microbatch, layer or head, saved or recompute set).
+  const uint64_t item = head ? saved_per_seq_.size() : t.layer;
+  const uint64_t key = uint64_t(t.microbatch) << 32 | item << 1;
+  const double seqs = w_.sequences(gpu, t.microbatch);
+  int n = 0;
+  if (t.phase == Phase::Forward && (head || t.kind == OpKind::Attention)) {
+    out[n++] = {true, false, key, seqs * (head ? head_per_seq_ : saved_per_seq_[t.layer])};
+  } else if (t.phase == Phase::Backward && !head && t.kind != OpKind::Attention && recompute_per_seq_[t.layer] > 0) {
+    // The layer's backward starts with its MLP: rebuild the layer (full recompute).
+    out[n++] = {true, true, key | 1, seqs * recompute_per_seq_[t.layer]};
+  } else if (t.phase == Phase::Weight && (head || t.kind == OpKind::Attention)) {
+    out[n++] = {false, false, key, 0};
+    if (!head) out[n++] = {false, true, key | 1, 0};
+  }
+  return n;
+}
+
+}  // namespace stepsim

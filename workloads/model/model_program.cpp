@@ -1,0 +1,581 @@
+#include "workloads/model/model_program.hpp"
+
+#include <algorithm>
+
+#include "schedules/pipeline_flow.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
+#include "workloads/memory/state_bytes.hpp"
+#include "vocabulary/model_params.hpp"
+#include "vocabulary/dtype_bytes.hpp"
+
+namespace stepsim {
+
+using engine::OpKind;
+using engine::OpRef;
+using engine::Phase;
+
+namespace {
+
+
+Phase phase_of(LayerPart p) {
+  switch (p) {
+    case LayerPart::AttnF:
+    case LayerPart::MlpF: return Phase::Forward;
+    case LayerPart::AttnB:
+    case LayerPart::MlpB: return Phase::Backward;
+    case LayerPart::AttnW:
+    case LayerPart::MlpW: return Phase::Weight;
+  }
+  return Phase::None;
+}
+
+engine::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t layer,
+                const sched::ChunkRef* partner = nullptr, uint8_t half = 0) {
+  engine::Tag t;
+  if (partner) {
+    t.microbatch2 = uint16_t(partner->mb);
+    t.chunk2 = uint8_t(partner->chunk);
+  }
+  t.kind = kind;
+  t.phase = phase;
+  t.chunk = uint8_t(ref.chunk);
+  t.microbatch = uint16_t(ref.mb);
+  t.layer = layer < 0 ? engine::kNoIndex : uint16_t(layer);
+  t.half = half;
+  return t;
+}
+
+template <class... Refs>
+std::vector<OpRef> present(Refs... refs) {
+  std::vector<OpRef> out;
+  (
+      [&](const std::optional<OpRef>& r) {
+        if (r) out.push_back(*r);
+      }(refs),
+      ...);
+  return out;
+}
+
+// The compute op emitted last on this GPU (the producer of whatever the next step consumes).
+OpRef last_compute(const engine::OpSink& sink) {
+  const OpRef next = sink.next_ref(kStreamCompute);
+  return OpRef(next.gpu(), kStreamCompute, next.seq > 0 ? next.seq - 1 : 0);
+}
+
+}  // namespace
+
+ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
+    : engine::ScheduledGpuProgram(workload.schedule().program(workload.layout().pipeline_rank(gpu))),
+      w_(workload),
+      plan_(workload.plan()),
+      gpu_(gpu) {
+  fsdp_ = w_.schedule().shards_parameters();
+  const RankLayout& layout = w_.layout();
+  rank_ = fsdp_ ? 0 : layout.pipeline_rank(gpu);
+  // FSDP shards over its shard group (HSDP) or every GPU holding the same weights.
+  dp_group_ = fsdp_ ? DpGroup{layout.shard_group(gpu), layout.expert_shard_group(gpu)}
+                    : DpGroup{layout.grad_group(gpu), layout.expert_dp_group(gpu)};
+  if (fsdp_ && plan_.parallel.fsdp_shard_size > 0)
+    replicas_ = DpGroup{layout.shard_replicas(gpu), layout.expert_shard_replicas(gpu)};
+  const auto ring_of = [&](const std::vector<int64_t>& g) {
+    const size_t n = g.size(), i = size_t(std::find(g.begin(), g.end(), gpu) - g.begin());
+    return Ring{g[(i + 1) % n], g[(i + n - 1) % n]};
+  };
+  tp_ = plan_.parallel.tp > 1;
+  cp_ = plan_.parallel.cp > 1;
+  if (tp_) tp_ring_ = ring_of(layout.tp_group(gpu));
+  if (cp_) cp_ring_ = ring_of(layout.cp_group(gpu));
+  // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.
+  // ZeRO-2 keeps only its gradient shard, so every op that adds to a chunk's gradients is
+  // followed by their reduce-scatter (one per chunk and microbatch).
+  final_grad_op_.assign(size_t(w_.schedule().chunks_per_rank()), -1);
+  grad_chunk_of_op_.assign(items().size(), -1);
+  for (size_t i = 0; i < items().size(); ++i) {
+    const auto& op = items()[i];
+    const bool grads = op.pass == sched::Pass::W || (op.has_backward() && !op.zero_bubble);
+    if (!grads) continue;
+    final_grad_op_[size_t(op.bwd.chunk)] = int64_t(i);
+    grad_chunk_of_op_[i] = op.bwd.chunk;
+  }
+}
+
+ModelGpuProgram::Pass ModelGpuProgram::forward_pass(sched::ChunkRef ref) const {
+  Pass p;
+  p.ref = ref;
+  p.stage = w_.schedule().stage_of(rank_, ref.chunk);
+  const StageLayers& s = w_.stages()[size_t(w_.schedule().layer_slot(p.stage))];
+  for (int64_t l = s.first; l < s.first + s.count; ++l) p.items.push_back(l);
+  if (s.has_lm_head) p.items.push_back(kHead);
+  return p;
+}
+
+ModelGpuProgram::Pass ModelGpuProgram::backward_pass(sched::ChunkRef ref, bool zero_bubble) const {
+  Pass p = forward_pass(ref);
+  std::reverse(p.items.begin(), p.items.end());
+  p.zero_bubble = zero_bubble;
+  return p;
+}
+
+void ModelGpuProgram::receive(Pass& pass, bool backward, engine::OpSink& sink) {
+  const auto& s = w_.schedule();
+  const auto t = backward ? sched::backward_input(s, rank_, pass.ref) : sched::forward_input(s, rank_, pass.ref);
+  if (!t) return;  // first stage, or the gradient starts from the local loss
+  if (t->peer_rank == rank_) {
+    // The V's turn on the last rank: the input was produced by this rank's other chunk.
+    const auto it = handoff_.find({backward, pass.ref.mb});
+    if (it != handoff_.end()) pass.last = it->second;
+    return;
+  }
+  // With sequence (and context) parallelism each GPU sends its shard of the sequence.
+  const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) * w_.token_share() *
+                       double(plan_.model.hidden_size) * kBf16Bytes;
+  const engine::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
+  pass.last = sink.comm(pp_recv_stream(t->channel), tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
+                        {}, std::span(&in, 1), std::span<const OpRef>{});
+}
+
+void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink) {
+  // Ops on the compute stream are ordered anyway; only a comm op needs an explicit dependency.
+  const auto& s = w_.schedule();
+  const auto t = backward ? sched::backward_output(s, rank_, pass.ref) : sched::forward_output(s, rank_, pass.ref);
+  if (!t) return;
+  if (t->peer_rank == rank_) {
+    if (pass.last) handoff_[{backward, pass.ref.mb}] = *pass.last;
+    return;
+  }
+  // With sequence (and context) parallelism each GPU sends its shard of the sequence.
+  const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) * w_.token_share() *
+                       double(plan_.model.hidden_size) * kBf16Bytes;
+  const engine::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
+  const auto deps = present(pass.last);
+  sink.comm(pp_send_stream(t->channel), tag(OpKind::PpSend, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
+            std::span(&out, 1), {}, std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                               const std::vector<OpRef>& deps, MlpShare share) {
+  const PartCost& c = w_.cost(layer, part);
+  const double seqs = w_.sequences(gpu_, ref.mb) * share_;
+  // This GPU's experts' rows: k per token of its EP group on average, more if they are popular.
+  const double rows = w_.routed_rows(gpu_, layer, ref.mb) * share_;
+  const double fp8_rate = plan_.hardware.fp8_tflops * 1e12, bf16_rate = plan_.hardware.bf16_tflops * 1e12;
+  const double shared = (c.shared_fp8_flops_per_seq + c.shared_bf16_flops_per_seq * (fp8_rate / bf16_rate)) * seqs;
+  double flops = c.fp8_flops_per_seq * seqs + c.routed_flops_per_row * rows +
+                 c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
+  if (share == MlpShare::SharedExperts) flops = shared;
+  if (share == MlpShare::Rest) flops -= shared;
+  const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
+  const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
+  return sink.compute(tag(kind, phase_of(part), ref, layer, partner_, half_), engine::Work::fp8(flops),
+                      std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::ring_collective(engine::OpSink& sink, int stream, OpKind kind, Phase phase, int64_t layer,
+                                       const sched::ChunkRef& ref, uint8_t channel, const Ring& ring, double bytes,
+                                       const std::vector<OpRef>& deps) {
+  const engine::FlowSpec out{bytes, uint32_t(ring.next), channel}, in{bytes, uint32_t(ring.prev), channel};
+  return sink.comm(stream, tag(kind, phase, ref, layer, partner_, half_), std::span(&out, 1), std::span(&in, 1),
+                   std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::block(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                             std::vector<OpRef> deps, std::optional<LayerPart> weight) {
+  const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB;
+  const bool tp = tp_ && (attention || !w_.layer_is_moe(layer));  // experts, shared experts, router: TP 1
+  const bool cp = cp_ && attention;
+  const auto body = [&](const std::vector<OpRef>& in) {
+    const OpRef input_grad = compute(sink, layer, part, ref, in);
+    return weight ? compute(sink, layer, *weight, ref, {}) : input_grad;
+  };
+  if (!tp && !cp) return body(deps);
+  // The input is what this GPU computed last (nothing before its first compute op).
+  if (deps.empty() && sink.next_ref(kStreamCompute).seq > 0) deps.push_back(last_compute(sink));
+  const Phase phase = phase_of(part);
+  // Tokens of this CP rank's share of the microbatch, gathered over TP; the whole microbatch for CP.
+  const double seqs = w_.sequences(gpu_, ref.mb) * share_, seq_len = double(plan_.train.seq_len);
+  const double tp_bytes = tp_collective_bytes(plan_, seqs * seq_len / double(plan_.parallel.cp));
+  const double cp_bytes = cp_collective_bytes(plan_, seqs * seq_len);
+  if (tp) deps = {ring_collective(sink, kStreamTp, OpKind::TpAllGather, phase, layer, ref, kChannelTp, tp_ring_,
+                                  tp_bytes, deps)};
+  if (cp && part == LayerPart::AttnF)
+    deps = {ring_collective(sink, kStreamCp, OpKind::CpAllGather, phase, layer, ref, kChannelCp, cp_ring_, cp_bytes, deps)};
+  OpRef out = body(deps);
+  if (cp && part == LayerPart::AttnB)
+    out = ring_collective(sink, kStreamCp, OpKind::CpReduceScatter, phase, layer, ref, kChannelCp, cp_ring_, cp_bytes,
+                          {out});
+  if (tp)
+    out = ring_collective(sink, kStreamTp, OpKind::TpReduceScatter, phase, layer, ref, kChannelTp, tp_ring_, tp_bytes,
+                          {out});
+  return out;
+}
+
+std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {
+  if (tp_ || cp_) return {prev};
+  return {};
+}
+
+OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep) {
+  const double flops = w_.head_flops_per_seq() * w_.sequences(gpu_, ref.mb) * share_;
+  const auto deps = present(dep);
+  return sink.compute(tag(OpKind::Head, phase, ref, -1, nullptr, half_), engine::Work::bf16(flops), std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase, int64_t layer,
+                                  const sched::ChunkRef& ref, bool fp8_payload, OpRef dep) {
+  // The flows depend only on the payload and, when GPUs hold different batches, the microbatch:
+  // build them once per such key (this runs millions of times in a full replay).
+  int64_t key = ((w_.uniform_batch() ? 0 : int64_t(ref.mb) + 1) * 2 + (fp8_payload ? 1 : 0)) * 2 +
+                (share_ < 1 ? 1 : 0);
+  if (!w_.loads().balanced()) {
+    // Uneven expert loads: the flows also depend on the layer and microbatch (every one differs).
+    key = ((int64_t(ref.mb) * plan_.model.num_hidden_layers + layer) * 2 + (fp8_payload ? 1 : 0)) * 2 +
+          (share_ < 1 ? 1 : 0);
+    if (a2a_cache_.size() > 64) a2a_cache_.clear();  // each key recurs once (forward, backward): stay small
+  }
+  auto it = a2a_cache_.find(key);
+  if (it == a2a_cache_.end()) {
+    const double bytes_per_copy =
+        (fp8_payload ? dispatch_bytes_per_token(plan_) : combine_bytes_per_token(plan_.model)) /
+        plan_.hardware.a2a_efficiency;  // a kernel reaching a share of the links moves more "wire bytes"
+    // FP8 payloads travel towards the experts (dispatch, combine's gradient), BF16 ones back.
+    const AllToAll a = w_.ep_flows(gpu_, layer, ref.mb, share_, fp8_payload, bytes_per_copy);
+    CachedFlows c;
+    for (const auto& f : a.out) c.out.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
+    for (const auto& f : a.in) c.in.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
+    it = a2a_cache_.emplace(key, std::move(c)).first;
+  }
+  // Handshake first (DeepEP's notify); a forward dispatch also builds the layout the rest reuse.
+  const double setup_s = plan_.hardware.a2a_latency_s +
+                         (kind == OpKind::EpDispatch && phase == Phase::Forward ? plan_.hardware.a2a_layout_latency_s : 0.0);
+  return sink.comm(kStreamEp, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
+}
+
+void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) {
+  const auto gathered = fsdp_gather(sink, item);
+  if (item == kHead) {
+    f.last = head(sink, Phase::Forward, f.ref, f.last ? f.last : gathered);
+    return;
+  }
+  const OpRef attn = block(sink, item, LayerPart::AttnF, f.ref, present(f.last, gathered));
+  if (!w_.layer_is_moe(item)) {
+    f.last = block(sink, item, LayerPart::MlpF, f.ref, after(attn));
+    return;
+  }
+  const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, f.ref, true, attn);
+  const MlpShare rest = shared_experts_ahead(sink, item, f.ref, attn);
+  const OpRef m = compute(sink, item, LayerPart::MlpF, f.ref, {d}, rest);
+  f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, f.ref, false, m);
+}
+
+ModelGpuProgram::MlpShare ModelGpuProgram::shared_experts_ahead(engine::OpSink& sink, int64_t layer,
+                                                               const sched::ChunkRef& ref, OpRef attn) {
+  const PartCost& c = w_.cost(layer, LayerPart::MlpF);
+  if (!plan_.parallel.overlap_shared_expert || c.shared_fp8_flops_per_seq + c.shared_bf16_flops_per_seq <= 0)
+    return MlpShare::All;
+  compute(sink, layer, LayerPart::MlpF, ref, after(attn), MlpShare::SharedExperts);
+  return MlpShare::Rest;
+}
+
+OpRef ModelGpuProgram::recomputed_all_to_all(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, OpRef dep) {
+  if (plan_.parallel.recompute != Recompute::Full) return dep;
+  // Full recompute reruns the layer's forward, its dispatch and combine included, before the
+  // backward can start (the recomputed compute itself is charged inside the backward parts).
+  const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, layer, ref, true, dep);
+  return all_to_all(sink, OpKind::EpCombine, Phase::Backward, layer, ref, false, d);
+}
+
+void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink) {
+  const auto gathered = fsdp_gather(sink, item);
+  if (item == kHead) {
+    b.last = head(sink, Phase::Backward, b.ref, b.last ? b.last : gathered);
+    if (!b.zero_bubble) {
+      const OpRef w = head(sink, Phase::Weight, b.ref, std::nullopt);
+      if (!plan_.parallel.split_backward) b.last = w;  // one autograd op: what follows waits for W
+    }
+    if (fsdp_) fsdp_reduce(sink, item, *b.last);
+    return;
+  }
+  const auto deps = present(b.last, gathered);
+  std::vector<OpRef> attn_deps;
+  if (!w_.layer_is_moe(item)) {
+    const OpRef mlp = block(sink, item, LayerPart::MlpB, b.ref, deps, fused_weight(b, LayerPart::MlpW));
+    attn_deps = after(mlp);
+    if (separate_weight(b)) compute(sink, item, LayerPart::MlpW, b.ref, {});
+  } else {
+    // Combine's gradient goes to the experts (FP8), dispatch's gradient comes back (BF16).
+    const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
+                                recomputed_all_to_all(sink, item, b.ref, deps.empty() ? last_compute(sink) : deps.back()));
+    const OpRef mb = expert_backward(sink, item, b, b.ref, cb);
+    if (separate_weight(b)) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb);
+    attn_deps = {db};
+  }
+  b.last = block(sink, item, LayerPart::AttnB, b.ref, attn_deps, fused_weight(b, LayerPart::AttnW));
+  std::optional<OpRef> aw;
+  if (separate_weight(b)) aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
+  else if (!b.zero_bubble) aw = b.last;
+  if (fsdp_ && aw) fsdp_reduce(sink, item, *aw);
+}
+
+OpRef ModelGpuProgram::expert_backward(engine::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
+                                       OpRef combine_grad) {
+  const OpRef input_grad = compute(sink, layer, LayerPart::MlpB, ref, {combine_grad});
+  if (!fused_weight(b, LayerPart::MlpW)) return input_grad;
+  return compute(sink, layer, LayerPart::MlpW, ref, {});
+}
+
+void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_t bl, engine::OpSink& sink) {
+  // Tags name the partner chunk, so reports can tell overlapped waits from lone ones.
+  struct Partner {
+    const sched::ChunkRef*& slot;
+    ~Partner() { slot = nullptr; }
+  } reset{partner_};
+  partner_ = &b.ref;
+  const auto as_f = [&] { partner_ = &b.ref; };
+  const auto as_b = [&] { partner_ = &f.ref; };
+  as_b();
+  const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, bl, b.ref, true,
+                              recomputed_all_to_all(sink, bl, b.ref, b.last ? *b.last : last_compute(sink)));
+  as_f();
+  const OpRef attn_f = block(sink, fl, LayerPart::AttnF, f.ref, present(f.last));
+  as_b();
+  const OpRef mlp_b = expert_backward(sink, bl, b, b.ref, cb);
+  as_f();
+  const OpRef df = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, fl, f.ref, true, attn_f);
+  as_b();
+  if (separate_weight(b)) compute(sink, bl, LayerPart::MlpW, b.ref, {});
+  as_f();
+  const MlpShare rest = shared_experts_ahead(sink, fl, f.ref, attn_f);
+  const OpRef mlp_f = compute(sink, fl, LayerPart::MlpF, f.ref, {df}, rest);
+  as_b();
+  const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, bl, b.ref, false, mlp_b);
+  b.last = block(sink, bl, LayerPart::AttnB, b.ref, {db}, fused_weight(b, LayerPart::AttnW));
+  as_f();
+  f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, fl, f.ref, false, mlp_f);
+  as_b();
+  if (separate_weight(b)) compute(sink, bl, LayerPart::AttnW, b.ref, {});
+}
+
+// A lone forward chunk as two half-microbatches (parallel.split_lone_chunks): per MoE layer the
+// halves alternate on the compute stream, so one half's attention or experts run while the other
+// half's dispatch or combine moves (the two-micro-batch overlap DeepSeek uses where no F&B
+// partner exists). Both halves start from the received input; the chunk ends with the second.
+void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
+  Pass a = f, b = f;
+  share_ = 0.5;
+  const auto half = [&](uint8_t h) { half_ = h; };  // labels the ops for reports and traces
+  for (const int64_t item : f.items) {
+    if (item == kHead || !w_.layer_is_moe(item)) {
+      half(1), forward_item(a, item, sink);
+      half(2), forward_item(b, item, sink);
+      continue;
+    }
+    half(1);
+    const OpRef attn_a = block(sink, item, LayerPart::AttnF, a.ref, present(a.last));
+    const OpRef d_a = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, a.ref, true, attn_a);
+    half(2);
+    const OpRef attn_b = block(sink, item, LayerPart::AttnF, b.ref, present(b.last));
+    half(1);
+    const MlpShare rest_a = shared_experts_ahead(sink, item, a.ref, attn_a);
+    const OpRef m_a = compute(sink, item, LayerPart::MlpF, a.ref, {d_a}, rest_a);
+    half(2);
+    const OpRef d_b = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, b.ref, true, attn_b);
+    half(1);
+    a.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, a.ref, false, m_a);
+    half(2);
+    const MlpShare rest_b = shared_experts_ahead(sink, item, b.ref, attn_b);
+    const OpRef m_b = compute(sink, item, LayerPart::MlpF, b.ref, {d_b}, rest_b);
+    b.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, b.ref, false, m_b);
+  }
+  share_ = 1;
+  half_ = 0;
+  // Ops of one stream complete in order and both halves' last ops share a stream, so the second
+  // half's last op implies the first's.
+  f.last = b.last;
+}
+
+// The same for a lone backward chunk: combine-gradient, MLP B (and W), dispatch-gradient,
+// attention B (and W), each half in turn.
+void ModelGpuProgram::backward_halves(Pass& bp, engine::OpSink& sink) {
+  Pass a = bp, b = bp;
+  share_ = 0.5;
+  const auto half = [&](uint8_t h) { half_ = h; };
+  for (const int64_t item : bp.items) {
+    if (item == kHead || !w_.layer_is_moe(item)) {
+      half(1), backward_item(a, item, sink);
+      half(2), backward_item(b, item, sink);
+      continue;
+    }
+    half(1);
+    const OpRef cb_a = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, a.ref, true,
+                                  a.last ? *a.last : last_compute(sink));
+    half(2);
+    const OpRef cb_b = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
+                                  b.last ? *b.last : last_compute(sink));
+    half(1);
+    const OpRef mb_a = expert_backward(sink, item, bp, a.ref, cb_a);
+    if (separate_weight(bp)) compute(sink, item, LayerPart::MlpW, a.ref, {});
+    const OpRef db_a = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, a.ref, false, mb_a);
+    half(2);
+    const OpRef mb_b = expert_backward(sink, item, bp, b.ref, cb_b);
+    if (separate_weight(bp)) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    const OpRef db_b = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb_b);
+    half(1);
+    a.last = block(sink, item, LayerPart::AttnB, a.ref, {db_a}, fused_weight(bp, LayerPart::AttnW));
+    if (separate_weight(bp)) compute(sink, item, LayerPart::AttnW, a.ref, {});
+    half(2);
+    b.last = block(sink, item, LayerPart::AttnB, b.ref, {db_b}, fused_weight(bp, LayerPart::AttnW));
+    if (separate_weight(bp)) compute(sink, item, LayerPart::AttnW, b.ref, {});
+  }
+  share_ = 1;
+  half_ = 0;
+  bp.last = b.last;
+}
+
+bool ModelGpuProgram::split_lone(const Pass& p) const {
+  if (!plan_.parallel.split_lone_chunks || fsdp_) return false;
+  return std::any_of(p.items.begin(), p.items.end(), [&](int64_t i) { return i >= 0 && w_.layer_is_moe(i); });
+}
+
+void ModelGpuProgram::weight_pass(sched::ChunkRef ref, engine::OpSink& sink) {
+  Pass b = backward_pass(ref, false);
+  for (const int64_t item : b.items) {
+    if (item == kHead) {
+      head(sink, Phase::Weight, ref, std::nullopt);
+      continue;
+    }
+    compute(sink, item, LayerPart::MlpW, ref, {});
+    compute(sink, item, LayerPart::AttnW, ref, {});
+  }
+}
+
+void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpSink& sink) {
+  switch (op.pass) {
+    case sched::Pass::F: {
+      Pass f = forward_pass(op.fwd);
+      receive(f, false, sink);
+      if (split_lone(f)) forward_halves(f, sink);
+      else
+        for (const int64_t item : f.items) forward_item(f, item, sink);
+      send(f, false, sink);
+      break;
+    }
+    case sched::Pass::B: {
+      Pass b = backward_pass(op.bwd, op.zero_bubble);
+      receive(b, true, sink);
+      if (split_lone(b)) backward_halves(b, sink);
+      else
+        for (const int64_t item : b.items) backward_item(b, item, sink);
+      send(b, true, sink);
+      break;
+    }
+    case sched::Pass::W: weight_pass(op.bwd, sink); break;
+    case sched::Pass::FB: {
+      Pass f = forward_pass(op.fwd);
+      Pass b = backward_pass(op.bwd, op.zero_bubble);
+      receive(f, false, sink);
+      receive(b, true, sink);
+      // Pair MoE layers of the two chunks, whose all-to-alls need hiding; dense layers and the
+      // head have none and run on their own, in their chunk's order.
+      const auto moe = [&](int64_t item) { return item >= 0 && w_.layer_is_moe(item) && !fsdp_; };
+      size_t i = 0, j = 0;
+      while (i < f.items.size() || j < b.items.size()) {
+        const bool f_left = i < f.items.size(), b_left = j < b.items.size();
+        if (f_left && !moe(f.items[i])) {
+          forward_item(f, f.items[i++], sink);
+        } else if (b_left && !moe(b.items[j])) {
+          backward_item(b, b.items[j++], sink);
+        } else if (f_left && b_left) {
+          overlapped_moe_layers(f, f.items[i++], b, b.items[j++], sink);
+        } else if (f_left) {
+          forward_item(f, f.items[i++], sink);
+        } else {
+          backward_item(b, b.items[j++], sink);
+        }
+      }
+      send(f, false, sink);
+      send(b, true, sink);
+      break;
+    }
+  }
+  // ZeRO-1: reduce-scatter a chunk's gradients as soon as they are final.
+  if (fsdp_ || !w_.schedule().optimizer_step()) return;
+  for (size_t c = 0; c < final_grad_op_.size(); ++c) {
+    const bool reduce = plan_.parallel.zero == 2 ? grad_chunk_of_op_[index] == int32_t(c)
+                                                 : final_grad_op_[c] == int64_t(index);
+    if (!reduce) continue;
+    const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, int32_t(c)));
+    const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, w_.stage_non_expert_params(stage),
+                                          w_.stage_expert_params_per_gpu(stage), kFp32Bytes);
+    reduce_scatters_.push_back(collective(sink, kStreamDpReduce, OpKind::DpReduceScatter, kChannelDpReduce, flows,
+                                          {last_compute(sink)}));
+  }
+}
+
+void ModelGpuProgram::finish(engine::OpSink& sink) {
+  if (fsdp_ && replicas_.members.size() + replicas_.expert_members.size() > 2) {
+    // HSDP: after the last reduce-scatter (same stream), all-reduce each gradient shard across the
+    // replicas of the shard group: a ring all-reduce moves 2 (R-1)/R of the shard (FP32).
+    const HeldParams held = model_held_params(plan_, w_.params());
+    const double shard = held.non_expert / double(dp_group_.members.size());
+    const double expert_shard = held.expert / double(dp_group_.expert_members.size());
+    const auto all_reduce = [&](const std::vector<int64_t>& ring, double params, RingFlows& flows) {
+      const size_t n = ring.size();
+      if (n < 2 || params <= 0) return;
+      const size_t i = size_t(std::find(ring.begin(), ring.end(), gpu_) - ring.begin());
+      const double bytes = 2.0 * double(n - 1) / double(n) * params * kFp32Bytes;
+      flows.out.push_back({ring[(i + 1) % n], bytes});
+      flows.in.push_back({ring[(i + n - 1) % n], bytes});
+    };
+    RingFlows flows;
+    all_reduce(replicas_.members, shard, flows);
+    all_reduce(replicas_.expert_members, expert_shard, flows);
+    if (!flows.out.empty())
+      collective(sink, kStreamDpReduce, OpKind::DpAllReduce, kChannelDpAllReduce, flows, {});
+    return;
+  }
+  if (fsdp_ || !w_.schedule().optimizer_step()) return;
+  // After the (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
+  double non_expert = 0, expert = 0;
+  for (int32_t c = 0; c < w_.schedule().chunks_per_rank(); ++c) {
+    const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, c));
+    non_expert += w_.stage_non_expert_params(stage);
+    expert += w_.stage_expert_params_per_gpu(stage);
+  }
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
+  collective(sink, kStreamDpGather, OpKind::DpAllGather, kChannelDpGather, flows, reduce_scatters_);
+}
+
+OpRef ModelGpuProgram::collective(engine::OpSink& sink, int stream, OpKind kind, uint8_t channel,
+                                  const RingFlows& flows, const std::vector<OpRef>& deps) {
+  out_.clear();
+  in_.clear();
+  for (const auto& f : flows.out) out_.push_back({f.bytes, uint32_t(f.peer), channel});
+  for (const auto& f : flows.in) in_.push_back({f.bytes, uint32_t(f.peer), channel});
+  return sink.comm(stream, tag(kind, Phase::None, {}, -1), out_, in_, std::span<const OpRef>(deps));
+}
+
+std::pair<double, double> ModelGpuProgram::item_params(int64_t item) const {
+  // The head's stage also holds the final norm; layer 0's FSDP unit also holds the embedding.
+  const ModelParams& p = w_.params();
+  if (item == kHead) return {double(p.lm_head + p.final_norm), 0.0};
+  return {w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) : 0.0),
+          w_.layer_expert_params_per_gpu(item)};
+}
+
+std::optional<OpRef> ModelGpuProgram::fsdp_gather(engine::OpSink& sink, int64_t item) {
+  if (!fsdp_) return std::nullopt;
+  const auto [non_expert, expert] = item_params(item);
+  // Prefetch: the gather waits only for the gather stream's previous op, so it runs while the
+  // previous item computes and each layer's parameters arrive one layer ahead.
+  return collective(sink, kStreamDpGather, OpKind::FsdpAllGather, kChannelDpGather,
+                    dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes), {});
+}
+
+void ModelGpuProgram::fsdp_reduce(engine::OpSink& sink, int64_t item, OpRef after) {
+  const auto [non_expert, expert] = item_params(item);
+  collective(sink, kStreamDpReduce, OpKind::FsdpReduceScatter, kChannelDpReduce,
+             dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes), {after});
+}
+
+}  // namespace stepsim

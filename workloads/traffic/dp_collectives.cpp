@@ -1,0 +1,50 @@
+#include "workloads/traffic/dp_collectives.hpp"
+
+#include <algorithm>
+
+namespace stepsim {
+
+namespace {
+
+size_t position(const std::vector<int64_t>& members, int64_t gpu) {
+  return size_t(std::lower_bound(members.begin(), members.end(), gpu) - members.begin());
+}
+
+}  // namespace
+
+RingFlows dp_ring_flows(const Plan& plan, const DpGroup& group, int64_t gpu, double non_expert_params,
+                        double expert_params, double bytes_per_param) {
+  RingFlows r;
+  const auto add = [&](int64_t next, int64_t prev, double bytes) {
+    if (bytes <= 0) return;
+    r.out.push_back({next, bytes});
+    r.in.push_back({prev, bytes});
+  };
+  // Non-expert: IB ring over the group's nodes among the members at this GPU's position inside
+  // its node, NVLink ring among the members of the node. Members spread evenly over nodes.
+  const std::vector<int64_t>& m = group.members;
+  const int64_t g = plan.nvlink_ranks(), n = int64_t(m.size());  // GPUs that reach each other over NVLink
+  if (n > 1) {
+    const int64_t local_size = std::count_if(m.begin(), m.end(), [&](int64_t x) { return x / g == m.front() / g; });
+    const int64_t nodes = n / local_size, i = int64_t(position(m, gpu));
+    const int64_t node = i / local_size, local = i % local_size;
+    const auto at = [&](int64_t nd, int64_t lc) { return m[size_t(nd * local_size + lc)]; };
+    if (nodes > 1)
+      add(at((node + 1) % nodes, local), at((node + nodes - 1) % nodes, local),
+          non_expert_params / double(local_size) * (1.0 - 1.0 / double(nodes)) * bytes_per_param);
+    if (local_size > 1)
+      add(at(node, (local + 1) % local_size), at(node, (local + local_size - 1) % local_size),
+          non_expert_params * (1.0 - 1.0 / double(local_size)) * bytes_per_param);
+  }
+  // Experts: one ring over the replicas of this GPU's experts.
+  const std::vector<int64_t>& e = group.expert_members;
+  const int64_t edp = int64_t(e.size());
+  if (edp > 1 && expert_params > 0) {
+    const size_t j = position(e, gpu);
+    add(e[(j + 1) % size_t(edp)], e[(j + size_t(edp) - 1) % size_t(edp)],
+        expert_params * (1.0 - 1.0 / double(edp)) * bytes_per_param);
+  }
+  return r;
+}
+
+}  // namespace stepsim
