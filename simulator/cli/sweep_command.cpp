@@ -12,10 +12,12 @@
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/io/output_file.hpp"
+#include "simulator/report/report_fields.hpp"
 #include "simulator/sweep/collect.hpp"
 #include "simulator/sweep/grid.hpp"
 #include "simulator/sweep/manifest.hpp"
 #include "simulator/sweep/process_pool.hpp"
+#include "simulator/sweep/sweep_plot.hpp"
 
 namespace stepsim {
 namespace {
@@ -31,10 +33,34 @@ void check_plot_x(const Manifest& m) {
   throw ConfigError("--plot-x " + m.plot_x + ": not one of the --grid keys; plot against a key the sweep varies");
 }
 
+// --plot-y names fields of the simulate report (simulator/report/report_fields.hpp), so a
+// misspelt or text field, or a mix of three units, is refused before any point runs.
+void check_plot_y(const std::vector<std::string>& fields) {
+  for (const auto& y : fields) {
+    const ReportField* f = find_report_field(y);
+    if (f == nullptr) {
+      std::string near;
+      for (const auto& n : closest_report_fields(y)) near += (near.empty() ? "" : ", ") + n;
+      throw ConfigError("--plot-y " + y + ": not a field of the simulate report; did you mean " + near +
+                        "? (the fields are the columns of sweep.csv; README, \"Simulation\")");
+    }
+    if (f->kind != ReportField::Kind::Number)
+      throw ConfigError("--plot-y " + y + ": a " + (f->kind == ReportField::Kind::Flag ? "true/false" : "text") +
+                        " field, not a number a chart can draw; plot a number such as step_time_s or exposed_comm_share");
+  }
+  check_plot_units(fields);
+}
+
 int report(const CollectSummary& s, bool quiet) {
   if (!quiet || s.failed)
     std::fprintf(stderr, "stepsim sweep: %d points, %d failed; wrote %s%s\n", s.points, s.failed, s.csv.c_str(),
                  s.plotted ? (" and " + s.png).c_str() : "");
+  if (!quiet && s.out_of_memory > 0)
+    std::fprintf(stderr, "stepsim sweep: %d point%s do%s not fit in GPU memory (memory.fits false; drawn hollow, "
+                 "labelled OOM)\n", s.out_of_memory, s.out_of_memory > 1 ? "s" : "", s.out_of_memory > 1 ? "" : "es");
+  if (!quiet && s.points - s.failed > 0)
+    std::fprintf(stderr, "stepsim sweep: fastest plan that fits in memory: %s\n",
+                 s.fastest.empty() ? "none (every point that ran is out of memory)" : s.fastest.c_str());
   return s.failed ? 1 : 0;
 }
 
@@ -48,6 +74,7 @@ int collect_only(const SweepArgs& a) {
   if (!m.png.empty()) io::check_output_path(m.png, "--png");
   if (!a.title.empty()) m.title = a.title;
   check_plot_x(m);
+  check_plot_y(m.plot_y);
   return report(collect(a.collect_dir, m), a.quiet);
 }
 
@@ -131,6 +158,7 @@ int run_sweep(const SweepArgs& a) {
   m.png = a.png.empty() ? "" : absolute(a.png);
   m.title = a.title;
   check_plot_x(m);
+  check_plot_y(m.plot_y);
   // Outputs written after the points ran (or after the manifest) are checked before anything is.
   if (!m.png.empty()) io::check_output_path(m.png, "--png");
   if (!a.emit_jobs.empty()) io::check_output_path(a.emit_jobs, "--emit-jobs");

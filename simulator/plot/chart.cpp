@@ -12,6 +12,7 @@
 
 #include "vocabulary/config_error.hpp"
 #include "simulator/io/output_file.hpp"
+#include "simulator/plot/canvas.hpp"
 
 namespace stepsim::plot {
 namespace {
@@ -19,60 +20,8 @@ namespace {
 constexpr int kWidth = 960, kHeight = 600;
 constexpr double kLeft = 90, kRight = 30, kTop = 60, kBottom = 110;
 
-struct Rgb {
-  double r, g, b;
-};
-// A colour-blind-safe palette (Okabe-Ito).
-constexpr Rgb kPalette[] = {{0.00, 0.45, 0.70}, {0.84, 0.37, 0.00}, {0.00, 0.62, 0.45},
-                            {0.80, 0.47, 0.65}, {0.34, 0.71, 0.91}, {0.90, 0.62, 0.00}};
-
-using SurfacePtr = std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)>;
-using ContextPtr = std::unique_ptr<cairo_t, decltype(&cairo_destroy)>;
-
-struct Canvas {
-  SurfacePtr surface;
-  ContextPtr cr;
-
-  // `height` above kHeight leaves room below the plot for a long legend.
-  explicit Canvas(int height = kHeight)
-      : surface(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, kWidth, height), &cairo_surface_destroy),
-        cr(cairo_create(surface.get()), &cairo_destroy) {
-    cairo_set_source_rgb(cr.get(), 1, 1, 1);
-    cairo_paint(cr.get());
-    cairo_select_font_face(cr.get(), "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-  }
-  void colour(Rgb c, double alpha = 1) { cairo_set_source_rgba(cr.get(), c.r, c.g, c.b, alpha); }
-  // Text anchored at (x, y): align 0 = left, 0.5 = centre, 1 = right; baseline at y.
-  void text(const std::string& s, double x, double y, double size, double align = 0, double angle = 0) {
-    cairo_set_font_size(cr.get(), size);
-    cairo_text_extents_t ext;
-    cairo_text_extents(cr.get(), s.c_str(), &ext);
-    cairo_save(cr.get());
-    cairo_translate(cr.get(), x, y);
-    cairo_rotate(cr.get(), angle);
-    cairo_move_to(cr.get(), -align * ext.x_advance, 0);
-    cairo_show_text(cr.get(), s.c_str());
-    cairo_restore(cr.get());
-  }
-  void line(double x0, double y0, double x1, double y1, double width) {
-    cairo_set_line_width(cr.get(), width);
-    cairo_move_to(cr.get(), x0, y0);
-    cairo_line_to(cr.get(), x1, y1);
-    cairo_stroke(cr.get());
-  }
-  // Encoded in memory, then written through io::write_output_file (temporary file, renamed).
-  void write(const std::string& path) {
-    cairo_surface_flush(surface.get());
-    std::string png;
-    const auto append = [](void* closure, const unsigned char* data, unsigned int length) {
-      static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
-      return CAIRO_STATUS_SUCCESS;
-    };
-    if (cairo_surface_write_to_png_stream(surface.get(), append, &png) != CAIRO_STATUS_SUCCESS)
-      throw ConfigError(path + ": cannot encode the PNG chart");
-    io::write_output_file(path, "PNG", png);
-  }
-};
+// A chart's canvas: kWidth wide; `height` above kHeight leaves room below the plot for a long legend.
+Canvas chart_canvas(int height = kHeight) { return Canvas(kWidth, height); }
 
 // "Nice" tick step (1, 2 or 5 times a power of ten) giving about `target` ticks over `span`.
 double nice_step(double span, int target) {
@@ -111,7 +60,18 @@ void draw_frame(Canvas& c, const std::string& title, const std::string& y_label,
   cairo_t* cr = c.cr.get();
   const double x0 = kLeft, x1 = kWidth - right, y0 = kHeight - kBottom, y1 = kTop;
   c.colour({0, 0, 0});
-  c.text(title, kWidth / 2.0, 32, 18, 0.5);
+  // A long title (many --set values) shrinks to fit the width, then is cut.
+  double size = 18;
+  while (size > 12 && c.text_width(title, size) > kWidth - 24) size -= 1;
+  std::string shown = title;
+  bool cut = false;
+  while (!shown.empty() && c.text_width(shown + (cut ? "..." : ""), size) > kWidth - 24) {
+    size_t n = shown.size() - 1;  // drop the last whole UTF-8 character
+    while (n > 0 && (static_cast<unsigned char>(shown[n]) & 0xC0) == 0x80) --n;
+    shown.resize(n);
+    cut = true;
+  }
+  c.text(cut ? shown + "..." : shown, kWidth / 2.0, 32, size, 0.5);
   c.text(y_label, 24, (y0 + y1) / 2, 13, 0.5, -M_PI / 2);
   for (double v = y.lo; v <= y.hi + y.step * 1e-9; v += y.step) {
     const double py = y0 - (v - y.lo) / (y.hi - y.lo) * (y0 - y1);
@@ -127,13 +87,13 @@ void draw_frame(Canvas& c, const std::string& title, const std::string& y_label,
 }
 
 // Legend entries laid out left to right by text width, wrapping; returns each entry's position.
-std::vector<std::pair<double, double>> legend_layout(cairo_t* cr, const std::vector<Series>& series, double right) {
+std::vector<std::pair<double, double>> legend_layout(cairo_t* cr, const std::vector<std::string>& labels, double right) {
   std::vector<std::pair<double, double>> at;
   double x = kLeft, y = kHeight - 40;
   cairo_set_font_size(cr, 12);
-  for (const Series& s : series) {
+  for (const std::string& label : labels) {
     cairo_text_extents_t ext;
-    cairo_text_extents(cr, s.label.c_str(), &ext);
+    cairo_text_extents(cr, label.c_str(), &ext);
     const double entry = 38 + ext.x_advance + 24;
     if (x + entry > kWidth - right && x > kLeft) x = kLeft, y += 18;
     at.emplace_back(x, y);
@@ -151,19 +111,31 @@ Axis y_axis_of(const std::vector<Series>& series, bool right, bool from_zero) {
   return nice_axis(lo, hi, from_zero);
 }
 
+constexpr const char* kOomLegend = "OOM, hollow: the plan does not fit in GPU memory (hardware.memory_GiB)";
+
+bool point_oom(const Series& s, size_t i) { return i < s.out_of_memory.size() && s.out_of_memory[i]; }
+
 }  // namespace
 
 void write_line_chart_png(const LineChart& chart, const std::string& path) {
   const bool categories = !chart.x_categories.empty();
   const bool two_axes = std::any_of(chart.series.begin(), chart.series.end(), [](const Series& s) { return s.right_axis; });
   const double right = two_axes ? 90 : kRight;
+  // The legend: one entry per series, and one for the OOM mark when a point has it.
+  std::vector<std::string> labels;
+  bool any_oom = false;
+  for (const Series& s : chart.series) {
+    labels.push_back(s.label);
+    any_oom = any_oom || std::find(s.out_of_memory.begin(), s.out_of_memory.end(), true) != s.out_of_memory.end();
+  }
+  if (any_oom) labels.push_back(kOomLegend);
   // Measure the legend first: the image grows downwards until every entry fits.
   double legend_bottom = 0;
   {
-    Canvas probe(1);
-    for (const auto& [x, y] : legend_layout(probe.cr.get(), chart.series, right)) legend_bottom = std::max(legend_bottom, y);
+    Canvas probe = chart_canvas(1);
+    for (const auto& [x, y] : legend_layout(probe.cr.get(), labels, right)) legend_bottom = std::max(legend_bottom, y);
   }
-  Canvas c(std::max(kHeight, int(std::ceil(legend_bottom)) + 12));
+  Canvas c = chart_canvas(std::max(kHeight, int(std::ceil(legend_bottom)) + 12));
   cairo_t* cr = c.cr.get();
   const auto tx = [&](double x) { return chart.log2_x && !categories ? std::log2(std::max(x, 1e-300)) : x; };
 
@@ -215,7 +187,7 @@ void write_line_chart_png(const LineChart& chart, const std::string& path) {
   }
   c.text(chart.x_label, (px0 + px1) / 2, py0 + 45, 13, 0.5);
 
-  const auto legend = legend_layout(cr, chart.series, right);
+  const auto legend = legend_layout(cr, labels, right);
   for (size_t k = 0; k < chart.series.size(); ++k) {
     const Series& s = chart.series[k];
     const auto py = py_of(s.right_axis ? y2 : y);
@@ -232,8 +204,20 @@ void write_line_chart_png(const LineChart& chart, const std::string& path) {
     cairo_stroke(cr);
     cairo_set_dash(cr, nullptr, 0, 0);
     for (size_t i = 0; i < n; ++i) {
-      cairo_arc(cr, px(s.x[i]), py(s.y[i]), 4, 0, 2 * M_PI);
-      cairo_fill(cr);
+      if (point_oom(s, i)) {  // hollow: white inside, the series' colour around
+        cairo_new_path(cr);  // text moved the current point: no line from it
+        cairo_arc(cr, px(s.x[i]), py(s.y[i]), 5, 0, 2 * M_PI);
+        c.colour({1, 1, 1});
+        cairo_fill_preserve(cr);
+        c.colour(col);
+        cairo_set_line_width(cr, 2);
+        cairo_stroke(cr);
+        if (!s.dashed) c.text("OOM", px(s.x[i]), py(s.y[i]) - 10, 11, 0.5);
+      } else {
+        cairo_new_path(cr);
+        cairo_arc(cr, px(s.x[i]), py(s.y[i]), 4, 0, 2 * M_PI);
+        cairo_fill(cr);
+      }
     }
     const auto [lx, ly] = legend[k];
     c.colour(col);
@@ -243,11 +227,21 @@ void write_line_chart_png(const LineChart& chart, const std::string& path) {
     c.colour({0, 0, 0});
     c.text(s.label, lx + 38, ly, 12);
   }
+  if (any_oom) {
+    const auto [lx, ly] = legend.back();
+    c.colour({0.3, 0.3, 0.3});
+    cairo_new_path(cr);
+    cairo_arc(cr, lx + 15, ly - 4, 5, 0, 2 * M_PI);
+    cairo_set_line_width(cr, 2);
+    cairo_stroke(cr);
+    c.colour({0, 0, 0});
+    c.text(kOomLegend, lx + 38, ly, 12);
+  }
   c.write(path);
 }
 
 void write_waterfall_png(const WaterfallChart& chart, const std::string& path) {
-  Canvas c;
+  Canvas c = chart_canvas();
   cairo_t* cr = c.cr.get();
   double hi = chart.reference;
   for (const WaterfallBar& b : chart.bars) hi = std::max(hi, b.value);

@@ -14,6 +14,9 @@ struct Series {
   bool dashed = false;      // e.g. the roofline beside the simulation
   int colour = -1;          // palette index; -1 = the series' position (a pair shares one index)
   bool right_axis = false;  // plotted against the right-hand y axis (a second unit)
+  // Per point (empty: none): the plan does not fit in GPU memory. Drawn as a hollow marker, and on
+  // a solid series labelled "OOM"; the legend then explains the mark.
+  std::vector<bool> out_of_memory;
 };
 
 struct LineChart {

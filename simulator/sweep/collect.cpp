@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -78,6 +79,14 @@ CollectSummary collect(const std::string& dir, const Manifest& m, const std::vec
     if (!outcomes.back().error.empty()) ++sum.failed;
   }
   const SweepTable table = build_table(m.axes, outcomes);
+  for (size_t r = 0; r < table.rows.size(); ++r) sum.out_of_memory += out_of_memory(table, r) ? 1 : 0;
+  if (const int best = fastest_fitting_row(table); best >= 0) {
+    for (size_t a = 0; a < m.axes.size(); ++a)
+      sum.fastest += (sum.fastest.empty() ? "" : ", ") + m.axes[a].key + "=" + table.rows[size_t(best)][a];
+    char step[32];
+    std::snprintf(step, sizeof step, " (%.3f s)", std::strtod(table.rows[size_t(best)][size_t(table.column("step_time_s"))].c_str(), nullptr));
+    sum.fastest += step;
+  }
   const std::string csv_path = dir + "/sweep.csv";
   {
     io::OutputFile out(csv_path, "-o");
@@ -94,8 +103,16 @@ CollectSummary collect(const std::string& dir, const Manifest& m, const std::vec
     std::fprintf(stderr, "stepsim sweep: no point succeeded; %s not drawn\n", png_path.c_str());
     return sum;
   }
-  const std::string title = m.title.empty() ? default_title(table, m.sets) : m.title;
-  plot::write_line_chart_png(sweep_chart(table, m.axes, x, ys, title), png_path);
+  // A field of the report that none of these plans writes (a roofline field of the synthetic
+  // workload, a routing field of a dense model) is left out of the chart with a note; the chart
+  // fails only when no field is left.
+  std::vector<std::string> drawn;
+  for (const auto& y : ys) {
+    if (table.column(y) >= 0) drawn.push_back(y);
+    else std::fprintf(stderr, "stepsim sweep: note: --plot-y %s: no point's report has this field; not drawn\n", y.c_str());
+  }
+  const std::string title = m.title.empty() ? default_title(table, m.axes, m.sets) : m.title;
+  plot::write_line_chart_png(sweep_chart(table, m.axes, x, drawn.empty() ? ys : drawn, title), png_path);
   sum.plotted = true;
   sum.png = png_path;
   return sum;

@@ -18,6 +18,8 @@ PointOutcome read_point(const std::string& dir, const GridPoint& p, int points, 
 
 struct CollectSummary {
   int points = 0, failed = 0;
+  int out_of_memory = 0;  // successful points whose plan does not fit in GPU memory
+  std::string fastest;    // "schedule=dualpipev (7.664 s)": the fastest point that fits; empty if none
   bool plotted = false;
   std::string csv, png;  // the files written (png empty when nothing was drawn)
 };

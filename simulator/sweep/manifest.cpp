@@ -11,21 +11,10 @@
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
+#include "simulator/io/shell_quote.hpp"
 
 namespace stepsim::sweep {
-namespace {
-
-// Single-quoted for POSIX sh when it holds anything but plainly safe characters; ' becomes '\''.
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-@%") ==
-                        std::string::npos)
-    return s;
-  std::string q = "'";
-  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-}  // namespace
+using io::shell_quote;
 
 std::string manifest_path(const std::string& dir) { return dir + "/sweep.json"; }
 std::string point_json_path(const std::string& dir, int index, int points) {

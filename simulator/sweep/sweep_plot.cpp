@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 
 #include "vocabulary/config_error.hpp"
 
@@ -28,9 +29,6 @@ bool numeric_x(const SweepTable& table, const std::string& x_key) {
   return true;
 }
 
-namespace {
-
-// A field's unit, from its name: shares are percent, the rest by their unit suffix.
 std::string unit_of(const std::string& field) {
   if (field.find("share") != std::string::npos) return "%";
   for (const char* u : {"_s", "_bytes", "_flops", "_GBps"}) {
@@ -41,6 +39,20 @@ std::string unit_of(const std::string& field) {
   return "";  // a ratio or a count
 }
 
+void check_plot_units(const std::vector<std::string>& y_fields) {
+  std::vector<std::string> units;
+  for (const auto& y : y_fields)
+    if (std::find(units.begin(), units.end(), unit_of(y)) == units.end()) units.push_back(unit_of(y));
+  if (units.size() > 2) {
+    std::string list;
+    for (const auto& u : units) list += (list.empty() ? "" : ", ") + (u.empty() ? std::string("no unit") : u);
+    throw ConfigError("--plot-y: the fields have " + std::to_string(units.size()) + " different units (" + list +
+                      "); a chart has two y axes, so plot the others in another chart (--collect --plot-y)");
+  }
+}
+
+namespace {
+
 std::string cell(const SweepTable& t, size_t row, const std::string& column) {
   const int c = t.column(column);
   return c < 0 ? "" : t.rows[row][size_t(c)];
@@ -48,17 +60,60 @@ std::string cell(const SweepTable& t, size_t row, const std::string& column) {
 
 }  // namespace
 
-std::string default_title(const SweepTable& table, const std::vector<std::string>& sets) {
-  std::string title;
-  const int ec = table.column("error");
-  for (size_t r = 0; r < table.rows.size() && title.empty(); ++r) {
-    if (ec >= 0 && !table.rows[r][size_t(ec)].empty()) continue;
-    const std::string model = cell(table, r, "roofline.plan.model");
-    if (model.empty()) continue;
-    title = model + ", " + cell(table, r, "roofline.plan.gpus") + " GPUs, PP " + cell(table, r, "roofline.plan.pp") +
-            ", EP " + cell(table, r, "roofline.plan.ep") + ", " + cell(table, r, "roofline.plan.schedule");
+bool out_of_memory(const SweepTable& table, size_t row) {
+  const int c = table.column("memory.fits");
+  return c >= 0 && table.rows[row][size_t(c)] == "false";
+}
+
+int fastest_fitting_row(const SweepTable& table) {
+  const int ec = table.column("error"), sc = table.column("step_time_s");
+  if (sc < 0) return -1;
+  int best = -1;
+  double best_s = 0;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    double v;
+    if ((ec >= 0 && !table.rows[r][size_t(ec)].empty()) || out_of_memory(table, r) ||
+        !parse_number(table.rows[r][size_t(sc)], v))
+      continue;
+    if (best < 0 || v < best_s) best = int(r), best_s = v;
   }
-  if (title.empty()) title = cell(table, 0, "sim.workload");
+  return best;
+}
+
+std::string default_title(const SweepTable& table, const std::vector<GridAxis>& axes,
+                          const std::vector<std::string>& sets) {
+  const int ec = table.column("error");
+  std::vector<size_t> ok;
+  for (size_t r = 0; r < table.rows.size(); ++r)
+    if (ec < 0 || table.rows[r][size_t(ec)].empty()) ok.push_back(r);
+  // A plan field enters the title only when every successful point has the same value.
+  const auto shared = [&](const std::string& column) -> std::string {
+    if (ok.empty()) return "";
+    const std::string v = cell(table, ok.front(), column);
+    for (const size_t r : ok)
+      if (cell(table, r, column) != v) return "";
+    return v;
+  };
+  std::vector<std::string> parts;
+  const std::string model = shared("roofline.plan.model");
+  if (!model.empty()) parts.push_back(model);
+  for (const auto& [column, before, after] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"roofline.plan.gpus", "", " GPUs"},
+                                                                      {"roofline.plan.pp", "PP ", ""},
+                                                                      {"roofline.plan.ep", "EP ", ""},
+                                                                      {"roofline.plan.schedule", "", ""}}) {
+    const std::string v = shared(column);
+    if (!v.empty()) parts.push_back(before + v + after);
+  }
+  if (parts.empty()) {
+    const std::string workload = shared("sim.workload");
+    if (!workload.empty()) parts.push_back(workload);
+  }
+  std::string by;
+  for (const auto& a : axes) by += (by.empty() ? "by " : " and ") + a.key;
+  if (!by.empty()) parts.push_back(by);
+  std::string title;
+  for (const auto& p : parts) title += (title.empty() ? "" : ", ") + p;
   for (const auto& s : sets) {  // while they fit on one line
     if (title.size() + s.size() > 100) {
       title += " ...";
@@ -79,15 +134,13 @@ plot::LineChart sweep_chart(const SweepTable& table, const std::vector<GridAxis>
     throw ConfigError("--plot-x " + x_key + ": not a grid key of this sweep; use one of the --grid keys");
   const int ec = table.column("error");
   // Up to two units: the first field's on the left axis, another unit on the right.
+  check_plot_units(y_fields);
   std::vector<std::string> units;
   for (const auto& y : y_fields) {
     if (table.column(y) < 0)
       throw ConfigError("--plot-y " + y + ": no such column in sweep.csv; use a report field such as step_time_s or exposed_comm_share");
     if (std::find(units.begin(), units.end(), unit_of(y)) == units.end()) units.push_back(unit_of(y));
   }
-  if (units.size() > 2)
-    throw ConfigError("--plot-y: the fields have " + std::to_string(units.size()) +
-                      " different units; a chart has two y axes, so plot the others in another chart (--collect --plot-y)");
   const bool categories = !numeric_x(table, x_key);
 
   // Lines are keyed by the values of the other grid keys, in first-seen (grid) order.
@@ -124,8 +177,8 @@ plot::LineChart sweep_chart(const SweepTable& table, const std::vector<GridAxis>
       const int rc = table.column("roofline." + y);
       const bool right = unit_of(y) != units.front();
       const double scale = unit_of(y) == "%" ? 100.0 : 1.0;
-      plot::Series sim{y + " (simulation)" + suffix, {}, {}, false, colour, right};
-      plot::Series roof{y + " (roofline)" + suffix, {}, {}, true, colour, right};
+      plot::Series sim{y + " (simulation)" + suffix, {}, {}, false, colour, right, {}};
+      plot::Series roof{y + " (roofline)" + suffix, {}, {}, true, colour, right, {}};
       ++colour;  // the pair shares one colour
       std::vector<std::pair<double, size_t>> order;
       for (const size_t r : rows_of[g]) {
@@ -141,13 +194,16 @@ plot::LineChart sweep_chart(const SweepTable& table, const std::vector<GridAxis>
       std::stable_sort(order.begin(), order.end());
       for (const auto& [x, r] : order) {
         double v;
+        const bool oom = out_of_memory(table, r);
         if (parse_number(table.rows[r][size_t(yc)], v)) {
           sim.x.push_back(x);
           sim.y.push_back(scale * v);
+          sim.out_of_memory.push_back(oom);
         }
         if (rc >= 0 && parse_number(table.rows[r][size_t(rc)], v)) {
           roof.x.push_back(x);
           roof.y.push_back(scale * v);
+          roof.out_of_memory.push_back(oom);
         }
         all_x.push_back(x);
       }

@@ -100,7 +100,72 @@ TEST(SweepPlot, DefaultTitleNamesThePlanNotTheFile) {
                                                    {"roofline.plan.ep", "64"},
                                                    {"roofline.plan.schedule", "dualpipev"}};
   const auto t = table(axes, {{}, plan}, {"boom", ""});
-  EXPECT_EQ(default_title(t, {"parallel.zero=1"}), "DeepSeek-V3, 2048 GPUs, PP 8, EP 64, dualpipev; parallel.zero=1");
+  EXPECT_EQ(default_title(t, axes, {"parallel.zero=1"}),
+            "DeepSeek-V3, 2048 GPUs, PP 8, EP 64, dualpipev, by parallel.microbatches; parallel.zero=1");
+}
+
+// The title once named the first point's schedule over a chart of three schedules (it described
+// the first successful point, whatever the grid varied): a field the grid varies is left out.
+TEST(SweepPlot, DefaultTitleComesFromTheGridActuallySwept) {
+  const std::vector<GridAxis> axes = {{"schedule", {"1f1b", "interleaved", "dualpipev"}}};
+  std::vector<std::map<std::string, std::string>> points;
+  for (const std::string s : {"1f1b", "interleaved", "dualpipev"})
+    points.push_back({{"step_time_s", "1"},
+                      {"roofline.plan.model", "DeepSeek-V3"},
+                      {"roofline.plan.gpus", "2048"},
+                      {"roofline.plan.pp", "8"},
+                      {"roofline.plan.ep", "64"},
+                      {"roofline.plan.schedule", s}});
+  const auto t = table(axes, points, {"", "", ""});
+  const std::string title = default_title(t, axes, {"train.global_batch=16384"});
+  EXPECT_EQ(title, "DeepSeek-V3, 2048 GPUs, PP 8, EP 64, by schedule; train.global_batch=16384");
+  for (const char* s : {"1f1b", "interleaved", "dualpipev"}) EXPECT_EQ(title.find(s), std::string::npos) << s;
+
+  // A grid over PP changes GPUs per stage, not GPUs: PP leaves the title, the rest stays.
+  const std::vector<GridAxis> pp = {{"parallel.pp", {"4", "8"}}};
+  std::vector<std::map<std::string, std::string>> pts;
+  for (const std::string v : {"4", "8"})
+    pts.push_back({{"roofline.plan.model", "M"}, {"roofline.plan.gpus", "64"}, {"roofline.plan.pp", v},
+                   {"roofline.plan.ep", "8"}, {"roofline.plan.schedule", "1f1b"}});
+  EXPECT_EQ(default_title(table(pp, pts, {"", ""}), pp, {}), "M, 64 GPUs, EP 8, 1f1b, by parallel.pp");
+}
+
+// A plan that does not fit in memory reaches the chart flagged (hollow, "OOM"), on its simulation
+// and roofline points alike, and is never the fastest point, even when it is the quickest.
+TEST(SweepPlot, OutOfMemoryPointsAreFlaggedAndNeverTheFastest) {
+  const std::vector<GridAxis> axes = {{"parallel.tp", {"1", "2", "4"}}};
+  const auto t = table(axes,
+                       {{{"step_time_s", "5"}, {"roofline.step_time_s", "4"}, {"memory.fits", "false"}},
+                        {{"step_time_s", "6"}, {"roofline.step_time_s", "5"}, {"memory.fits", "true"}},
+                        {{"step_time_s", "7"}, {"roofline.step_time_s", "6"}, {"memory.fits", "true"}}},
+                       {"", "", ""});
+  const auto c = sweep_chart(t, axes, "parallel.tp", {"step_time_s"}, "t");
+  ASSERT_EQ(c.series.size(), 2u);
+  for (const auto& s : c.series) EXPECT_EQ(s.out_of_memory, (std::vector<bool>{true, false, false})) << s.label;
+  EXPECT_TRUE(out_of_memory(t, 0));
+  EXPECT_FALSE(out_of_memory(t, 1));
+  EXPECT_EQ(fastest_fitting_row(t), 1);  // TP 2 (6 s), not TP 1 (5 s, out of memory)
+
+  // Every point out of memory: none is the fastest. A workload without a memory model (no
+  // memory.fits column) is not out of memory.
+  const auto all = table(axes,
+                         {{{"step_time_s", "5"}, {"memory.fits", "false"}},
+                          {{"step_time_s", "6"}, {"memory.fits", "false"}},
+                          {{"step_time_s", "7"}, {"memory.fits", "false"}}},
+                         {"", "", ""});
+  EXPECT_EQ(fastest_fitting_row(all), -1);
+  const auto none = table(axes, {{{"step_time_s", "5"}}, {{"step_time_s", "4"}}, {{"step_time_s", "7"}}}, {"", "", ""});
+  EXPECT_FALSE(out_of_memory(none, 0));
+  EXPECT_EQ(fastest_fitting_row(none), 1);
+}
+
+TEST(SweepPlot, UnitsAreCheckedFromTheFieldNamesAlone) {
+  EXPECT_EQ(unit_of("step_time_s"), "s");
+  EXPECT_EQ(unit_of("exposed_comm_share"), "%");
+  EXPECT_EQ(unit_of("memory.peak_bytes"), "bytes");
+  EXPECT_EQ(unit_of("mfu"), "");
+  EXPECT_NO_THROW(check_plot_units({"step_time_s", "bubble_s", "exposed_comm_share"}));
+  EXPECT_THROW(check_plot_units({"step_time_s", "exposed_comm_share", "memory.peak_bytes"}), ConfigError);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -183,3 +184,74 @@ TEST(SweepCli, RooflineCarriesTheSharesASweepPlots) {
 }
 
 }  // namespace
+
+// --plot-y names report fields, known before any point runs: a misspelt one, a text one or a mix of
+// three units is one error line with exit 2, and nothing is written (no sweep directory, no point
+// ran). It used to fail only once every point had run.
+TEST(SweepCli, PlotFieldsAreCheckedBeforeAnyPointRuns) {
+  const std::string dir = temp_dir("ploty");
+  const std::string out = dir + "/sweep";
+  const std::string base = "sweep " + kSynthetic + " --grid parallel.microbatches=2,6 -o " + out;
+  const Result typo = run(base + " --plot-y step_tme_s", dir);
+  EXPECT_EQ(typo.code, 2) << typo.err;
+  EXPECT_NE(typo.err.find("--plot-y step_tme_s"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("did you mean step_time_s"), std::string::npos) << typo.err;
+  const Result text = run(base + " --plot-y sim.mode", dir);
+  EXPECT_EQ(text.code, 2) << text.err;
+  EXPECT_NE(text.err.find("text field"), std::string::npos) << text.err;
+  const Result units = run(base + " --plot-y step_time_s --plot-y exposed_comm_share --plot-y memory.peak_bytes", dir);
+  EXPECT_EQ(units.code, 2) << units.err;
+  EXPECT_NE(units.err.find("3 different units"), std::string::npos) << units.err;
+  for (const Result* r : {&typo, &text, &units}) {
+    EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;  // one line
+    EXPECT_EQ(r->err.find("points done"), std::string::npos) << r->err;    // nothing ran
+  }
+  EXPECT_FALSE(fs::exists(out));
+  // A second unit is fine; a roofline field the synthetic workload does not have is left out with a note.
+  const Result ok = run(base + " --plot-y step_time_s --plot-y roofline.bubble_s --plot-y exposed_comm_share", dir);
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("--plot-y roofline.bubble_s: no point's report has this field; not drawn"), std::string::npos)
+      << ok.err;
+  // --collect checks them the same way, before redrawing.
+  const Result collect = run("sweep --collect " + out + " --plot-y step_tme_s", dir);
+  EXPECT_EQ(collect.code, 2) << collect.err;
+  EXPECT_NE(collect.err.find("did you mean step_time_s"), std::string::npos) << collect.err;
+}
+
+// A grid where one plan does not fit in memory (1 GiB of HBM): the CSV that feeds the chart says
+// so (memory.fits false), the summary counts it, and the fastest plan named is one that fits, though
+// both points take the same time and the one that does not fit comes first.
+TEST(SweepCli, OutOfMemoryPointsAreMarkedAndNeverTheFastest) {
+  const std::string dir = temp_dir("oom");
+  const std::string small =
+      " --set model.num_hidden_layers=8 --set cluster.nodes=4 --set parallel.pp=2 --set parallel.ep=16"
+      " --set train.global_batch=64 --set parallel.microbatches=4";
+  const Result r = run("sweep" + small + " --grid hardware.memory_GiB=1,80 -j 2 -o " + dir, dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto lines = split(slurp(dir + "/sweep.csv"), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  // RFC 4180 cells: text fields (explanation, mode_description) are quoted and hold commas.
+  const auto cells = [](const std::string& line) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) out.emplace_back();
+      else out.back() += c;
+    }
+    return out;
+  };
+  const auto header = cells(lines[0]);
+  const size_t fits = column(header, "memory.fits"), step = column(header, "step_time_s");
+  const auto one = cells(lines[1]), eighty = cells(lines[2]);
+  ASSERT_EQ(one.size(), header.size());
+  EXPECT_EQ(one[0], "1");
+  EXPECT_EQ(one[fits], "false");
+  EXPECT_EQ(eighty[fits], "true");
+  EXPECT_EQ(one[step], eighty[step]);  // the same replay: memory capacity changes no time
+  EXPECT_NE(r.err.find("1 point does not fit in GPU memory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fastest plan that fits in memory: hardware.memory_GiB=80"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/sweep.png"));
+}
