@@ -59,6 +59,18 @@ const char* trace_kind(OpKind k) {
   return "?";
 }
 
+const char* trace_stream_label(OpKind k) {
+  switch (engine::comm_class(k)) {
+    case engine::CommClass::Ep: return "ep all-to-all";
+    case engine::CommClass::Pp: return k == OpKind::PpRecv ? "pp recv" : "pp send";
+    case engine::CommClass::Dp:
+      return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "dp all-gather" : "dp reduce";
+    case engine::CommClass::Tp: return "tp all-gather / reduce-scatter";
+    case engine::CommClass::Cp: return "cp K/V all-gather";
+    default: return "comm";
+  }
+}
+
 namespace {
 
 // F, B or W from the tag's phase, else from a whole-chunk kind; "" for collectives.
@@ -93,19 +105,6 @@ const char* compute_what(OpKind k) {
     case OpKind::Optimizer: return "optimizer";
     case OpKind::OtherCompute: return "compute";
     default: return "chunk";
-  }
-}
-
-// A communication stream's thread label, from the kinds it carries.
-const char* stream_label(OpKind k) {
-  switch (engine::comm_class(k)) {
-    case engine::CommClass::Ep: return "ep all-to-all";
-    case engine::CommClass::Pp: return k == OpKind::PpRecv ? "pp recv" : "pp send";
-    case engine::CommClass::Dp:
-      return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "dp all-gather" : "dp reduce";
-    case engine::CommClass::Tp: return "tp all-gather / reduce-scatter";
-    case engine::CommClass::Cp: return "cp K/V all-gather";
-    default: return "comm";
   }
 }
 
@@ -173,7 +172,7 @@ void write_chrome_trace(const SimResult& result, const TraceOptions& opt, std::o
   for (const Span& s : result.spans) {
     if (!rank_wanted(s.rank)) continue;
     auto& labels = streams[{s.rank, s.stream}];
-    if (s.stream != 0) labels.insert(stream_label(s.tag.kind));
+    if (s.stream != 0) labels.insert(trace_stream_label(s.tag.kind));
   }
   for (const IdleSpan& s : result.idle_spans)
     if (rank_wanted(s.rank)) streams[{s.rank, 0}];

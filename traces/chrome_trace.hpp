@@ -29,5 +29,7 @@ void write_chrome_trace(const SimResult& result, const TraceOptions& options, st
 std::string trace_event_name(const engine::Tag& tag);
 // The args.kind of a span: gemm, attention, dispatch, combine, pp-send, zero-allgather, ...
 const char* trace_kind(engine::OpKind kind);
+// A communication stream's thread label, from a kind it carries: "ep all-to-all", "pp send", ...
+const char* trace_stream_label(engine::OpKind kind);
 
 }  // namespace stepsim

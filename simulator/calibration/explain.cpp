@@ -80,7 +80,9 @@ Explanation explain(const Plan& calibrated, const SimulateFn& sim, bool routing_
   // simulation and added (routing imbalance replays a whole EP group per stage: the slow one).
   StepSplit last = s4;
   if (cal.scenario.routing == Routing::Balanced && !routing_sim) {
-    step("routing imbalance", total, "0: skipped (--no-routing-sim); run without it to simulate scenario.routing=deepseek");
+    step("routing imbalance", total,
+         "0: not replayed (explain --no-routing-sim, or report without --routing-sim); replay it to simulate "
+         "scenario.routing=deepseek");
   } else if (cal.scenario.routing == Routing::Balanced) {
     Plan routed = cal;
     routed.scenario.routing = Routing::DeepSeek;

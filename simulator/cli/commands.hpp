@@ -26,6 +26,17 @@ struct SweepArgs {
 };
 int run_sweep(const SweepArgs& args);
 
+// `stepsim report`: one self-contained HTML page of the simulated step (simulator/cli/report_command.cpp).
+struct ReportArgs {
+  std::string out_path;      // -o: the HTML file
+  bool quiet = false;
+  bool waterfall = true;     // run explain's replays for the waterfall (model workloads)
+  bool routing_sim = false;  // include its routing-imbalance replay (minutes on large plans)
+  std::string command;       // the command line that reproduces the page
+  std::string version;       // "stepsim 0.1.0"
+};
+int run_report(const Plan& plan, const ReportArgs& args);
+
 // Calibration against a real profiler trace (simulator/calibration/): compare a capture, derive a
 // hardware profile (written to `out_path`), and the speed-of-light-to-reality waterfall.
 int run_compare(const std::string& trace_path, const Plan& plan, bool json, bool quiet);

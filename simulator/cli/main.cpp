@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "simulator/config/config_loader.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
+#include "simulator/io/shell_quote.hpp"
 
 namespace {
 
@@ -83,6 +85,19 @@ int main(int argc, char** argv) {
   explain->add_option("--png", expl_png, "also draw the waterfall as a PNG");
   bool expl_no_routing = false;
   explain->add_flag("--no-routing-sim", expl_no_routing, "skip the routing-imbalance replay (minutes); its bar is 0");
+  PlanArgs rep;
+  stepsim::ReportArgs rep_args;
+  bool rep_no_waterfall = false;
+  auto* report = app.add_subcommand("report", "one self-contained HTML page of the simulated step (plan, roofline, "
+                                              "per-GPU split, timeline, memory, layers, waterfall)");
+  report->add_option("config", rep.config, "YAML config (default: workloads/deepseek-v3.yaml)");
+  report->add_option("--set", rep.sets, "override a config value: key=value (repeatable; value parsed as YAML)")
+      ->allow_extra_args(false);
+  report->add_option("-o,--output", rep_args.out_path, "the HTML file to write")->required();
+  report->add_flag("--no-waterfall", rep_no_waterfall, "skip explain's waterfall and its replays");
+  report->add_flag("--routing-sim", rep_args.routing_sim,
+                   "replay the waterfall's routing-imbalance bar too (minutes on large plans)");
+  report->add_flag("-q,--quiet", rep.quiet, "no progress on stderr");
   stepsim::SweepArgs sw;
   auto* sweep = app.add_subcommand("sweep", "simulate every point of a --grid in parallel; CSV and PNG in -o DIR");
   sweep->add_option("config", sw.config, "YAML config (default: workloads/deepseek-v3.yaml)");
@@ -154,6 +169,16 @@ int main(int argc, char** argv) {
     if (*simulate) return stepsim::run_simulate(load(sim), sim.json, sim.quiet, sim.trace, sim.trace_ranks,
                                                       sim.trace_window, sim.strict);
     if (*sweep) return stepsim::run_sweep(sw);
+    if (*report) {
+      // The exact command, run from the same folder, writes the same page.
+      std::string command = "cd " + stepsim::io::shell_quote(std::filesystem::current_path().string()) + " &&";
+      for (int i = 0; i < argc; ++i) command += " " + stepsim::io::shell_quote(argv[i]);
+      rep_args.command = command;
+      rep_args.version = std::string("stepsim ") + STEPSIM_VERSION;
+      rep_args.quiet = rep.quiet;
+      rep_args.waterfall = !rep_no_waterfall;
+      return stepsim::run_report(load(rep), rep_args);
+    }
     if (*platform) {
       const auto xml = stepsim::platform_xml(stepsim::platform_spec(load(plat)));
       if (out_path.empty()) {

@@ -1,0 +1,141 @@
+// The HTML report's pieces on hand-built results: where each layer's time goes (by hand), and the
+// timeline kept to a sane size (neighbouring ops merged, the page saying so).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "simulator/config/config_loader.hpp"
+#include "simulator/report/html_report.hpp"
+#include "simulator/report/layer_breakdown.hpp"
+
+namespace stepsim {
+namespace {
+
+using engine::OpKind;
+
+Span span(int32_t rank, OpKind kind, uint16_t layer, double a, double b, uint8_t stream = 0) {
+  Span s;
+  s.rank = rank;
+  s.stream = stream;
+  s.start_s = a;
+  s.end_s = b;
+  s.tag.kind = kind;
+  s.tag.layer = layer;
+  return s;
+}
+
+IdleSpan idle(int32_t rank, uint8_t classes, double a, double b) { return {rank, classes, a, b}; }
+
+constexpr uint8_t kEp = 1u << unsigned(engine::CommClass::Ep), kPp = 1u << unsigned(engine::CommClass::Pp);
+
+TEST(LayerBreakdown, WaitsAreChargedToTheOpThatRanAfterThemPerGpuHoldingTheLayer) {
+  SimResult r;
+  // GPU 0: layer 3's attention and experts, a wait on EP before the experts, a wait on EP and PP
+  // before layer 4's attention, then bubble. GPU 1 also holds layer 3 (its attention only).
+  r.spans = {span(0, OpKind::Attention, 3, 0, 1), span(0, OpKind::MoeGemm, 3, 1.5, 3),
+             span(0, OpKind::Attention, 4, 4, 5), span(1, OpKind::Attention, 3, 0, 2),
+             span(0, OpKind::EpDispatch, 3, 1, 1.5, 1)};  // a transfer: not compute
+  r.idle_spans = {idle(0, kEp, 1, 1.5), idle(0, kEp | kPp, 3, 4), idle(0, 0, 5, 6)};
+  const LayerBreakdown b = layer_breakdown(r);
+  ASSERT_EQ(b.parts.size(), 4u);
+  EXPECT_EQ(b.parts[0].name, "attention");
+  EXPECT_EQ(b.parts[1].name, "routed experts");
+  EXPECT_EQ(b.parts[2].name, "exposed EP all-to-all");
+  EXPECT_EQ(b.parts[3].name, "exposed PP send/recv");
+  ASSERT_EQ(b.rows.size(), 2u);  // layers 3 and 4; nothing outside layers (bubble is not charged)
+  EXPECT_EQ(b.rows[0].label, "layer 3");
+  EXPECT_EQ(b.rows[0].gpus, 2);
+  // Per GPU holding layer 3: attention (1 + 2) / 2, experts 1.5 / 2, the EP wait 0.5 / 2.
+  EXPECT_DOUBLE_EQ(b.rows[0].seconds[0], 1.5);
+  EXPECT_DOUBLE_EQ(b.rows[0].seconds[1], 0.75);
+  EXPECT_DOUBLE_EQ(b.rows[0].seconds[2], 0.25);
+  EXPECT_DOUBLE_EQ(b.rows[0].seconds[3], 0.0);
+  // Layer 4 on GPU 0 alone: the 1 s wait on EP and PP at once, half to each.
+  EXPECT_EQ(b.rows[1].gpus, 1);
+  EXPECT_DOUBLE_EQ(b.rows[1].seconds[0], 1.0);
+  EXPECT_DOUBLE_EQ(b.rows[1].seconds[2], 0.5);
+  EXPECT_DOUBLE_EQ(b.rows[1].seconds[3], 0.5);
+}
+
+TEST(LayerBreakdown, TrailingWaitsAndUnlayeredOpsGoOutsideLayers) {
+  SimResult r;
+  r.spans = {span(0, OpKind::DenseMlp, 0, 0, 1), span(0, OpKind::Head, engine::kNoIndex, 1, 2)};
+  r.idle_spans = {idle(0, 1u << unsigned(engine::CommClass::Dp), 2, 2.5)};  // after the last op
+  const LayerBreakdown b = layer_breakdown(r);
+  ASSERT_EQ(b.rows.size(), 2u);
+  EXPECT_EQ(b.rows[1].label, "outside layers");
+  ASSERT_EQ(b.parts.size(), 3u);  // dense MLP, LM head / embedding, exposed DP
+  EXPECT_DOUBLE_EQ(b.rows[1].seconds[1], 1.0);
+  EXPECT_DOUBLE_EQ(b.rows[1].seconds[2], 0.5);
+}
+
+// The page's data block, parsed back.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "id=\"stepsim-data\">";
+  const size_t a = html.find(open), b = html.find("</script>", a);
+  return nlohmann::json::parse(html.substr(a + open.size(), b - a - open.size()));
+}
+
+TEST(HtmlReport, ATimelineTooLargeIsMergedToTheCapAndThePageSaysSo) {
+  const Plan plan = load_plan(default_config_path(), {"workload.kind=synthetic", "parallel.pp=2"});
+  SimResult r;
+  r.step_time_s = 10;
+  r.workload = "synthetic";
+  r.mode = "full";
+  RankResult rank;
+  rank.rank = 0;
+  rank.step_time_s = 10;
+  rank.compute_s = 10;
+  r.ranks.push_back(rank);
+  // 200,000 ops of 40 us, 10 us apart, alternating two kinds every 1,000 ops.
+  const size_t n = 200000;
+  for (size_t i = 0; i < n; ++i) {
+    const double a = double(i) * 50e-6;
+    r.spans.push_back(span(0, (i / 1000) % 2 ? OpKind::Attention : OpKind::DenseMlp, uint16_t(i % 60), a, a + 40e-6));
+  }
+  r.has_spans = true;
+  HtmlReportInput in;
+  in.plan = &plan;
+  in.result = &r;
+  in.command = "stepsim report";
+  in.version = "stepsim test";
+  std::ostringstream out;
+  write_html_report(in, out);
+  const std::string html = out.str();
+  const auto data = page_data(html);
+  const auto& rows = data["timeline"]["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& ev = rows[0]["ev"];
+  const size_t blocks = ev.size() / 8;
+  EXPECT_LE(blocks, kMaxTimelineBlocks);
+  EXPECT_GE(blocks, 200u);  // merged within each run of one kind, never across kinds
+  // Every op is still counted and the step still covered from the first op to the last.
+  int64_t ops = 0, t = 0, first = -1;
+  for (size_t i = 0; i < blocks; ++i) {
+    const int64_t start = t + ev[8 * i].get<int64_t>();
+    if (first < 0) first = start;
+    t = start + ev[8 * i + 1].get<int64_t>();
+    ops += ev[8 * i + 7].get<int64_t>();
+  }
+  EXPECT_EQ(ops, int64_t(n));
+  EXPECT_EQ(first, 0);
+  EXPECT_EQ(t, int64_t(std::llround((double(n - 1) * 50e-6 + 40e-6) * 1e9)));
+  EXPECT_NE(html.find("are drawn as one block"), std::string::npos);
+
+  // Under the cap, every op is its own block.
+  r.spans.resize(1000);
+  std::ostringstream small;
+  write_html_report(in, small);
+  EXPECT_EQ(page_data(small.str())["timeline"]["rows"][0]["ev"].size(), 8u * 1000);
+  EXPECT_NE(small.str().find("every op is drawn"), std::string::npos);
+}
+
+TEST(HtmlReport, EscapesMarkupAndKeepsUtf8Printable) {
+  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(html_escape("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(html_escape(std::string("a\xff") + "b\n"), "a\\xffb ");
+}
+
+}  // namespace
+}  // namespace stepsim
