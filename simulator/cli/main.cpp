@@ -14,6 +14,7 @@
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/io/shell_quote.hpp"
+#include "simulator/plot/topology_chart.hpp"
 
 namespace {
 
@@ -67,7 +68,9 @@ int main(int argc, char** argv) {
   auto* platform = app.add_subcommand("platform", "write the SimGrid platform XML for a config's cluster");
   platform->add_option("config", plat.config, "YAML config (default: workloads/deepseek-v3.yaml)");
   platform->add_option("--set", plat.sets, "override a config value: key=value");
-  platform->add_option("-o,--output", out_path, "output file (default: stdout)");
+  platform->add_option("-o,--output", out_path, "output file (default: stdout, unless --png is given)");
+  std::string plat_png;
+  platform->add_option("--png", plat_png, "draw the cluster (nodes, NVLink domains, leaves, spines, rails, faults) as a PNG");
   // Calibration: compare and calibrate read a real trace; their config defaults to the capture.
   PlanArgs cmp, cal, expl;
   std::string cmp_trace, cal_trace, cal_out, expl_png, expl_profile;
@@ -180,12 +183,17 @@ int main(int argc, char** argv) {
       return stepsim::run_report(load(rep), rep_args);
     }
     if (*platform) {
-      const auto xml = stepsim::platform_xml(stepsim::platform_spec(load(plat)));
-      if (out_path.empty()) {
-        std::cout << xml;
-        return 0;
-      }
-      stepsim::io::write_output_file(out_path, "-o", xml);
+      const stepsim::Plan plan = load(plat);
+      const stepsim::PlatformSpec spec = stepsim::platform_spec(plan);
+      if (!plat_png.empty()) stepsim::io::check_output_path(plat_png, "--png");
+      const auto xml = stepsim::platform_xml(spec);
+      if (!out_path.empty()) stepsim::io::write_output_file(out_path, "-o", xml);
+      else if (plat_png.empty()) std::cout << xml;
+      if (!plat_png.empty())
+        stepsim::plot::write_topology_png(spec, std::string(stepsim::to_string(plan.cluster.topology)) + " cluster of " +
+                                                    std::to_string(plan.gpus()) + " " + plan.hardware.name + " GPUs (" +
+                                                    std::filesystem::path(plan.source).filename().string() + ")",
+                                          plat_png);
       return 0;
     }
     return 0;
