@@ -104,10 +104,14 @@ std::vector<std::pair<double, double>> legend_layout(cairo_t* cr, const std::vec
 
 Axis y_axis_of(const std::vector<Series>& series, bool right, bool from_zero) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  bool labelled = false;  // an "OOM" label sits above its point: leave it room under the frame
   for (const Series& s : series)
-    if (s.right_axis == right)
+    if (s.right_axis == right) {
       for (const double v : s.y) lo = std::min(lo, v), hi = std::max(hi, v);
+      labelled = labelled || std::find(s.out_of_memory.begin(), s.out_of_memory.end(), true) != s.out_of_memory.end();
+    }
   if (!(lo <= hi)) lo = 0, hi = 1;
+  if (labelled) hi += 0.06 * (hi - std::min(lo, from_zero ? 0.0 : lo));
   return nice_axis(lo, hi, from_zero);
 }
 
