@@ -36,7 +36,7 @@ std::string half(const std::string& kind, int64_t gpu, int64_t G, bool up) {
   return kind + "-" + host(gpu, G) + (up ? "_UP" : "_DOWN");
 }
 
-// The rules of README "Topology", restated.
+// The rules of docs/topology.md, restated.
 Names expected_route(const Case& c, int64_t a, int64_t b) {
   const int64_t G = c.gpus_per_node, U = c.domain > 0 ? c.domain : G;
   if (a / U == b / U) return {half("nvl", a, G, true), half("nvl", b, G, false)};
