@@ -14,8 +14,7 @@ namespace stepsim::sched {
 
 class DualPipe final : public Schedule {
  public:
-  explicit DualPipe(const ScheduleShape& shape) : Schedule(shape.ranks, shape.microbatches) {}
-  const char* name() const override { return "dualpipe"; }
+  explicit DualPipe(const ScheduleShape& shape) : Schedule(shape, {.name = "dualpipe", .defers_weight_gradients = true}) {}
   int32_t chunks_per_rank() const override { return 2; }
   int64_t stage_of(int64_t rank, int32_t chunk) const override {
     return chunk == 0 ? rank : ranks() + (ranks() - 1 - rank);
@@ -24,7 +23,6 @@ class DualPipe final : public Schedule {
     return stage < ranks() ? StageLoc{stage, 0} : StageLoc{ranks() - 1 - (stage - ranks()), 1};
   }
   std::vector<ChunkOp> program(int64_t rank) const override;
-  bool defers_weight_gradients() const override { return true; }
   int64_t path_stages() const override { return ranks(); }
   int32_t parameter_copies() const override { return 2; }
   int64_t microbatches_per_chunk() const override { return microbatches() / 2; }

@@ -5,20 +5,19 @@
 // Bubble (DualPipe README, PP = 2P stages): (PP/2-1)(F&B+B-3W), exact on every rank when W = F.
 #pragma once
 
-#include "schedules/v_shaped.hpp"
+#include "schedules/dualpipe_steps.hpp"
+#include "schedules/schedule.hpp"
 
 namespace stepsim::sched {
 
 class DualPipeV final : public VShapedSchedule {
  public:
-  explicit DualPipeV(const ScheduleShape& shape) : VShapedSchedule(shape.ranks, shape.microbatches) {}
-  const char* name() const override { return "dualpipev"; }
-  std::vector<ChunkOp> program(int64_t rank) const override;
-  bool defers_weight_gradients() const override { return true; }
+  explicit DualPipeV(const ScheduleShape& shape)
+      : VShapedSchedule(shape, {.name = "dualpipev", .title = "DualPipeV", .defers_weight_gradients = true}) {}
+  std::vector<ChunkOp> program(int64_t rank) const override { return dualpipe_steps(ranks(), rank, microbatches()); }
   double bubble_s(const ChunkTimes& t) const override {
     return double(ranks() - 1) * (t.fb_s + t.b_s - 3 * t.w_s);
   }
-  void check_shape(const ScheduleShape& shape) const override;
 };
 
 }  // namespace stepsim::sched

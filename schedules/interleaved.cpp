@@ -45,12 +45,7 @@ std::vector<ChunkOp> Interleaved::program(int64_t rank) const {
     ref.chunk = chunks_ - 1 - ref.chunk;  // backwards run the chunks in reverse
     ops.push_back({Pass::B, false, {}, ref});
   };
-  for (int64_t k = 0; k < warmup; ++k) forward(k);
-  for (int64_t k = 0; k < total - warmup; ++k) {
-    forward(warmup + k);
-    backward(k);
-  }
-  for (int64_t k = total - warmup; k < total; ++k) backward(k);
+  one_forward_one_backward(total, warmup, forward, backward);
   return ops;
 }
 

@@ -15,11 +15,10 @@ namespace stepsim::sched {
 class Interleaved final : public Schedule {
  public:
   explicit Interleaved(const ScheduleShape& shape)
-      : Schedule(shape.ranks, shape.microbatches),
+      : Schedule(shape, {.name = "interleaved"}),
         chunks_(int32_t(shape.virtual_stages > 0 ? shape.virtual_stages : kDefaultChunks)) {}
   // parallel.virtual_stages left unset: two chunks per rank, the smallest interleaving.
   static constexpr int32_t kDefaultChunks = 2;
-  const char* name() const override { return "interleaved"; }
   int32_t chunks_per_rank() const override { return chunks_; }
   int64_t stage_of(int64_t rank, int32_t chunk) const override { return chunk * ranks() + rank; }
   StageLoc where(int64_t stage) const override { return {stage % ranks(), int32_t(stage / ranks())}; }

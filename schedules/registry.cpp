@@ -4,7 +4,6 @@
 #include "schedules/dualpipe.hpp"
 #include "schedules/dualpipev.hpp"
 #include "schedules/fsdp_schedule.hpp"
-#include "schedules/gpipe.hpp"
 #include "schedules/interleaved.hpp"
 #include "schedules/one_f_one_b.hpp"
 #include "schedules/zb_h1.hpp"

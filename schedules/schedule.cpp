@@ -1,6 +1,7 @@
 #include "schedules/schedule.hpp"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "schedules/pipeline_flow.hpp"
@@ -71,6 +72,14 @@ void Schedule::check_plan(const Plan& plan) const {
                         "schedule " + std::string(name()) +
                             " defers weight gradients (zero bubble), which needs the backward split into input "
                             "and weight gradient; set parallel.split_backward=true or schedule=1f1b");
+}
+
+void VShapedSchedule::check_shape(const ScheduleShape& shape) const {
+  Schedule::check_shape(shape);
+  if (shape.microbatches < 2 * shape.ranks)
+    throw ScheduleError("parallel.microbatches", std::string(title()) + " needs at least 2 x parallel.pp = " +
+                                                     std::to_string(2 * shape.ranks) + " microbatches, got " +
+                                                     std::to_string(shape.microbatches));
 }
 
 }  // namespace stepsim::sched

@@ -68,12 +68,28 @@ class ScheduleError : public std::invalid_argument {
   std::string key_;
 };
 
+// What sets one schedule apart besides its placement, order and closed forms, stated once as data.
+struct ScheduleTraits {
+  const char* name = "";  // the config's `schedule:` value
+  const char* title = nullptr;  // how error messages name it ("DualPipeV"); nullptr: the name
+  // Some backwards leave their weight gradients for later W ops (zero bubble), which needs a
+  // backward split into input and weight gradient (parallel.split_backward).
+  bool defers_weight_gradients = false;
+  // Parameters sharded over data parallelism and gathered per layer (FSDP, ZeRO-3).
+  bool shards_parameters = false;
+  // The scenario of DeepSeek's published profiler trace, which compare and calibrate need: no LM
+  // head, no optimizer step.
+  bool profile_capture = false;
+};
+
 class Schedule {
  public:
-  Schedule(int64_t ranks, int64_t microbatches) : ranks_(ranks), microbatches_(microbatches) {}
+  Schedule(const ScheduleShape& shape, const ScheduleTraits& traits)
+      : ranks_(shape.ranks), microbatches_(shape.microbatches), traits_(traits) {}
   virtual ~Schedule() = default;
 
-  virtual const char* name() const = 0;
+  const char* name() const { return traits_.name; }
+  const char* title() const { return traits_.title != nullptr ? traits_.title : traits_.name; }
   virtual int32_t chunks_per_rank() const = 0;
   // Stage placement: stage s forwards to stage s + 1 within its path (see path_stages).
   virtual int64_t stage_of(int64_t rank, int32_t chunk) const = 0;
@@ -120,26 +136,62 @@ class Schedule {
   // communication; chunks outside such pairs run alone.
   bool overlaps_pairs() const;
 
-  // --- What the plan around it must be.
+  // --- What the plan around it must be (ScheduleTraits).
   // The step ends with an optimizer step (ZeRO collectives); the profiler capture has none.
-  virtual bool optimizer_step() const { return true; }
+  bool optimizer_step() const { return !traits_.profile_capture; }
   // The last stage also runs the LM head; the profiler capture runs transformer layers only.
-  virtual bool runs_lm_head() const { return true; }
-  // The scenario of DeepSeek's published profiler trace, which compare and calibrate need.
-  virtual bool is_profile_capture() const { return false; }
-  // Parameters sharded over data parallelism and gathered per layer (FSDP, ZeRO-3).
-  virtual bool shards_parameters() const { return false; }
-  // Some backwards leave their weight gradients for later W ops (zero bubble), which needs a
-  // backward split into input and weight gradient (parallel.split_backward).
-  virtual bool defers_weight_gradients() const { return false; }
+  bool runs_lm_head() const { return !traits_.profile_capture; }
+  bool is_profile_capture() const { return traits_.profile_capture; }
+  bool shards_parameters() const { return traits_.shards_parameters; }
+  bool defers_weight_gradients() const { return traits_.defers_weight_gradients; }
   // Throw ScheduleError where the schedule cannot run the shape it was built with (too few
   // microbatches, virtual stages it does not use) or the rest of the plan does not suit it.
   virtual void check_shape(const ScheduleShape& shape) const;
   virtual void check_plan(const Plan& plan) const;
 
+ protected:
+  // The 1F1B pattern over `total` ops of each kind: `warmup` forwards, then one forward and one
+  // backward at a time, then the remaining backwards. forward(k) / backward(k) emit the k-th.
+  template <class Forward, class Backward>
+  static void one_forward_one_backward(int64_t total, int64_t warmup, Forward forward, Backward backward) {
+    for (int64_t k = 0; k < warmup; ++k) forward(k);
+    for (int64_t k = 0; k < total - warmup; ++k) {
+      forward(warmup + k);
+      backward(k);
+    }
+    for (int64_t k = total - warmup; k < total; ++k) backward(k);
+  }
+
  private:
   int64_t ranks_;
   int64_t microbatches_;
+  ScheduleTraits traits_;
+};
+
+// --- Placements a schedule derives from, adding only its order and closed forms.
+
+// One chunk per rank, rank r running stage r (GPipe, 1F1B, ZB-H1, FSDP's single rank, the capture).
+class LinearSchedule : public Schedule {
+ public:
+  using Schedule::Schedule;
+  int32_t chunks_per_rank() const final { return 1; }
+  int64_t stage_of(int64_t rank, int32_t) const final { return rank; }
+  StageLoc where(int64_t stage) const final { return {stage, 0}; }
+};
+
+// The V DualPipeV and ZB-V share: P ranks hold 2P stages; rank r runs stage r as chunk 0 (forward
+// flows to rank r+1) and stage 2P-1-r as chunk 1 (forward flows to rank r-1), so the turn at rank
+// P-1 stays on the rank. Both need at least two microbatches per rank to fill the V.
+class VShapedSchedule : public Schedule {
+ public:
+  using Schedule::Schedule;
+  int32_t chunks_per_rank() const final { return 2; }
+  int64_t stage_of(int64_t rank, int32_t chunk) const final { return chunk == 0 ? rank : 2 * ranks() - 1 - rank; }
+  StageLoc where(int64_t stage) const final {
+    return stage < ranks() ? StageLoc{stage, 0} : StageLoc{2 * ranks() - 1 - stage, 1};
+  }
+  bool v_shape() const final { return true; }
+  void check_shape(const ScheduleShape& shape) const override;
 };
 
 }  // namespace stepsim::sched

@@ -9,7 +9,7 @@
 
 namespace stepsim::sched {
 
-ZbH1::ZbH1(const ScheduleShape& shape) : Schedule(shape.ranks, shape.microbatches) {
+ZbH1::ZbH1(const ScheduleShape& shape) : LinearSchedule(shape, {.name = "zb-h1", .defers_weight_gradients = true}) {
   const int64_t P = std::max<int64_t>(shape.ranks, 1), m = std::max<int64_t>(shape.microbatches, 1);
   // 1F1B's forwards and backwards per rank; backwards are input gradients only.
   std::vector<std::vector<ChunkOp>> order(static_cast<size_t>(P));
@@ -18,9 +18,7 @@ ZbH1::ZbH1(const ScheduleShape& shape) : Schedule(shape.ranks, shape.microbatche
     auto& o = order[size_t(r)];
     const auto f = [&](int64_t mb) { o.push_back({Pass::F, false, {int32_t(mb), 0}, {}}); };
     const auto b = [&](int64_t mb) { o.push_back({Pass::B, true, {}, {int32_t(mb), 0}}); };
-    for (int64_t i = 0; i < warmup; ++i) f(i);
-    for (int64_t i = 0; i < m - warmup; ++i) f(warmup + i), b(i);
-    for (int64_t i = m - warmup; i < m; ++i) b(i);
+    one_forward_one_backward(m, warmup, f, b);
   }
   // Finish times (in steps) of each stage's forward and backward of each microbatch; -1 = not run.
   std::vector<int64_t> f_done(size_t(P * m), -1), b_done(size_t(P * m), -1);

@@ -10,15 +10,10 @@
 
 namespace stepsim::sched {
 
-class ZbH1 final : public Schedule {
+class ZbH1 final : public LinearSchedule {
  public:
   explicit ZbH1(const ScheduleShape& shape);
-  const char* name() const override { return "zb-h1"; }
-  int32_t chunks_per_rank() const override { return 1; }
-  int64_t stage_of(int64_t rank, int32_t) const override { return rank; }
-  StageLoc where(int64_t stage) const override { return {stage, 0}; }
   std::vector<ChunkOp> program(int64_t rank) const override { return programs_[size_t(rank)]; }
-  bool defers_weight_gradients() const override { return true; }
   double bubble_s(const ChunkTimes& t) const override {
     return double(ranks() - 1) * (t.f_s + t.b_s - 2 * t.w_s);
   }

@@ -5,14 +5,6 @@
 
 namespace stepsim::sched {
 
-void ZbV::check_shape(const ScheduleShape& shape) const {
-  Schedule::check_shape(shape);
-  if (shape.microbatches < 2 * shape.ranks)
-    throw ScheduleError("parallel.microbatches", "ZB-V needs at least 2 x parallel.pp = " +
-                                                     std::to_string(2 * shape.ranks) + " microbatches, got " +
-                                                     std::to_string(shape.microbatches));
-}
-
 std::vector<ChunkOp> ZbV::program(int64_t rank) const {
   const int64_t P = ranks(), m = microbatches(), r = rank;
   int32_t f[2] = {0, 0}, b[2] = {0, 0}, w[2] = {0, 0};

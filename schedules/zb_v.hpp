@@ -8,18 +8,16 @@
 // (PP/2-1)(F+B-2W) with PP = 2P stages and B the whole backward, i.e. (P-1)F.
 #pragma once
 
-#include "schedules/v_shaped.hpp"
+#include "schedules/schedule.hpp"
 
 namespace stepsim::sched {
 
 class ZbV final : public VShapedSchedule {
  public:
-  explicit ZbV(const ScheduleShape& shape) : VShapedSchedule(shape.ranks, shape.microbatches) {}
-  const char* name() const override { return "zb-v"; }
+  explicit ZbV(const ScheduleShape& shape)
+      : VShapedSchedule(shape, {.name = "zb-v", .title = "ZB-V", .defers_weight_gradients = true}) {}
   std::vector<ChunkOp> program(int64_t rank) const override;
-  bool defers_weight_gradients() const override { return true; }
   double bubble_s(const ChunkTimes& t) const override;
-  void check_shape(const ScheduleShape& shape) const override;
 };
 
 }  // namespace stepsim::sched

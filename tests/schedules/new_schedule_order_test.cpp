@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "schedules/dualpipe.hpp"
-#include "schedules/gpipe.hpp"
 #include "schedules/interleaved.hpp"
+#include "schedules/one_f_one_b.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/zb_h1.hpp"
 #include "schedules/zb_v.hpp"

@@ -132,12 +132,8 @@ TEST(ScheduleStructure, DualPipe) {
 
 // The logical simulation does catch an order that cannot run.
 TEST(ScheduleStructure, DetectsImpossibleOrder) {
-  struct Reversed final : sched::Schedule {
-    Reversed() : Schedule(2, 2) {}
-    const char* name() const override { return "reversed"; }
-    int32_t chunks_per_rank() const override { return 1; }
-    int64_t stage_of(int64_t r, int32_t) const override { return r; }
-    sched::StageLoc where(int64_t st) const override { return {st, 0}; }
+  struct Reversed final : sched::LinearSchedule {
+    Reversed() : LinearSchedule({2, 2}, {.name = "reversed"}) {}
     double bubble_s(const sched::ChunkTimes&) const override { return 0; }
     std::vector<ChunkOp> program(int64_t r) const override {
       // Rank 0 runs mb 0 first, rank 1 mb 1 first: each waits for the other.
