@@ -106,12 +106,19 @@ struct Work {
 };
 
 struct Op {
-  double flops = 0;  // compute: work at the host's pstate-0 speed; comm: seconds of handshake before the flows
+  // `comm` says which member holds the op's amount: a compute op's work in FLOPs at the host's
+  // pstate-0 (FP8) speed, or a comm op's handshake in seconds before its flows start.
+  union {
+    double work_flops = 0;
+    double setup_s;
+  };
   Tag tag;
   uint16_t n_deps = 0;
   uint16_t n_out = 0;  // outgoing flows
   uint16_t n_in = 0;   // incoming flows
   bool comm = false;
 };
+// Tens of millions of ops are queued per replay: keep them at half a cache line.
+static_assert(sizeof(Op) == 32, "Op grew: it is copied per op on the replay's hot path");
 
 }  // namespace stepsim::engine

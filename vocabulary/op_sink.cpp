@@ -49,9 +49,9 @@ OpRef OpSink::compute(const Tag& tag, Work work, std::span<const OpRef> deps) {
   Op op;
   op.tag = tag;
   switch (work.unit) {
-    case Work::Unit::Fp8Flops: op.flops = work.amount; break;
-    case Work::Unit::Bf16Flops: op.flops = work.amount * (fp8_ / bf16_); break;
-    case Work::Unit::Seconds: op.flops = work.amount * fp8_; break;
+    case Work::Unit::Fp8Flops: op.work_flops = work.amount; break;
+    case Work::Unit::Bf16Flops: op.work_flops = work.amount * (fp8_ / bf16_); break;
+    case Work::Unit::Seconds: op.work_flops = work.amount * fp8_; break;
   }
   add_deps(q, op, deps);
   q.ops.push_back(op);
@@ -66,7 +66,7 @@ OpRef OpSink::comm(int stream, const Tag& tag, std::span<const FlowSpec> out, st
   Op op;
   op.tag = tag;
   op.comm = true;
-  op.flops = setup_s;
+  op.setup_s = setup_s;
   op.n_out = count16(out.size(), "outgoing flows");
   op.n_in = count16(in.size(), "incoming flows");
   for (const FlowSpec& f : out) {

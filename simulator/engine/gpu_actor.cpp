@@ -158,14 +158,14 @@ class GpuDriver {
     for (size_t op = q.op_head; op < q.ops.size() && op < q.op_head + kMaxChain; ++op, ++seq) {
       if (has_waiter(seq)) break;  // someone must learn at its end that op `seq` completed
       const Op& next = q.ops[op];
-      if (next.comm || next.flops <= 0) break;
+      if (next.comm || next.work_flops <= 0) break;
       for (size_t d = 0; d < next.n_deps; ++d) {
         const OpRef& ref = q.deps[dep + d];
         const bool earlier_compute = ref.gpu() == g_.id && ref.stream() == kComputeStream && ref.seq <= seq;
         if (!earlier_compute && !e_.is_done(ref)) return t;
       }
       dep += next.n_deps;
-      t = t + next.flops / g_.speed;  // as start_op computes ends_at (no jitter here: nothing is perturbed)
+      t = t + next.work_flops / g_.speed;  // as start_op computes ends_at (no jitter here: nothing is perturbed)
     }
     return t;
   }
@@ -293,9 +293,9 @@ class GpuDriver {
       if (r.waited) end_compute_wait(r);
       e_.perturb.compute_starts(g_.id, now());
       r.start = now();
-      if (r.cur.op.flops > 0) {
+      if (r.cur.op.work_flops > 0) {
         r.stage = Stage::Compute;
-        const double work = r.cur.op.flops * e_.perturb.jitter(g_.id);
+        const double work = r.cur.op.work_flops * e_.perturb.jitter(g_.id);
         if (g_.fixed_speed) {
           r.work_left = work;
           r.rated_at = now();
@@ -321,10 +321,10 @@ class GpuDriver {
       return;
     }
     r.stage = Stage::Setup;
-    r.setup_until = r.start + r.cur.op.flops;  // handshake before the data moves
+    r.setup_until = r.start + r.cur.op.setup_s;  // handshake before the data moves
     e_.comm_started(g_, s);
     rerate();
-    if (r.cur.op.flops <= 0) post_flows(s);
+    if (r.cur.op.setup_s <= 0) post_flows(s);
   }
 
   void post_flows(int s) {

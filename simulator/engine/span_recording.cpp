@@ -47,7 +47,7 @@ void record_span(EngineState& e, const GpuState& g, int stream, const FetchedOp&
   s.end_s = end - e.t_start;
   s.tag = op.op.tag;
   s.seq = op.seq;
-  s.flops = op.op.comm ? 0 : op.op.flops;
+  s.flops = op.op.comm ? 0 : op.op.work_flops;
   for (size_t i = 0; i < op.op.n_out; ++i) s.bytes_out += op.flows[i].bytes;
   for (size_t i = op.op.n_out; i < op.flows.size(); ++i) s.bytes_in += op.flows[i].bytes;
   e.spans.push_back(s);

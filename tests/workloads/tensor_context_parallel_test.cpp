@@ -43,7 +43,7 @@ Emitted emit(const ModelWorkload& w, int64_t gpu) {
       size_t flow = 0;
       for (const auto& op : q.ops) {
         if (!op.comm) {
-          e.compute_flops += op.flops;
+          e.compute_flops += op.work_flops;
         } else {
           ++e.ops[op.tag.kind];
           for (int i = 0; i < op.n_out; ++i) e.out[op.tag.kind].push_back(q.flows[flow + size_t(i)].bytes);
