@@ -680,8 +680,8 @@ void check_overlap_keys(const std::string& source, const std::map<std::string, j
   };
   const ParallelConfig& par = plan.parallel;
   // ZeRO-3 (schedule fsdp) always overlaps: each layer's parameters gathered a layer ahead, its
-  // gradients reduce-scattered right after its backward. `true` asks for that (a no-op, as the
-  // README says); an explicit `false` asks for an FSDP stepsim does not model.
+  // gradients reduce-scattered right after its backward. `true` asks for that (a no-op, as
+  // docs/configuration.md says); an explicit `false` asks for an FSDP stepsim does not model.
   if (par.zero == 3)
     for (const auto& [key, on] : {std::pair{"parallel.overlap_grad_reduce", par.overlap_grad_reduce},
                                   std::pair{"parallel.overlap_param_gather", par.overlap_param_gather}})
@@ -693,7 +693,7 @@ void check_overlap_keys(const std::string& source, const std::map<std::string, j
                                           "--overlap-param-gather without --overlap-grad-reduce: both use its buckets); "
                                           "set both or neither");
   // parallel.ddp_bucket_size without overlap_grad_reduce: one bucket, as Megatron-LM ignores
-  // --ddp-bucket-size then (the README says so), so a sweep can switch the overlap off with --set.
+  // --ddp-bucket-size then (docs/configuration.md says so): one --set switches the overlap off.
 }
 
 Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir) {
