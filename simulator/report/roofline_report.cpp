@@ -121,6 +121,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"ep", plan.parallel.ep},
                {"edp", plan.edp()},
                {"microbatches", plan.parallel.microbatches},
+               {"sequences_per_microbatch", plan.sequences_per_microbatch()},
                {"zero", plan.parallel.zero},
                {"schedule", to_string(plan.parallel.schedule)},
                {"precision", to_string(plan.train.precision)},
