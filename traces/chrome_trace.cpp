@@ -51,6 +51,9 @@ const char* trace_kind(OpKind k) {
     case OpKind::FsdpReduceScatter: return "fsdp-reducescatter";
     case OpKind::TpAllGather: return "tp-allgather";
     case OpKind::TpReduceScatter: return "tp-reducescatter";
+    case OpKind::TpAllGatherRing: return "tp-allgather-ring";
+    case OpKind::TpReduceScatterSplit: return "tp-reducescatter-split";
+    case OpKind::TpAllGatherWgrad: return "tp-allgather-wgrad";
     case OpKind::CpAllGather: return "cp-allgather-kv";
     case OpKind::CpReduceScatter: return "cp-reducescatter-dkv";
     case OpKind::OtherComm: return "comm";
@@ -145,6 +148,9 @@ std::string trace_event_name(const engine::Tag& t) {
   if (t.layer != engine::kNoIndex) name += fmt::format(" L{}", t.layer);
   if (t.microbatch != engine::kNoIndex) name += fmt::format(" mb{}", t.microbatch);
   if (t.half) name += fmt::format(" half{}", t.half);
+  // tp_comm_overlap's pieces of a TP block: beside the ring exchange, the middle, beside the splits.
+  static constexpr const char* pieces[] = {"", " ub-ag", " ub-mid", " ub-rs"};
+  if (t.piece > 0 && t.piece < 4) name += pieces[t.piece];
   return name;
 }
 
@@ -216,6 +222,7 @@ void write_chrome_trace(const SimResult& result, const TraceOptions& opt, std::o
                                    trace_kind(g.kind), engine::to_string(g.kind), phase_letter(g),
                                    index_or_null(g.layer), index_or_null(g.microbatch), int(g.chunk));
     if (g.half) args += fmt::format(R"(,"half":{})", int(g.half));
+    if (g.piece) args += fmt::format(R"(,"ub_piece":{})", int(g.piece));
     if (g.microbatch2 != engine::kNoIndex)
       args += fmt::format(R"(,"overlaps_microbatch":{},"overlaps_chunk":{})", g.microbatch2, int(g.chunk2));
     if (s.stream == 0)

@@ -31,6 +31,9 @@ const char* to_string(OpKind k) {
     case OpKind::FsdpReduceScatter: return "fsdp_reducescatter";
     case OpKind::TpAllGather: return "tp_allgather";
     case OpKind::TpReduceScatter: return "tp_reducescatter";
+    case OpKind::TpAllGatherRing: return "tp_allgather_ring";
+    case OpKind::TpReduceScatterSplit: return "tp_reducescatter_split";
+    case OpKind::TpAllGatherWgrad: return "tp_allgather_wgrad";
     case OpKind::CpAllGather: return "cp_allgather";
     case OpKind::CpReduceScatter: return "cp_reducescatter";
     case OpKind::OtherComm: return "comm";
@@ -62,7 +65,10 @@ CommClass comm_class(OpKind k) {
     case OpKind::FsdpAllGather:
     case OpKind::FsdpReduceScatter: return CommClass::Dp;
     case OpKind::TpAllGather:
-    case OpKind::TpReduceScatter: return CommClass::Tp;
+    case OpKind::TpReduceScatter:
+    case OpKind::TpAllGatherRing:
+    case OpKind::TpReduceScatterSplit:
+    case OpKind::TpAllGatherWgrad: return CommClass::Tp;
     case OpKind::CpAllGather:
     case OpKind::CpReduceScatter: return CommClass::Cp;
     case OpKind::OtherComm: return CommClass::Other;

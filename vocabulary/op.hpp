@@ -40,6 +40,9 @@ enum class OpKind : uint8_t {
   FsdpReduceScatter,
   TpAllGather,       // tensor parallel (sequence parallel): a block's input
   TpReduceScatter,   // its output
+  TpAllGatherRing,   // parallel.tp_comm_overlap: the all-gather as a ring exchange pipelined with its GEMM
+  TpReduceScatterSplit,  // parallel.tp_comm_overlap: the GEMM's output reduce-scattered split by split
+  TpAllGatherWgrad,  // backward: the block's input gathered again for the column-parallel weight gradient
   CpAllGather,       // context parallel: K and V of the whole sequence
   CpReduceScatter,   // their gradients
   OtherComm,
@@ -67,6 +70,10 @@ struct Tag {
   uint8_t chunk = 0;
   uint8_t chunk2 = 0;
   uint8_t half = 0;  // parallel.split_lone_chunks: 1 or 2 for the microbatch's halves, else 0
+  // parallel.tp_comm_overlap: which part of a TP block's compute the op is (1: the GEMM chunks beside
+  // the ring-exchange all-gather, 2: the rest up to the first reduce-scatter split, 3: the GEMM splits
+  // beside the other reduce-scatter splits); 0 = the whole block
+  uint8_t piece = 0;
   uint16_t microbatch = kNoIndex;
   uint16_t microbatch2 = kNoIndex;
   uint16_t layer = kNoIndex;

@@ -103,6 +103,21 @@ struct ParallelConfig {
   // A forward MoE layer's shared experts compute while its dispatch moves (DeepSeek does; Megatron's
   // moe_shared_expert_overlap); false = they run with the routed experts, after the dispatch.
   bool overlap_shared_expert = false;
+  // Megatron-LM's communication overlap options, with its names and defaults (all off):
+  // --tp-comm-overlap: Transformer Engine's userbuffers split each TP all-gather / reduce-scatter of
+  // sequence parallelism into chunks pipelined with the GEMM beside it (workloads/traffic/
+  // model_parallel_comm.hpp); a no-op with tp 1, as Megatron-Core r0.8 accepted it there.
+  bool tp_comm_overlap = false;
+  // --overlap-grad-reduce: the distributed optimizer's gradient reduce-scatter is issued in buckets
+  // during the last microbatch's backward, each bucket once its gradients are final; off: after the
+  // rank's last backward.
+  bool overlap_grad_reduce = false;
+  // --overlap-param-gather (needs overlap_grad_reduce): the parameter all-gather after the optimizer
+  // step runs bucket by bucket ahead of the next step's first forward; off: all of it after the step.
+  bool overlap_param_gather = false;
+  // --ddp-bucket-size: parameters per gradient bucket under overlap_grad_reduce; 0 = Megatron's
+  // default, max(40M, 1M x data-parallel size).
+  int64_t ddp_bucket_size = 0;
   Recompute recompute = Recompute::DeepSeek;
   bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
                           // (default: train.precision == fp8)

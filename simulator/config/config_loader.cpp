@@ -164,6 +164,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"parallel.pp", 0, 65536, time},
       {"parallel.ep", 0, 1 << 24, size},
       {"parallel.microbatches", 0, 65534, "the replay tags ops with 16-bit microbatch indices"},
+      {"parallel.ddp_bucket_size", 0, 1LL << 50, "no model holds more than 2^50 parameters"},
       {"hardware.sms", 0, 65536, size},
       {"hardware.comm_sms", 0, 65536, size},
       {"cluster.nodes", 0, 1 << 24, size},
@@ -263,6 +264,10 @@ const std::map<std::string, Field>& schema() {
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
     f["parallel.split_backward"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_backward)};
     f["parallel.overlap_shared_expert"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_shared_expert)};
+    f["parallel.tp_comm_overlap"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::tp_comm_overlap)};
+    f["parallel.overlap_grad_reduce"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_grad_reduce)};
+    f["parallel.overlap_param_gather"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_param_gather)};
+    f["parallel.ddp_bucket_size"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::ddp_bucket_size)};
     f["schedule"] = {Kind::Choice,
                      [](Plan& p, const json& v) { p.parallel.schedule = *sched::schedule_named(v.get<std::string>()); },
                      schedule_names()};
@@ -807,6 +812,30 @@ void resolve_batch(Plan& plan, const std::map<std::string, json>& leaves, const 
   plan.parallel.microbatches = derived;
 }
 
+// Megatron-LM's overlap options where they cannot apply (Megatron's own argument checks, or a
+// plan stepsim models another way): one line each instead of a silently ignored key.
+void check_overlap_keys(const std::string& source, const std::map<std::string, json>& leaves, const Plan& plan) {
+  const auto fail = [&](const std::string& key, const std::string& what) {
+    throw ConfigError(source + ": " + key + ": " + what);
+  };
+  const ParallelConfig& par = plan.parallel;
+  // ZeRO-3 (schedule fsdp) always overlaps: each layer's parameters gathered a layer ahead, its
+  // gradients reduce-scattered right after its backward. `true` asks for that (a no-op, as the
+  // README says); an explicit `false` asks for an FSDP stepsim does not model.
+  if (par.zero == 3)
+    for (const auto& [key, on] : {std::pair{"parallel.overlap_grad_reduce", par.overlap_grad_reduce},
+                                  std::pair{"parallel.overlap_param_gather", par.overlap_param_gather}})
+      if (leaves.count(key) && !on)
+        fail(key, "ZeRO-3 (schedule fsdp) always overlaps its per-layer gathers and reduce-scatters with the "
+                  "neighbouring layers' compute; an FSDP without that is not modelled: remove the key or set it true");
+  if (par.overlap_param_gather && !par.overlap_grad_reduce)
+    fail("parallel.overlap_param_gather", "needs parallel.overlap_grad_reduce: true (Megatron-LM refuses "
+                                          "--overlap-param-gather without --overlap-grad-reduce: both use its buckets); "
+                                          "set both or neither");
+  // parallel.ddp_bucket_size without overlap_grad_reduce: one bucket, as Megatron-LM ignores
+  // --ddp-bucket-size then (the README says so), so a sweep can switch the overlap off with --set.
+}
+
 Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir) {
   Plan plan;
   plan.source = source;
@@ -837,6 +866,7 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   }
   check_only_with(source, leaves);
   resolve_batch(plan, leaves, source);
+  check_overlap_keys(source, leaves, plan);
   // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
   if (!leaves.count("train.precision")) plan.train.precision = plan.model.is_mla() ? Precision::FP8 : Precision::BF16;
   if (!leaves.count("parallel.fp8_stash")) plan.parallel.fp8_stash = plan.train.precision == Precision::FP8;

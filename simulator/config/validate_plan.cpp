@@ -10,6 +10,7 @@
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_sizes.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
 
 namespace stepsim {
 namespace {
@@ -246,6 +247,10 @@ void validate_plan(const Plan& p) {
   }
   if (p.hardware.comm_sms >= p.hardware.sms)
     fail("hardware.comm_sms", "communication cannot take all " + str(p.hardware.sms) + " SMs; use fewer");
+  if (p.parallel.tp_comm_overlap && p.parallel.tp > 1 && p.hardware.sms <= kUbCommSms)
+    fail("parallel.tp_comm_overlap", "userbuffers' reduce-scatter takes " + str(kUbCommSms) + " of the GPU's " +
+                                         str(p.hardware.sms) + " SMs (hardware.sms), leaving its GEMM none; "
+                                         "raise hardware.sms or set parallel.tp_comm_overlap=false");
   validate_scenario(p, fail);
 }
 

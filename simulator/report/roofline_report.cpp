@@ -100,6 +100,22 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
              {"bytes_per_collective", r.tpcp.cp_bytes_per_collective},
              {"bytes_per_gpu", r.tpcp.cp_bytes_per_gpu},
              {"link_GBps", r.tpcp.cp_link_GBps}};
+  const OverlapTerms& o = r.overlap;
+  j["overlap"] = {
+      {"tp_comm_overlap", {{"enabled", plan.parallel.tp_comm_overlap},
+                           {"exposed_off_s", o.tp_exposed_off_s},
+                           {"exposed_on_s", o.tp_exposed_on_s},
+                           {"sm_margin_s", o.tp_sm_margin_s}}},
+      {"overlap_grad_reduce", {{"enabled", plan.parallel.overlap_grad_reduce},
+                               {"bucket_params", o.bucket_params},
+                               {"buckets", o.buckets},
+                               {"exposed_off_s", o.dp_reduce_exposed_off_s},
+                               {"exposed_on_s", o.dp_reduce_exposed_on_s}}},
+      {"overlap_param_gather", {{"enabled", plan.parallel.overlap_param_gather},
+                                {"exposed_off_s", o.dp_gather_exposed_off_s},
+                                {"exposed_on_s", o.dp_gather_exposed_on_s}}},
+      {"exposed_s", o.exposed_s},
+      {"step_time_s", o.step_time_s}};
   j["fsdp_sweep"] = nlohmann::json::array();
   for (const auto& pt : r.fsdp_sweep)
     j["fsdp_sweep"].push_back({{"microbatches", pt.microbatches}, {"exposed_share", pt.exposed_share}});
@@ -123,6 +139,9 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"microbatches", plan.parallel.microbatches},
                {"sequences_per_microbatch", plan.sequences_per_microbatch()},
                {"zero", plan.parallel.zero},
+               {"tp_comm_overlap", plan.parallel.tp_comm_overlap},
+               {"overlap_grad_reduce", plan.parallel.overlap_grad_reduce},
+               {"overlap_param_gather", plan.parallel.overlap_param_gather},
                {"schedule", to_string(plan.parallel.schedule)},
                {"precision", to_string(plan.train.precision)},
                {"recompute", to_string(plan.parallel.recompute)},
@@ -212,6 +231,24 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   out += row("pipeline bubble", r.bubble_s, fmt::format("{} of compute", pct(r.bubble_share)));
   out += row("exposed communication", r.exposed_comm_s, r.exposed_comm_s > 0 ? "comms bound" : "compute bound");
   out += row("step time (perfect overlap)", r.step_time_s, fmt::format("{:.0f} tokens/s/GPU", r.tokens_per_s_per_gpu));
+  const OverlapTerms& o = r.overlap;
+  const auto on_off = [](bool on) { return on ? "on" : "off"; };
+  if (plan.parallel.tp > 1)
+    out += row(fmt::format("+ TP exposed (tp_comm_overlap {})", on_off(plan.parallel.tp_comm_overlap)),
+               plan.parallel.tp_comm_overlap ? o.tp_exposed_on_s + o.tp_sm_margin_s : o.tp_exposed_off_s,
+               fmt::format("off {:.3f} s, on {:.3f} s + {:.3f} s SM margin", o.tp_exposed_off_s, o.tp_exposed_on_s,
+                           o.tp_sm_margin_s));
+  if (plan.parallel.zero != 3 && o.dp_reduce_exposed_off_s > 0) {
+    out += row(fmt::format("+ DP RS exposed (grad_reduce {})", on_off(plan.parallel.overlap_grad_reduce)),
+               plan.parallel.overlap_grad_reduce ? o.dp_reduce_exposed_on_s : o.dp_reduce_exposed_off_s,
+               fmt::format("off {:.3f} s, on {:.3f} s ({:.0f} x {:.3g}-parameter buckets)", o.dp_reduce_exposed_off_s,
+                           o.dp_reduce_exposed_on_s, o.buckets, o.bucket_params));
+    out += row(fmt::format("+ DP AG exposed (param_gather {})", on_off(plan.parallel.overlap_param_gather)),
+               plan.parallel.overlap_param_gather ? o.dp_gather_exposed_on_s : o.dp_gather_exposed_off_s,
+               fmt::format("off {:.3f} s, on {:.3f} s", o.dp_gather_exposed_off_s, o.dp_gather_exposed_on_s));
+  }
+  if (o.exposed_s > 0)
+    out += row("step with these overlap options", o.step_time_s, "perfect overlap + the exposed lines above");
   out += fmt::format("  MFU {} of the {:g} TFLOP/s dense {} peak; {:.0f} TFLOP/s of model FLOPs achieved per GPU\n",
                      pct(r.mfu), r.peak_tflops, to_string(plan.train.precision), r.achieved_tflops_per_gpu);
   if (r.reported_step_s > 0)

@@ -114,6 +114,22 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   return j;
 }
 
+namespace {
+
+// What the data-parallel collectives leave exposed under the plan's ZeRO stage and overlap options.
+std::string dp_exposure(const Plan& plan) {
+  const ParallelConfig& p = plan.parallel;
+  if (p.zero == 3) return ", FSDP's per-layer gathers and reductions";
+  std::string s = p.overlap_param_gather ? ", the buckets of the ZeRO all-gather the first forward waited for"
+                                         : ", the ZeRO-1 all-gather at the step's end";
+  if (!p.overlap_grad_reduce)
+    s += " and the reduce-scatter after the last backward (parallel.overlap_grad_reduce=true would run it in buckets "
+         "during the backward)";
+  return s;
+}
+
+}  // namespace
+
 std::string explain_difference(const Plan& plan, const SimResult& r, const Roofline& roof) {
   const StepSummary s = summarize(r);
   const double diff = r.step_time_s - roof.step_time_s;
@@ -153,12 +169,16 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
     what += fmt::format("; pipeline sends {:.3f} s{}; data-parallel collectives {:.3f} s{})", crit->exposed_pp_s,
                         pairs ? ", each F&B pair waiting for its neighbours' activations and gradients"
                             : "",
-                        crit->exposed_dp_s, plan.parallel.zero == 3 ? ", FSDP's per-layer gathers and reductions"
-                                                                    : ", the ZeRO-1 all-gather at the step's end");
+                        crit->exposed_dp_s, dp_exposure(plan));
     if (plan.parallel.tp > 1 || plan.parallel.cp > 1)
       what += fmt::format("; tensor-parallel gathers and reductions {:.3f} s, context-parallel K/V exchanges {:.3f} s "
-                          "(on the critical path of every layer)",
-                          crit->exposed_tp_s, crit->exposed_cp_s);
+                          "({})",
+                          crit->exposed_tp_s, crit->exposed_cp_s,
+                          plan.parallel.tp > 1 && plan.parallel.tp_comm_overlap
+                              ? "what userbuffers' chunked pipelines leave exposed beside their GEMMs"
+                              : plan.parallel.tp > 1 ? "on the critical path of every layer; parallel.tp_comm_overlap=true "
+                                                       "pipelines the TP ones with their GEMMs"
+                                                     : "on the critical path of every layer");
     parts.push_back(what);
   }
   if (std::abs(d_bubble) > 0.005 * roof.step_time_s)

@@ -8,6 +8,8 @@
 #include "platforms/topology.hpp"
 #include "schedules/registry.hpp"
 
+#include "workloads/layers/layer_work.hpp"
+#include "workloads/traffic/dp_collectives.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/rank_layout.hpp"
 #include "workloads/memory/state_bytes.hpp"
@@ -197,6 +199,100 @@ TpCpTerms tp_cp_terms(const Plan& plan) {
   return t;
 }
 
+// GEMM seconds per GPU of one TP block part for one microbatch, at the GEMM precision's rate: its
+// column- and row-parallel projections (tp_gemm_share) and all of its GEMMs (a W part's time).
+struct BlockGemms {
+  double column_s = 0, row_s = 0, all_s = 0;
+};
+
+BlockGemms block_gemms(const Plan& plan, int64_t layer, LayerPart part, double sequences, double routed_rows = 0) {
+  const LayerWork w = layer_work(plan, layer, sequences, routed_rows);
+  BlockGemms g;
+  for (const Kernel& k : w.part(part).kernels) {
+    const TpGemmShare share = tp_gemm_share(plan, k.name);
+    const double s = k.flops / (plan.hardware.gemm_tflops(k.precision) * 1e12 * double(plan.parallel.tp));
+    g.column_s += share.column * s;
+    g.row_s += share.row * s;
+    g.all_s += s;
+  }
+  return g;
+}
+
+OverlapTerms overlap_terms(const Plan& plan, const Roofline& r) {
+  OverlapTerms o;
+  const auto& par = plan.parallel;
+  const double m = double(par.microbatches);
+  if (par.tp > 1) {
+    const double c = r.tpcp.tp_bytes_per_collective / (r.tpcp.tp_link_GBps * 1e9);
+    const double stretch = ub_gemm_stretch(plan.hardware);
+    // One CP rank's share of a microbatch, in sequences (layer_work takes whole sequences).
+    const double seqs = r.tpcp.tokens_per_microbatch / double(plan.train.seq_len);
+    // The weight gradient the compute stream runs just before a dense block's backward (the other
+    // block's of the layer: split_backward, W not deferred), behind which the previous block's
+    // input-gradient reduce-scatter and this block's output-gradient all-gather move.
+    const auto sep = sched::make_schedule(plan);
+    const bool w_hides = par.split_backward && !sep->defers_weight_gradients();
+    double off = 0, on = 0, margin = 0;
+    // A block: forward all-gather + reduce-scatter; backward all-gather of the output gradient,
+    // behind `w` seconds of weight gradient (and the reduce-scatter before it when `rs_first`).
+    const auto add = [&](const BlockGemms& g, double w, bool rs_first, double count) {
+      const double row = g.row_s * stretch, bwd_ring = ring_exchange_s(g.row_s, c, par.tp) - g.row_s;
+      const double lead = rs_first ? c : 0.0;  // comm ahead of the all-gather on the TP stream
+      off += count * (2.0 * c + std::max(0.0, lead + c - w));
+      on += count * (ring_exchange_s(g.column_s, c, par.tp) - g.column_s +
+                     split_reduce_scatter_s(row, c, kUbReduceScatterSplits) - row + std::max(0.0, lead - w) +
+                     std::max(0.0, bwd_ring - std::max(0.0, w - lead)));
+      margin += count * g.row_s * (stretch - 1.0);
+    };
+    const ModelConfig& mc = plan.model;
+    const double per_rank = m / double(par.pp);
+    if (mc.dense_layers() > 0) {
+      const BlockGemms attn = block_gemms(plan, 0, LayerPart::AttnF, seqs);
+      const BlockGemms mlp = block_gemms(plan, 0, LayerPart::MlpF, seqs);
+      const double attn_w = w_hides ? block_gemms(plan, 0, LayerPart::AttnW, seqs).all_s : 0.0;
+      const double mlp_w = w_hides ? block_gemms(plan, 0, LayerPart::MlpW, seqs).all_s : 0.0;
+      add(attn, mlp_w, true, per_rank * double(mc.dense_layers()));
+      add(mlp, attn_w, true, per_rank * double(mc.dense_layers()));
+    }
+    // An MoE layer's attention: its backward follows the experts and the dispatch-gradient
+    // all-to-all, long after the TP stream emptied; its all-gather waits for that all-to-all.
+    if (mc.moe_layers() > 0)
+      add(block_gemms(plan, mc.first_k_dense_replace, LayerPart::AttnF, seqs), 0.0, false,
+          per_rank * double(mc.moe_layers()));
+    o.tp_exposed_off_s = off;
+    o.tp_exposed_on_s = on;
+    o.tp_sm_margin_s = margin;
+  }
+  if (par.zero != 3) {
+    // The first stage: one of the rank's chunks (two for interleaved and the V schedules, whose
+    // other chunk's collectives run while this one still computes).
+    const double chunks = double(sched::make_schedule(plan)->chunks_per_rank());
+    const double params = (r.dp.non_expert_params_per_gpu + r.dp.expert_params_per_gpu) / chunks;
+    const double reduce_s = r.dp.reducescatter_s / chunks, gather_s = r.dp.allgather_s / chunks;
+    o.bucket_params = ddp_bucket_params(plan);
+    o.buckets = params > 0 ? std::ceil(params / o.bucket_params) : 0.0;
+    // The cut runs from the end of the model. The buckets touching the first layer (with the
+    // embedding) are reduced only once its backward ends, the last thing before the optimizer,
+    // and gathered before the first forward can start: those are exposed whatever else overlaps.
+    const HeldParams layer = layer_held_params(plan, r.params, 0);
+    const double first_item = std::min(params, layer.non_expert + layer.expert + double(r.params.embedding) / double(par.tp));
+    const double tail = params > 0 ? params - o.bucket_params * std::floor((params - first_item) / o.bucket_params) : 0.0;
+    const double tail_share = params > 0 ? tail / params : 0.0;
+    const double per_microbatch = r.compute_s / m / chunks;  // one microbatch through the stage
+    // Off: the rank's reduce-scatters all wait for its last backward.
+    o.dp_reduce_exposed_off_s = r.dp.reducescatter_s;
+    o.dp_reduce_exposed_on_s = std::max(tail_share * reduce_s, reduce_s - 2.0 / 3.0 * per_microbatch);
+    o.dp_gather_exposed_off_s = r.dp.allgather_s;
+    const double first = tail_share * gather_s;
+    o.dp_gather_exposed_on_s = first + std::max(0.0, gather_s - first - per_microbatch / 3.0);
+  }
+  o.exposed_s = (par.tp_comm_overlap ? o.tp_exposed_on_s + o.tp_sm_margin_s : o.tp_exposed_off_s) +
+                (par.overlap_grad_reduce ? o.dp_reduce_exposed_on_s : o.dp_reduce_exposed_off_s) +
+                (par.overlap_param_gather ? o.dp_gather_exposed_on_s : o.dp_gather_exposed_off_s);
+  o.step_time_s = r.step_time_s + o.exposed_s;
+  return o;
+}
+
 }  // namespace
 
 Roofline compute_roofline(const Plan& plan) {
@@ -237,6 +333,7 @@ Roofline compute_roofline(const Plan& plan) {
   r.peak_tflops = plan.hardware.peak_tflops(plan.train.precision);
   r.mfu = mfu(plan, r, r.step_time_s);
   r.achieved_tflops_per_gpu = r.terms.model_flops / r.step_time_s / double(r.gpus) / 1e12;
+  r.overlap = overlap_terms(plan, r);
 
   // The seed's FSDP "pincer": exposed share as microbatches grow, same cluster without PP.
   const DpTerms fsdp_dp = dp_terms(plan, r.params, 1);

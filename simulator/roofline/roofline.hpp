@@ -77,6 +77,43 @@ struct TpCpTerms {
   double cp_link_GBps = 0;
 };
 
+// Megatron-LM's overlap options (parallel.tp_comm_overlap, overlap_grad_reduce,
+// overlap_param_gather) in closed form: per GPU per step, the communication the compute stream
+// waits for with each option off and on, beside the perfect overlap of step_time_s. TP: every TP
+// block of the average pipeline rank, m / pp microbatches x (dense layers x 2 + MoE layers) / pp
+// blocks; DP: the first stage's collectives, which end the step (the average stage's parameters).
+struct OverlapTerms {
+  // tp_comm_overlap, with c one collective's time. Off: each block's forward all-gather and
+  // reduce-scatter run on the critical path (2c); in the backward, the output gradient's all-gather
+  // follows the later block's input-gradient reduce-scatter, both behind the weight gradient of w
+  // seconds the compute stream runs meanwhile (split_backward, W not deferred; else w = 0):
+  // max(0, 2c - w). An MoE layer's attention: its all-gather waits for the dispatch-gradient
+  // all-to-all, c. (The backward's re-gather overlaps the input gradient either way.) On:
+  // userbuffers' pipelines (model_parallel_comm.hpp) leave ring_exchange_s(g, c, tp) - g of an
+  // all-gather beside its GEMM of g (backward: less the head start w - c it gets), and
+  // split_reduce_scatter_s(g', c, 4) - g' of the reduce-scatter, whose GEMM runs g' = g x sms /
+  // (sms - 16) on the SMs left to it (that stretch: tp_sm_margin_s).
+  double tp_exposed_off_s = 0;
+  double tp_exposed_on_s = 0;
+  double tp_sm_margin_s = 0;
+  // overlap_grad_reduce. Off: the reduce-scatter after the last backward, all of dp.reducescatter_s.
+  // On: the first stage cut in buckets of ddp_bucket_params from the model's end, each reduced
+  // during the last microbatch's backward once final (B = 2F: 2/3 of a microbatch's compute through
+  // the stage): what that backward cannot hide, and at least the buckets touching the first layer
+  // and embedding (P - S floor((P - first) / S) of the stage's P parameters), final only at its end.
+  double bucket_params = 0;
+  double buckets = 0;              // ceil(the stage's parameters per GPU / bucket_params)
+  double dp_reduce_exposed_off_s = 0;
+  double dp_reduce_exposed_on_s = 0;
+  // overlap_param_gather. Off: the all-gather after the optimizer, all of dp.allgather_s. On: the
+  // buckets touching the first layer and embedding before the forward can start, the rest beside
+  // the first microbatch's forward through the stage (1/3 of its compute).
+  double dp_gather_exposed_off_s = 0;
+  double dp_gather_exposed_on_s = 0;
+  double exposed_s = 0;    // under the plan's settings (with the SM margin when tp_comm_overlap is on)
+  double step_time_s = 0;  // step_time_s + exposed_s
+};
+
 struct FsdpPoint {
   int64_t microbatches = 0;
   double exposed_share = 0;  // exposed communication / step time
@@ -116,6 +153,7 @@ struct Roofline {
   double mfu = 0;              // model FLOPs / (step x GPUs x peak)
   double achieved_tflops_per_gpu = 0;  // model FLOPs / step / GPUs
   std::vector<FsdpPoint> fsdp_sweep;  // the same cluster as FSDP (PP 1, ZeRO-3) at 1, 2, 4, 8, m
+  OverlapTerms overlap;
 };
 
 Roofline compute_roofline(const Plan& plan);

@@ -326,6 +326,56 @@ TEST(ConfigErrors, SplitBackward) {
                            {kFile, "parallel.split_backward", s, "defers weight gradients", "set parallel.split_backward=true"});
 }
 
+// ---- Megatron's overlap options ---------------------------------------------------------------
+
+TEST(ConfigErrors, MegatronOverlapKeysAreBoolsAndTheBucketAPositiveCount) {
+  for (const char* k : {"parallel.tp_comm_overlap", "parallel.overlap_grad_reduce", "parallel.overlap_param_gather"})
+    expect_default_rejects({std::string(k) + "=yes please"}, {"--set", k, "true or false"});
+  expect_default_rejects({"parallel.ddp_bucket_size=0"}, {"--set", "parallel.ddp_bucket_size"});
+  expect_default_rejects({"parallel.ddp_bucket_size=1e16"}, {"--set", "parallel.ddp_bucket_size", "2^50"});
+}
+
+TEST(ConfigErrors, MegatronOverlapDefaultsAreMegatronsOff) {
+  const Plan p = load_plan(source_path("workloads/llama-3.1-405b.yaml"));
+  EXPECT_FALSE(p.parallel.tp_comm_overlap);
+  EXPECT_FALSE(p.parallel.overlap_grad_reduce);
+  EXPECT_FALSE(p.parallel.overlap_param_gather);
+  EXPECT_EQ(p.parallel.ddp_bucket_size, 0);  // Megatron's max(40M, 1M x DP)
+}
+
+// Megatron-LM asserts "Must use --overlap-param-gather with --overlap-grad-reduce".
+TEST(ConfigErrors, OverlapParamGatherNeedsOverlapGradReduce) {
+  expect_default_rejects({"parallel.overlap_grad_reduce=false", "parallel.overlap_param_gather=true"},
+                         {"--set", "parallel.overlap_param_gather", "parallel.overlap_grad_reduce: true"});
+}
+
+// Without overlap_grad_reduce Megatron keeps one bucket and ignores --ddp-bucket-size (README):
+// the default file sets a size, and one --set still switches the overlap off.
+TEST(ConfigErrors, DdpBucketSizeIsMegatronsNoOpWithoutOverlapGradReduce) {
+  const Plan p = load_plan(default_yaml(), {"parallel.overlap_grad_reduce=false"});
+  EXPECT_FALSE(p.parallel.overlap_grad_reduce);
+  EXPECT_GT(p.parallel.ddp_bucket_size, 0);
+}
+
+// ZeRO-3 always overlaps its per-layer collectives: `true` (the default file's) is what it does,
+// an explicit `false` asks for an FSDP stepsim does not model.
+TEST(ConfigErrors, FsdpRefusesOverlapOffButTakesOn) {
+  const std::vector<std::string> fsdp = {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8"};
+  EXPECT_NO_THROW(load_plan(default_yaml(), fsdp));
+  auto off = fsdp;
+  off.push_back("parallel.overlap_grad_reduce=false");
+  expect_default_rejects(off, {"--set", "parallel.overlap_grad_reduce", "ZeRO-3", "set it true"});
+}
+
+// Userbuffers' reduce-scatter takes 16 SMs from its GEMM.
+TEST(ConfigErrors, TpCommOverlapNeedsSmsLeftForTheGemm) {
+  const auto msg = config_error_of([] {
+    load_plan(source_path("workloads/llama-3.1-8b.yaml"),
+              {"parallel.tp=2", "parallel.tp_comm_overlap=true", "hardware.sms=16"});
+  });
+  expect_message(msg, {"parallel.tp_comm_overlap", "16", "hardware.sms"});
+}
+
 TEST(ConfigErrors, OverlapSharedExpertIsABool) {
   expect_default_rejects({"parallel.overlap_shared_expert=2"}, {"--set", "parallel.overlap_shared_expert", "true or false"});
 }

@@ -28,12 +28,13 @@ TEST(TensorParallelCli, Llama405bRooflineHasTheClosedFormTpTerm) {
   EXPECT_EQ(j["plan"]["gpus"], 8192);
   EXPECT_EQ(j["plan"]["tp"], 8);
   EXPECT_EQ(j["plan"]["dp"], 64);
-  // 126 layers x 8 collectives x 32 microbatches / 16 ranks = 2016 per GPU, each 7/8 of one
-  // sequence's [8192, 16384] BF16 activations, over NVLink at 360 GB/s.
+  // 126 layers x 10 collectives (4 forward, 6 backward with the weight gradients' re-gathers) x 32
+  // microbatches / 16 ranks = 2520 per GPU, each 7/8 of one sequence's [8192, 16384] BF16
+  // activations, over NVLink at 360 GB/s.
   const double bytes = 7.0 / 8.0 * 8192 * 16384 * 2;
-  EXPECT_DOUBLE_EQ(j["tp"]["collectives_per_gpu"].get<double>(), 2016);
+  EXPECT_DOUBLE_EQ(j["tp"]["collectives_per_gpu"].get<double>(), 2520);
   EXPECT_DOUBLE_EQ(j["tp"]["bytes_per_collective"].get<double>(), bytes);
-  EXPECT_NEAR(j["tp_comm_s"].get<double>(), 2016 * bytes / 360e9, 1e-9);
+  EXPECT_NEAR(j["tp_comm_s"].get<double>(), 2520 * bytes / 360e9, 1e-9);
   // Weights of rank 0 (8 layers + embedding), each a TP shard: about 405e9 x 2 bytes / (16 x 8).
   EXPECT_NEAR(j["memory"]["weights_bytes"].get<double>(), 405e9 * 2 / 128, 0.15 * 405e9 * 2 / 128);
 }
@@ -56,6 +57,34 @@ TEST(TensorParallelCli, SimulatedTpTransfersAppearInTheTrace) {
   const std::string text = ss.str();
   EXPECT_NE(text.find("tp-allgather"), std::string::npos);
   EXPECT_NE(text.find("tp-reducescatter"), std::string::npos);
+}
+
+// parallel.tp_comm_overlap: the report's exposed TP shrinks to what the pipelines leave (the
+// roofline's closed form beside it), and the trace names the pieces.
+TEST(TensorParallelCli, TpCommOverlapShowsInTheReportAndTheTrace) {
+  const stepsim::test::ScratchDir dir;
+  const std::string trace = dir.file("trace.json");
+  const std::string plan = "simulate workloads/llama-3.1-8b.yaml --set cluster.nodes=1 --set parallel.pp=1 "
+                           "--set parallel.tp=8 --set train.global_batch=4 --set parallel.microbatches=2 --json --quiet ";
+  const auto off = run_stepsim(plan, STEPSIM_SOURCE_DIR);
+  const auto on = run_stepsim(plan + "--set parallel.tp_comm_overlap=true --trace " + trace, STEPSIM_SOURCE_DIR);
+  ASSERT_EQ(off.code, 0) << off.err;
+  ASSERT_EQ(on.code, 0) << on.err;
+  const auto a = nlohmann::json::parse(off.out), b = nlohmann::json::parse(on.out);
+  EXPECT_LT(b["exposed_by_kind"]["tp_s"].get<double>(), a["exposed_by_kind"]["tp_s"].get<double>());
+  EXPECT_LT(b["step_time_s"].get<double>(), a["step_time_s"].get<double>());
+  EXPECT_NEAR(b["tp_comm_s"].get<double>(), a["tp_comm_s"].get<double>(), 1e-9);  // the same bytes
+  EXPECT_EQ(b["roofline"]["plan"]["tp_comm_overlap"], true);
+  EXPECT_EQ(b["roofline"]["overlap"]["tp_comm_overlap"]["enabled"], true);
+  EXPECT_LT(b["roofline"]["overlap"]["tp_comm_overlap"]["exposed_on_s"].get<double>(),
+            b["roofline"]["overlap"]["tp_comm_overlap"]["exposed_off_s"].get<double>());
+  std::ifstream in(trace);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  for (const char* name : {"tp-allgather-ring", "tp-reducescatter-split", "tp-allgather-wgrad", " ub-ag", " ub-mid",
+                           " ub-rs", "\"ub_piece\":1"})
+    EXPECT_NE(text.find(name), std::string::npos) << name;
 }
 
 TEST(TensorParallelCli, BadParallelValuesAreOneLineExitTwo) {

@@ -64,18 +64,34 @@ TEST(TensorParallel, BytesPerLayerEqualTheClosedForm) {
   const ModelWorkload w(p);
   const Emitted e = emit(w, 3);
   // Per layer and microbatch: all-gather + reduce-scatter around attention and MLP, forward and
-  // backward: 4 all-gathers and 4 reduce-scatters; 32 layers x 2 microbatches.
+  // backward (4 all-gathers and 4 reduce-scatters), and in the backward the input of each block
+  // gathered again for its weight gradient (Megatron keeps only the sequence shard): 2 more
+  // all-gathers; 32 layers x 2 microbatches.
   EXPECT_EQ(e.ops.at(OpKind::TpAllGather), 4 * 32 * 2);
   EXPECT_EQ(e.ops.at(OpKind::TpReduceScatter), 4 * 32 * 2);
+  EXPECT_EQ(e.ops.at(OpKind::TpAllGatherWgrad), 2 * 32 * 2);
   // Each sends (tp-1)/tp of the gathered [2 x 8192 tokens, 4096] BF16 tensor to its ring successor.
   const double bytes = 7.0 / 8.0 * 2 * kSeq * kHidden * 2;
-  for (const double b : e.out.at(OpKind::TpAllGather)) EXPECT_DOUBLE_EQ(b, bytes);
-  for (const double b : e.out.at(OpKind::TpReduceScatter)) EXPECT_DOUBLE_EQ(b, bytes);
-  // The roofline's closed form: the same 512 collectives per GPU.
+  for (const auto kind : {OpKind::TpAllGather, OpKind::TpReduceScatter, OpKind::TpAllGatherWgrad})
+    for (const double b : e.out.at(kind)) EXPECT_DOUBLE_EQ(b, bytes);
+  // The roofline's closed form: the same 640 collectives per GPU.
   const Roofline r = compute_roofline(p);
-  EXPECT_DOUBLE_EQ(r.tpcp.tp_collectives, 512);
+  EXPECT_DOUBLE_EQ(r.tpcp.tp_collectives, 640);
   EXPECT_DOUBLE_EQ(r.tpcp.tp_bytes_per_collective, bytes);
-  EXPECT_NEAR(r.tp_comm_s, 512 * bytes / (p.hardware.nvlink_GBps * 1e9), 1e-12);
+  EXPECT_NEAR(r.tp_comm_s, 640 * bytes / (p.hardware.nvlink_GBps * 1e9), 1e-12);
+  // tp_comm_overlap moves the same collectives as userbuffers' pipelines: ring exchanges for the
+  // 2 x 2 all-gathers per layer on the critical path, 2 split reduce-scatters (3 splits, then 1)
+  // per forward block, the rest as before.
+  const Emitted u = emit(ModelWorkload(llama8b({"parallel.tp=8", "parallel.tp_comm_overlap=true"})), 3);
+  EXPECT_EQ(u.ops.at(OpKind::TpAllGatherRing), 4 * 32 * 2);
+  EXPECT_EQ(u.ops.at(OpKind::TpReduceScatterSplit), 4 * 32 * 2);
+  EXPECT_EQ(u.ops.at(OpKind::TpReduceScatter), 2 * 32 * 2);
+  EXPECT_EQ(u.ops.at(OpKind::TpAllGatherWgrad), 2 * 32 * 2);
+  EXPECT_EQ(u.ops.count(OpKind::TpAllGather), 0u);
+  double split_bytes = 0;
+  for (const double b : u.out.at(OpKind::TpReduceScatterSplit)) split_bytes += b;
+  EXPECT_NEAR(split_bytes, 2 * 32 * 2 * bytes, 1e-6 * bytes);
+  for (const double b : u.out.at(OpKind::TpAllGatherRing)) EXPECT_DOUBLE_EQ(b, bytes);
 }
 
 TEST(TensorParallel, KeepsTotalFlops) {

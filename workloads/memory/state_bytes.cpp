@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "workloads/traffic/ep_traffic.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/layer_spec.hpp"
 
 namespace stepsim {
@@ -75,6 +76,10 @@ engine::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
     const double unit = largest_fsdp_unit_params(plan, count_params(m));
     s.buffers_bytes += 2 * kWeightBytesPerParam * unit + kGradBytesPerParam * unit;
   }
+  // tp_comm_overlap: userbuffers' staging, registered once for the microbatch's tokens on a CP rank.
+  // overlap_grad_reduce / overlap_param_gather add nothing: Megatron's buckets are views into the
+  // gradient and parameter buffers already counted above.
+  s.buffers_bytes += ub_buffer_bytes(plan, largest_microbatch_tokens(plan) * double(plan.parallel.tp));
   return s;
 }
 

@@ -3,7 +3,7 @@
 // report 3.3.4), sharded the way the plan says, plus persistent buffers: the MoE all-to-all's send
 // and receive buffers and, under FSDP, the gather staging (current + prefetched unit) and one unit
 // of unsharded gradients awaiting its reduce-scatter (allocated for the whole step, as the seed
-// series assumes).
+// series assumes), and under parallel.tp_comm_overlap Transformer Engine's userbuffers.
 #pragma once
 
 #include <vector>

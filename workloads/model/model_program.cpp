@@ -1,6 +1,8 @@
 #include "workloads/model/model_program.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "schedules/pipeline_flow.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
@@ -83,6 +85,7 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
   };
   tp_ = plan_.parallel.tp > 1;
   cp_ = plan_.parallel.cp > 1;
+  ub_ = tp_ && plan_.parallel.tp_comm_overlap;
   if (tp_) tp_ring_ = ring_of(layout.tp_group(gpu));
   if (cp_) cp_ring_ = ring_of(layout.cp_group(gpu));
   // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.
@@ -97,6 +100,95 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
     final_grad_op_[size_t(op.bwd.chunk)] = int64_t(i);
     grad_chunk_of_op_[i] = op.bwd.chunk;
   }
+  // ZeRO-1/2: the data-parallel buckets of each chunk (one per chunk unless overlap_grad_reduce cuts
+  // the model's first stage) and, under overlap_param_gather, the order of their all-gathers.
+  if (fsdp_ || !w_.schedule().optimizer_step()) return;
+  const int32_t chunks = w_.schedule().chunks_per_rank();
+  buckets_.resize(size_t(chunks));
+  forwarded_.resize(size_t(chunks));
+  for (int32_t c = 0; c < chunks; ++c) {
+    ChunkBuckets& cb = buckets_[size_t(c)];
+    cb.items = backward_pass(sched::ChunkRef{0, c}, false).items;
+    std::vector<std::pair<double, double>> params;
+    for (const int64_t item : cb.items) params.push_back(item_params(item));
+    const bool first_stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, c)) == 0;
+    const double size = plan_.parallel.overlap_grad_reduce && first_stage ? ddp_bucket_params(plan_)
+                                                                         : std::numeric_limits<double>::infinity();
+    cb.cut = dp_buckets(params, size);
+    forwarded_[size_t(c)].assign(cb.items.size(), false);
+    if (!plan_.parallel.overlap_param_gather) continue;
+    cb.first_gather = gathers_.size();
+    for (size_t b = cb.cut.buckets.size(); b-- > 0;) gathers_.push_back({c, b});
+  }
+}
+
+void ModelGpuProgram::begin(engine::OpSink& sink) {
+  // overlap_param_gather: the first bucket's all-gather starts the step (Megatron dispatches it
+  // before the forward, in the optimizer's zero_grad).
+  if (!gathers_.empty()) dispatch_gather(sink, 0);
+}
+
+size_t ModelGpuProgram::backward_position(int32_t chunk, int64_t item) const {
+  const std::vector<int64_t>& items = buckets_[size_t(chunk)].items;
+  return size_t(std::find(items.begin(), items.end(), item) - items.begin());
+}
+
+void ModelGpuProgram::dispatch_gather(engine::OpSink& sink, size_t index) {
+  const Gather& g = gathers_[index];
+  const DpBucket& b = buckets_[size_t(g.chunk)].cut.buckets[g.bucket];
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, b.non_expert, b.expert, kBf16Bytes);
+  // Dispatched when the forward reaches the previous bucket: after the compute before it.
+  std::vector<OpRef> deps;
+  if (index > 0 && sink.next_ref(kStreamCompute).seq > 0) deps.push_back(last_compute(sink));
+  const std::vector<int64_t>& items = buckets_[size_t(g.chunk)].items;
+  const int64_t first_item = items[b.last_item];  // the bucket's first item in forward order
+  gather_ops_.push_back(collective(sink, kStreamDpGather, OpKind::DpAllGather, kChannelDpGather, flows, deps,
+                                   Phase::Forward, first_item < 0 ? -1 : first_item));
+}
+
+std::optional<OpRef> ModelGpuProgram::params_for(engine::OpSink& sink, int32_t chunk, int64_t item) {
+  if (fsdp_) return fsdp_gather(sink, item);
+  if (gathers_.empty()) return std::nullopt;
+  const size_t pos = backward_position(chunk, item);
+  if (forwarded_[size_t(chunk)][pos]) return std::nullopt;  // gathered for an earlier microbatch
+  forwarded_[size_t(chunk)][pos] = true;
+  const ChunkBuckets& cb = buckets_[size_t(chunk)];
+  // Gathers run in forward order: bucket b of the chunk is gather first_gather + (K - 1 - b).
+  const size_t need = cb.first_gather + (cb.cut.buckets.size() - 1 - cb.cut.needed_by_item[pos]);
+  while (gather_ops_.size() <= need) dispatch_gather(sink, gather_ops_.size());
+  if (int64_t(need) > first_used_) {
+    first_used_ = int64_t(need);
+    if (need + 1 < gathers_.size() && gather_ops_.size() == need + 1) dispatch_gather(sink, need + 1);
+  }
+  return gather_ops_[need];
+}
+
+void ModelGpuProgram::reduce_bucket(engine::OpSink& sink, int32_t chunk, size_t bucket) {
+  const ChunkBuckets& cb = buckets_[size_t(chunk)];
+  double non_expert = 0, expert = 0;
+  int64_t layer = -1;
+  Phase phase = Phase::None;
+  if (bucket == std::string::npos) {  // the whole chunk
+    const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, chunk));
+    non_expert = w_.stage_non_expert_params(stage);
+    expert = w_.stage_expert_params_per_gpu(stage);
+  } else {
+    non_expert = cb.cut.buckets[bucket].non_expert;
+    expert = cb.cut.buckets[bucket].expert;
+    layer = cb.items[cb.cut.buckets[bucket].last_item];  // the item whose backward completed it
+    phase = Phase::Backward;
+  }
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes);
+  reduce_scatters_.push_back(collective(sink, kStreamDpReduce, OpKind::DpReduceScatter, kChannelDpReduce, flows,
+                                        {last_compute(sink)}, phase, layer < 0 ? -1 : layer));
+}
+
+void ModelGpuProgram::grads_done(engine::OpSink& sink, int32_t chunk, int64_t item) {
+  if (chunk != reducing_chunk_) return;
+  ChunkBuckets& cb = buckets_[size_t(chunk)];
+  if (cb.cut.buckets.size() == 1) return;  // one bucket: reduced after the op (expand)
+  const size_t pos = backward_position(chunk, item);
+  while (cb.next < cb.cut.buckets.size() && cb.cut.buckets[cb.next].last_item <= pos) reduce_bucket(sink, chunk, cb.next++);
 }
 
 ModelGpuProgram::Pass ModelGpuProgram::forward_pass(sched::ChunkRef ref) const {
@@ -153,7 +245,7 @@ void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink
 }
 
 OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                               const std::vector<OpRef>& deps, MlpShare share) {
+                               const std::vector<OpRef>& deps, MlpShare share, const Slice& slice) {
   const PartCost& c = w_.cost(layer, part);
   const double seqs = w_.sequences(gpu_, ref.mb) * share_;
   // This GPU's experts' rows: k per token of its EP group on average, more if they are popular.
@@ -164,10 +256,25 @@ OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart pa
                  c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
   if (share == MlpShare::SharedExperts) flops = shared;
   if (share == MlpShare::Rest) flops -= shared;
+  if (slice.piece != 0) {  // a piece of a TP block under parallel.tp_comm_overlap
+    const double column = c.column_flops_per_seq * seqs, row = c.row_flops_per_seq * seqs;
+    flops = slice.column * column + slice.middle * (flops - column - row) + slice.row * row;
+  }
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
   const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
-  return sink.compute(tag(kind, phase_of(part), ref, layer, partner_, half_), engine::Work::fp8(flops),
-                      std::span<const OpRef>(deps));
+  engine::Tag t = tag(kind, phase_of(part), ref, layer, partner_, half_);
+  t.piece = slice.piece;
+  // A TP block's weight gradient needs the input its backward gathered again (block()).
+  if (phase_of(part) == Phase::Weight && !wgrad_inputs_.empty()) {
+    const auto it = wgrad_inputs_.find(wgrad_key(ref.mb, layer, attention));
+    if (it != wgrad_inputs_.end()) {
+      std::vector<OpRef> with_input = deps;
+      with_input.push_back(it->second);
+      wgrad_inputs_.erase(it);
+      return sink.compute(t, engine::Work::fp8(flops), std::span<const OpRef>(with_input));
+    }
+  }
+  return sink.compute(t, engine::Work::fp8(flops), std::span<const OpRef>(deps));
 }
 
 OpRef ModelGpuProgram::ring_collective(engine::OpSink& sink, int stream, OpKind kind, Phase phase, int64_t layer,
@@ -183,30 +290,78 @@ OpRef ModelGpuProgram::block(engine::OpSink& sink, int64_t layer, LayerPart part
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB;
   const bool tp = tp_ && (attention || !w_.layer_is_moe(layer));  // experts, shared experts, router: TP 1
   const bool cp = cp_ && attention;
-  const auto body = [&](const std::vector<OpRef>& in) {
-    const OpRef input_grad = compute(sink, layer, part, ref, in);
+  if (!tp && !cp) {
+    const OpRef input_grad = compute(sink, layer, part, ref, deps);
     return weight ? compute(sink, layer, *weight, ref, {}) : input_grad;
-  };
-  if (!tp && !cp) return body(deps);
+  }
   // The input is what this GPU computed last (nothing before its first compute op).
   if (deps.empty() && sink.next_ref(kStreamCompute).seq > 0) deps.push_back(last_compute(sink));
   const Phase phase = phase_of(part);
+  const bool forward = phase == Phase::Forward;
   // Tokens of this CP rank's share of the microbatch, gathered over TP; the whole microbatch for CP.
   const double seqs = w_.sequences(gpu_, ref.mb) * share_, seq_len = double(plan_.train.seq_len);
   const double tp_bytes = tp_collective_bytes(plan_, seqs * seq_len / double(plan_.parallel.cp));
   const double cp_bytes = cp_collective_bytes(plan_, seqs * seq_len);
-  if (tp) deps = {ring_collective(sink, kStreamTp, OpKind::TpAllGather, phase, layer, ref, kChannelTp, tp_ring_,
-                                  tp_bytes, deps)};
-  if (cp && part == LayerPart::AttnF)
-    deps = {ring_collective(sink, kStreamCp, OpKind::CpAllGather, phase, layer, ref, kChannelCp, cp_ring_, cp_bytes, deps)};
-  OpRef out = body(deps);
-  if (cp && part == LayerPart::AttnB)
-    out = ring_collective(sink, kStreamCp, OpKind::CpReduceScatter, phase, layer, ref, kChannelCp, cp_ring_, cp_bytes,
-                          {out});
-  if (tp)
-    out = ring_collective(sink, kStreamTp, OpKind::TpReduceScatter, phase, layer, ref, kChannelTp, tp_ring_, tp_bytes,
-                          {out});
-  return out;
+  const auto tp_op = [&](OpKind kind, double share, const std::vector<OpRef>& d) {
+    return ring_collective(sink, kStreamTp, kind, phase, layer, ref, kChannelTp, tp_ring_, tp_bytes * share, d);
+  };
+  const auto cp_gather = [&](std::vector<OpRef> d) {
+    if (!cp || part != LayerPart::AttnF) return d;
+    return std::vector<OpRef>{ring_collective(sink, kStreamCp, OpKind::CpAllGather, phase, layer, ref, kChannelCp,
+                                              cp_ring_, cp_bytes, d)};
+  };
+  // The block's input-side GEMM: forward, the column-parallel projections the all-gather feeds;
+  // backward, the row-parallel projection's input gradient, fed by the output gradient's all-gather.
+  // parallel.tp_comm_overlap runs it as userbuffers' ring exchange: the GEMM's first tp - 1 chunks
+  // (the local one first) beside the all-gather, the last chunk once it has arrived
+  // (model_parallel_comm.hpp: g/tp + (tp-1) max(g/tp, c/(tp-1)) from start to end).
+  const bool ub = tp && ub_;
+  const double n = double(plan_.parallel.tp);
+  Slice rest;  // what of the part runs once the input is gathered
+  if (ub) {
+    Slice ahead;
+    ahead.middle = ahead.row = ahead.column = 0;
+    (forward ? ahead.column : ahead.row) = (n - 1.0) / n;
+    ahead.piece = 1;
+    compute(sink, layer, part, ref, deps, MlpShare::All, ahead);
+    (forward ? rest.column : rest.row) = 1.0 / n;
+    rest.piece = 2;
+  }
+  if (tp) deps = {tp_op(ub ? OpKind::TpAllGatherRing : OpKind::TpAllGather, 1.0, deps)};
+  deps = cp_gather(deps);
+  if (forward) {
+    if (!ub) {
+      OpRef out = compute(sink, layer, part, ref, deps);
+      return tp ? tp_op(OpKind::TpReduceScatter, 1.0, {out}) : out;
+    }
+    // userbuffers' split pipeline: the row-parallel GEMM in kUbReduceScatterSplits splits on the SMs
+    // the reduce-scatter leaves it, each split reduce-scattered while the next one computes; the
+    // first split runs with the middle of the block, the others after it, and the last split's
+    // reduce-scatter is what the next block waits for.
+    const double splits = double(kUbReduceScatterSplits), stretch = ub_gemm_stretch(plan_.hardware);
+    rest.row = stretch / splits;
+    const OpRef first = compute(sink, layer, part, ref, deps, MlpShare::All, rest);
+    Slice tail;
+    tail.column = tail.middle = 0;
+    tail.row = stretch * (splits - 1.0) / splits;
+    tail.piece = 3;
+    const OpRef last = compute(sink, layer, part, ref, {}, MlpShare::All, tail);
+    tp_op(OpKind::TpReduceScatterSplit, (splits - 1.0) / splits, {first});
+    return tp_op(OpKind::TpReduceScatterSplit, 1.0 / splits, {last});
+  }
+  // Backward: the block's input, kept as its sequence shard, is gathered again for the column-
+  // parallel weight gradient while the input gradient computes (both settings: TE's bulk overlap
+  // with the option, an asynchronous NCCL all-gather without); the weight gradient waits for it.
+  if (tp) {
+    const OpRef regathered = tp_op(OpKind::TpAllGatherWgrad, 1.0, {});
+    wgrad_inputs_[wgrad_key(ref.mb, layer, attention)] = regathered;
+  }
+  OpRef out = compute(sink, layer, part, ref, deps, MlpShare::All, rest);
+  if (weight) out = compute(sink, layer, *weight, ref, {});  // one autograd op: what follows waits for W
+  if (cp) out = ring_collective(sink, kStreamCp, OpKind::CpReduceScatter, phase, layer, ref, kChannelCp, cp_ring_,
+                                cp_bytes, {out});
+  // The input gradient's reduce-scatter, beside the weight gradient when that is its own op.
+  return tp ? tp_op(OpKind::TpReduceScatter, 1.0, {out}) : out;
 }
 
 std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {
@@ -214,9 +369,10 @@ std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {
   return {};
 }
 
-OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep) {
+OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep,
+                            std::optional<OpRef> params) {
   const double flops = w_.head_flops_per_seq() * w_.sequences(gpu_, ref.mb) * share_;
-  const auto deps = present(dep);
+  const auto deps = present(dep, params);
   return sink.compute(tag(OpKind::Head, phase, ref, -1, nullptr, half_), engine::Work::bf16(flops), std::span<const OpRef>(deps));
 }
 
@@ -251,9 +407,10 @@ OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase
 }
 
 void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) {
-  const auto gathered = fsdp_gather(sink, item);
+  const auto gathered = params_for(sink, f.ref.chunk, item);
   if (item == kHead) {
-    f.last = head(sink, Phase::Forward, f.ref, f.last ? f.last : gathered);
+    // FSDP prefetched the head's parameters; a ZeRO bucket gathered ahead is waited for.
+    f.last = head(sink, Phase::Forward, f.ref, f.last ? f.last : gathered, fsdp_ ? std::nullopt : gathered);
     return;
   }
   const OpRef attn = block(sink, item, LayerPart::AttnF, f.ref, present(f.last, gathered));
@@ -291,6 +448,7 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink)
     if (!b.zero_bubble) {
       const OpRef w = head(sink, Phase::Weight, b.ref, std::nullopt);
       if (!plan_.parallel.split_backward) b.last = w;  // one autograd op: what follows waits for W
+      if (half_ != 1) grads_done(sink, b.ref.chunk, item);
     }
     if (fsdp_) fsdp_reduce(sink, item, *b.last);
     return;
@@ -315,6 +473,7 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink)
   if (separate_weight(b)) aw = compute(sink, item, LayerPart::AttnW, b.ref, {});
   else if (!b.zero_bubble) aw = b.last;
   if (fsdp_ && aw) fsdp_reduce(sink, item, *aw);
+  if (aw && half_ != 1) grads_done(sink, b.ref.chunk, item);  // a halved layer: after the second half
 }
 
 OpRef ModelGpuProgram::expert_backward(engine::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
@@ -337,7 +496,7 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, bl, b.ref, true,
                               recomputed_all_to_all(sink, bl, b.ref, b.last ? *b.last : last_compute(sink)));
   as_f();
-  const OpRef attn_f = block(sink, fl, LayerPart::AttnF, f.ref, present(f.last));
+  const OpRef attn_f = block(sink, fl, LayerPart::AttnF, f.ref, present(f.last, params_for(sink, f.ref.chunk, fl)));
   as_b();
   const OpRef mlp_b = expert_backward(sink, bl, b, b.ref, cb);
   as_f();
@@ -354,6 +513,7 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, fl, f.ref, false, mlp_f);
   as_b();
   if (separate_weight(b)) compute(sink, bl, LayerPart::AttnW, b.ref, {});
+  if (!b.zero_bubble) grads_done(sink, b.ref.chunk, bl);
 }
 
 // A lone forward chunk as two half-microbatches (parallel.split_lone_chunks): per MoE layer the
@@ -371,7 +531,7 @@ void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
       continue;
     }
     half(1);
-    const OpRef attn_a = block(sink, item, LayerPart::AttnF, a.ref, present(a.last));
+    const OpRef attn_a = block(sink, item, LayerPart::AttnF, a.ref, present(a.last, params_for(sink, f.ref.chunk, item)));
     const OpRef d_a = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, a.ref, true, attn_a);
     half(2);
     const OpRef attn_b = block(sink, item, LayerPart::AttnF, b.ref, present(b.last));
@@ -426,6 +586,7 @@ void ModelGpuProgram::backward_halves(Pass& bp, engine::OpSink& sink) {
     half(2);
     b.last = block(sink, item, LayerPart::AttnB, b.ref, {db_b}, fused_weight(bp, LayerPart::AttnW));
     if (separate_weight(bp)) compute(sink, item, LayerPart::AttnW, b.ref, {});
+    if (!bp.zero_bubble) grads_done(sink, bp.ref.chunk, item);
   }
   share_ = 1;
   half_ = 0;
@@ -442,14 +603,26 @@ void ModelGpuProgram::weight_pass(sched::ChunkRef ref, engine::OpSink& sink) {
   for (const int64_t item : b.items) {
     if (item == kHead) {
       head(sink, Phase::Weight, ref, std::nullopt);
-      continue;
+    } else {
+      compute(sink, item, LayerPart::MlpW, ref, {});
+      compute(sink, item, LayerPart::AttnW, ref, {});
     }
-    compute(sink, item, LayerPart::MlpW, ref, {});
-    compute(sink, item, LayerPart::AttnW, ref, {});
+    grads_done(sink, ref.chunk, item);
   }
 }
 
 void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpSink& sink) {
+  // ZeRO: which chunk's gradients this op reduce-scatters. ZeRO-1 once they are final (with
+  // overlap_grad_reduce: the last microbatch's backward; without: nothing here, all after the rank's
+  // last backward, in finish()); ZeRO-2 keeps only its gradient shard, so every op that adds to a
+  // chunk's gradients reduce-scatters them.
+  reducing_chunk_ = -1;
+  if (!buckets_.empty() && grad_chunk_of_op_[index] >= 0) {
+    const int32_t c = grad_chunk_of_op_[index];
+    if (plan_.parallel.zero == 2 || (plan_.parallel.overlap_grad_reduce && final_grad_op_[size_t(c)] == int64_t(index)))
+      reducing_chunk_ = c;
+    buckets_[size_t(c)].next = 0;
+  }
   switch (op.pass) {
     case sched::Pass::F: {
       Pass f = forward_pass(op.fwd);
@@ -498,18 +671,16 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
       break;
     }
   }
-  // ZeRO-1: reduce-scatter a chunk's gradients as soon as they are final.
-  if (fsdp_ || !w_.schedule().optimizer_step()) return;
-  for (size_t c = 0; c < final_grad_op_.size(); ++c) {
-    const bool reduce = plan_.parallel.zero == 2 ? grad_chunk_of_op_[index] == int32_t(c)
-                                                 : final_grad_op_[c] == int64_t(index);
-    if (!reduce) continue;
-    const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, int32_t(c)));
-    const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, w_.stage_non_expert_params(stage),
-                                          w_.stage_expert_params_per_gpu(stage), kFp32Bytes);
-    reduce_scatters_.push_back(collective(sink, kStreamDpReduce, OpKind::DpReduceScatter, kChannelDpReduce, flows,
-                                          {last_compute(sink)}));
+  if (reducing_chunk_ < 0) return;
+  ChunkBuckets& cb = buckets_[size_t(reducing_chunk_)];
+  if (cb.cut.buckets.size() == 1) {  // one bucket: after the op, as one collective
+    reduce_bucket(sink, reducing_chunk_, std::string::npos);
+    return;
   }
+  // Buckets the op's items completed were reduce-scattered as they completed (grads_done); any
+  // left (an item that reported none) go now.
+  while (cb.next < cb.cut.buckets.size()) reduce_bucket(sink, reducing_chunk_, cb.next++);
+  reducing_chunk_ = -1;
 }
 
 void ModelGpuProgram::finish(engine::OpSink& sink) {
@@ -534,8 +705,14 @@ void ModelGpuProgram::finish(engine::OpSink& sink) {
       collective(sink, kStreamDpReduce, OpKind::DpAllReduce, kChannelDpAllReduce, flows, {});
     return;
   }
-  if (fsdp_ || !w_.schedule().optimizer_step()) return;
-  // After the (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
+  if (buckets_.empty()) return;
+  // ZeRO-1 without overlap_grad_reduce: every chunk's gradients after the rank's last backward (as
+  // Megatron's finalize_model_grads does once the schedule is over), one collective per chunk.
+  if (plan_.parallel.zero == 1 && !plan_.parallel.overlap_grad_reduce)
+    for (int32_t c = 0; c < int32_t(buckets_.size()); ++c) reduce_bucket(sink, c, std::string::npos);
+  // overlap_param_gather: the gathers ran ahead of the forward (params_for). Otherwise, after the
+  // (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
+  if (plan_.parallel.overlap_param_gather) return;
   double non_expert = 0, expert = 0;
   for (int32_t c = 0; c < w_.schedule().chunks_per_rank(); ++c) {
     const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, c));
@@ -547,19 +724,21 @@ void ModelGpuProgram::finish(engine::OpSink& sink) {
 }
 
 OpRef ModelGpuProgram::collective(engine::OpSink& sink, int stream, OpKind kind, uint8_t channel,
-                                  const RingFlows& flows, const std::vector<OpRef>& deps) {
+                                  const RingFlows& flows, const std::vector<OpRef>& deps, Phase phase, int64_t layer) {
   out_.clear();
   in_.clear();
   for (const auto& f : flows.out) out_.push_back({f.bytes, uint32_t(f.peer), channel});
   for (const auto& f : flows.in) in_.push_back({f.bytes, uint32_t(f.peer), channel});
-  return sink.comm(stream, tag(kind, Phase::None, {}, -1), out_, in_, std::span<const OpRef>(deps));
+  return sink.comm(stream, tag(kind, phase, {}, layer), out_, in_, std::span<const OpRef>(deps));
 }
 
 std::pair<double, double> ModelGpuProgram::item_params(int64_t item) const {
   // The head's stage also holds the final norm; layer 0's FSDP unit also holds the embedding.
   const ModelParams& p = w_.params();
-  if (item == kHead) return {double(p.lm_head + p.final_norm), 0.0};
-  return {w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) : 0.0),
+  // Embedding and head are vocabulary-parallel over TP (as stage_held_params counts them).
+  const double tp = double(plan_.parallel.tp);
+  if (item == kHead) return {double(p.lm_head) / tp + double(p.final_norm), 0.0};
+  return {w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) / tp : 0.0),
           w_.layer_expert_params_per_gpu(item)};
 }
 

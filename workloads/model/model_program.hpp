@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,11 +17,20 @@
 
 namespace stepsim {
 
+// Which share of a TP block's part an op computes (parallel.tp_comm_overlap splits it around its
+// collectives): of the column-parallel GEMMs, of the row-parallel one (which may be stretched by
+// userbuffers' SM margin), and of the rest; `piece` labels it (engine::Tag::piece). Piece 0 = all.
+struct TpBlockSlice {
+  double column = 1, middle = 1, row = 1;
+  uint8_t piece = 0;
+};
+
 class ModelGpuProgram : public engine::ScheduledGpuProgram {
  public:
   ModelGpuProgram(const ModelWorkload& workload, int64_t gpu);
 
  protected:
+  void begin(engine::OpSink& sink) override;
   void expand(const sched::ChunkOp& op, size_t index, engine::OpSink& sink) override;
   void finish(engine::OpSink& sink) override;
 
@@ -54,8 +64,10 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
 
   // Which share of a forward MoE MLP an op computes (parallel.overlap_shared_expert splits it).
   enum class MlpShare { All, SharedExperts, Rest };
+  using Slice = TpBlockSlice;
   engine::OpRef compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                        const std::vector<engine::OpRef>& deps, MlpShare share = MlpShare::All);
+                        const std::vector<engine::OpRef>& deps, MlpShare share = MlpShare::All,
+                        const Slice& slice = Slice{});
   // parallel.overlap_shared_expert: a forward MoE layer's shared experts, emitted right after its
   // dispatch is posted (from the same attention output `attn`), so they compute while the dispatch
   // moves. Returns the share of the MLP still to run once the dispatch has arrived.
@@ -91,7 +103,7 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   // collectives between them, else nothing (the compute stream's order is enough).
   std::vector<engine::OpRef> after(engine::OpRef prev) const;
   engine::OpRef head(engine::OpSink& sink, engine::Phase phase, const sched::ChunkRef& ref,
-                     std::optional<engine::OpRef> dep);
+                     std::optional<engine::OpRef> dep, std::optional<engine::OpRef> params = std::nullopt);
   // dispatch-direction (to experts) or combine-direction all-to-all of one layer.
   // Under full recompute: the layer's dispatch and combine sent again before its backward; else `dep`.
   engine::OpRef recomputed_all_to_all(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, engine::OpRef dep);
@@ -102,20 +114,62 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   std::optional<engine::OpRef> fsdp_gather(engine::OpSink& sink, int64_t item);
   void fsdp_reduce(engine::OpSink& sink, int64_t item, engine::OpRef after);
   std::pair<double, double> item_params(int64_t item) const;  // (non-expert, expert per GPU)
+  // `phase` and `layer` label the op (a bucket: the backward that completed it, the forward it feeds).
   engine::OpRef collective(engine::OpSink& sink, int stream, engine::OpKind kind, uint8_t channel,
-                           const RingFlows& flows, const std::vector<engine::OpRef>& deps);
+                           const RingFlows& flows, const std::vector<engine::OpRef>& deps,
+                           engine::Phase phase = engine::Phase::None, int64_t layer = -1);
 
   const ModelWorkload& w_;
   const Plan& plan_;
   int64_t gpu_ = 0, rank_ = 0;
   bool tp_ = false, cp_ = false;  // the plan has tensor / context parallelism
+  bool ub_ = false;               // parallel.tp_comm_overlap with TP: userbuffers' pipelined collectives
+  // A TP block's input gathered again in its backward, awaited by its weight gradient: by
+  // (microbatch, layer, attention or MLP, half).
+  std::unordered_map<uint64_t, engine::OpRef> wgrad_inputs_;
+  uint64_t wgrad_key(int32_t mb, int64_t layer, bool attention) const {
+    return ((uint64_t(uint32_t(mb)) << 20 | uint64_t(layer)) << 1 | (attention ? 1 : 0)) << 2 | half_;
+  }
   Ring tp_ring_, cp_ring_;
   bool fsdp_ = false;
   DpGroup dp_group_;
   DpGroup replicas_;  // HSDP: the copies of this GPU's shards in the other shard groups
   std::vector<int64_t> final_grad_op_;         // per chunk: program index after which its grads are final
   std::vector<int32_t> grad_chunk_of_op_;      // per program index: the chunk whose grads it adds to, or -1
-  std::vector<engine::OpRef> reduce_scatters_;  // ZeRO-1, one per chunk
+  std::vector<engine::OpRef> reduce_scatters_;  // ZeRO-1, one per chunk (or bucket)
+
+  // ZeRO-1/2 under parallel.overlap_grad_reduce / overlap_param_gather: Megatron's buckets per chunk
+  // (dp_collectives.hpp). Megatron cuts only the model's first stage (pipeline rank 0, model chunk 0:
+  // the one whose data-parallel communication ends the step); every other chunk is one bucket.
+  struct ChunkBuckets {
+    DpBuckets cut;
+    std::vector<int64_t> items;   // the chunk's items in backward order
+    size_t next = 0;              // next bucket to reduce-scatter in the reducing op
+    size_t first_gather = 0;      // index of the chunk's first bucket in gathers_
+  };
+  std::vector<ChunkBuckets> buckets_;  // per chunk of this rank
+  int32_t reducing_chunk_ = -1;        // the chunk whose buckets the op being expanded reduce-scatters
+  // overlap_param_gather: the rank's bucket all-gathers in the order the forward first needs them
+  // (chunk by chunk, each chunk's buckets in forward order). Bucket 0 starts the step; bucket k + 1
+  // is dispatched when the forward first reaches bucket k (Megatron's forward pre-hook waits on k,
+  // then dispatches k + 1).
+  struct Gather {
+    int32_t chunk = 0;
+    size_t bucket = 0;
+  };
+  std::vector<Gather> gathers_;
+  std::vector<engine::OpRef> gather_ops_;  // dispatched so far
+  int64_t first_used_ = -1;                // the last bucket the forward has reached
+  std::vector<std::vector<bool>> forwarded_;  // per chunk, per item in backward order: first forward seen
+  // Reduce-scatter of one bucket, or of a whole chunk (bucket == npos).
+  void reduce_bucket(engine::OpSink& sink, int32_t chunk, size_t bucket);
+  // A chunk's item has its gradients final in the op being expanded: reduce the buckets it completes.
+  void grads_done(engine::OpSink& sink, int32_t chunk, int64_t item);
+  // The parameter all-gather a forward item must wait for: FSDP's prefetched gather, or under
+  // overlap_param_gather the bucket holding its first parameter the first time the step needs it.
+  std::optional<engine::OpRef> params_for(engine::OpSink& sink, int32_t chunk, int64_t item);
+  size_t backward_position(int32_t chunk, int64_t item) const;
+  void dispatch_gather(engine::OpSink& sink, size_t index);
   std::map<std::pair<bool, int32_t>, engine::OpRef> handoff_;  // (backward, mb) -> last op, V's local turn
   std::vector<engine::FlowSpec> out_, in_;     // scratch
   struct CachedFlows {

@@ -13,6 +13,7 @@
 #include "workloads/layers/kernel_efficiency.hpp"
 #include "workloads/layers/local_batch.hpp"
 #include "workloads/model/model_program.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
 #include "workloads/memory/state_bytes.hpp"
 #include "vocabulary/model_params.hpp"
 
@@ -54,6 +55,18 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       c.shared_bf16_flops_per_seq = effective_flops(shared, lp, Precision::BF16, plan.hardware) / split;
       c.routed_flops_per_row = effective_flops(per_row.parts[part], lp, Precision::FP8, plan.hardware) +
                                effective_flops(per_row.parts[part], lp, Precision::BF16, plan.hardware) * bf16_weight;
+      PartWork column, row;
+      for (const Kernel& k : one.parts[part].kernels) {
+        const TpGemmShare share = tp_gemm_share(plan, k.name);
+        if (share.column > 0) column.kernels.push_back({k.name, k.flops * share.column, k.precision});
+        if (share.row > 0) row.kernels.push_back({k.name, k.flops * share.row, k.precision});
+      }
+      const auto at_fp8_rate = [&](const PartWork& w) {
+        return (effective_flops(w, lp, Precision::FP8, plan.hardware) +
+                effective_flops(w, lp, Precision::BF16, plan.hardware) * bf16_weight) / split;
+      };
+      c.column_flops_per_seq = at_fp8_rate(column);
+      c.row_flops_per_seq = at_fp8_rate(row);
     }
   }
   // The LM head is one large GEMM: it gets the large-GEMM efficiency (bf16_gemm_efficiency is

@@ -57,6 +57,11 @@ struct PartCost {
   // The shared experts' part of the two per-sequence FLOP counts (MLP parts of MoE layers).
   double shared_fp8_flops_per_seq = 0;
   double shared_bf16_flops_per_seq = 0;
+  // The GEMMs beside the block's TP collectives (model_parallel_comm.hpp, tp_gemm_share), in FLOPs
+  // at the FP8 rate as the engine charges them: the column-parallel ones the all-gather feeds and
+  // the row-parallel one whose output is reduce-scattered (in B parts: their input gradients).
+  double column_flops_per_seq = 0;
+  double row_flops_per_seq = 0;
 };
 
 class ModelWorkload : public engine::Workload {

@@ -47,4 +47,41 @@ RingFlows dp_ring_flows(const Plan& plan, const DpGroup& group, int64_t gpu, dou
   return r;
 }
 
+DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double bucket_params) {
+  DpBuckets out;
+  double filled = 0;  // parameters in the open bucket
+  bool open = false;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto [non_expert, expert] = items[i];
+    const double total = non_expert + expert;
+    // The forward needs all of the item's buckets; they are gathered last bucket first, so the one
+    // it waits for is the first it touches in backward order.
+    double left = total;
+    size_t first = out.buckets.size();
+    do {
+      if (!open || filled >= bucket_params) {
+        out.buckets.push_back({});
+        filled = 0;
+        open = true;
+      }
+      const double take = std::min(left, bucket_params - filled);
+      const double share = total > 0 ? take / total : 0.0;
+      DpBucket& b = out.buckets.back();
+      b.non_expert += non_expert * share;
+      b.expert += expert * share;
+      b.last_item = i;
+      first = std::min(first, out.buckets.size() - 1);
+      filled += take;
+      left -= take;
+    } while (left > 0);
+    out.needed_by_item.push_back(first);
+  }
+  return out;
+}
+
+double ddp_bucket_params(const Plan& plan) {
+  if (plan.parallel.ddp_bucket_size > 0) return double(plan.parallel.ddp_bucket_size);
+  return std::max(40e6, 1e6 * double(plan.dp()));
+}
+
 }  // namespace stepsim

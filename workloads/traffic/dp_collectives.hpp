@@ -28,4 +28,27 @@ struct RingFlows {
 RingFlows dp_ring_flows(const Plan& plan, const DpGroup& group, int64_t gpu, double non_expert_params,
                         double expert_params, double bytes_per_param);
 
+// Megatron's data-parallel buckets (parallel.overlap_grad_reduce, overlap_param_gather). A chunk's
+// parameters are laid out in backward order (the LM head first, the embedding last) and cut every
+// `bucket_params` parameters (Megatron-Core's ParamAndGradBuffer, counting one GPU's shard of TP and
+// EP); non-expert and expert parameters share the cuts (Megatron keeps them in two buffers, each cut
+// the same way). A bucket's gradients are final once the backward has passed the item holding its
+// last parameter; the forward needs it before the first item holding any of its parameters.
+struct DpBucket {
+  double non_expert = 0, expert = 0;
+  size_t last_item = 0;  // position, in backward order, of the item whose gradients complete it
+};
+struct DpBuckets {
+  std::vector<DpBucket> buckets;        // in backward order: reduce-scatter order
+  std::vector<size_t> needed_by_item;   // per item in backward order: the bucket whose all-gather
+                                        // completes its parameters (gathers run last bucket first:
+                                        // the first bucket the item touches in backward order)
+};
+// `items`: (non-expert, expert) parameters per GPU of each item, in backward order.
+DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double bucket_params);
+
+// Parameters per bucket: parallel.ddp_bucket_size, or Megatron-Core's default max(40M, 1M x DP size)
+// (DistributedDataParallel, r0.8 and later), DP size = the data-parallel replicas.
+double ddp_bucket_params(const Plan& plan);
+
 }  // namespace stepsim

@@ -7,12 +7,41 @@
 
 namespace stepsim {
 
-namespace {
-}
-
 int tp_collectives_per_layer(const Plan& plan, bool moe_layer) {
   if (plan.parallel.tp <= 1) return 0;
-  return moe_layer ? 4 : 8;
+  return moe_layer ? 5 : 10;
+}
+
+TpGemmShare tp_gemm_share(const Plan& plan, std::string_view kernel) {
+  if (kernel == "q_down" || kernel == "kv_down" || kernel == "q_up" || kernel == "kv_up") return {1, 0};
+  if (kernel == "attn_out") return {0, 1};
+  if (kernel == "dense_ffn") {  // gate and up (column), down (row): the down is hidden x intermediate
+    const double down = double(plan.model.hidden_size) * double(plan.model.intermediate_size);
+    const double row = down / double(count_params(plan.model).dense_ffn);
+    return {1 - row, row};
+  }
+  return {};
+}
+
+double ring_exchange_s(double gemm_s, double comm_s, int64_t tp) {
+  if (tp <= 1) return gemm_s;
+  const double n = double(tp);
+  return gemm_s / n + (n - 1.0) * std::max(gemm_s / n, comm_s / (n - 1.0));
+}
+
+double split_reduce_scatter_s(double gemm_s, double comm_s, int64_t splits) {
+  const double n = double(splits);
+  return gemm_s / n + (n - 1.0) * std::max(gemm_s / n, comm_s / n) + comm_s / n;
+}
+
+double ub_gemm_stretch(const HardwareConfig& hw) {
+  return double(hw.sms) / double(std::max<int64_t>(1, hw.sms - kUbCommSms));
+}
+
+double ub_buffer_bytes(const Plan& plan, double tokens) {
+  if (plan.parallel.tp <= 1 || !plan.parallel.tp_comm_overlap) return 0;
+  const double all_gather = plan.train.precision == Precision::FP8 ? 1.0 : kBf16Bytes;
+  return tokens * double(plan.model.hidden_size) * (6.0 * all_gather + 4.0 * kBf16Bytes);
 }
 
 double tp_collective_bytes(const Plan& plan, double tokens) {

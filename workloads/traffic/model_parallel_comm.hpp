@@ -5,10 +5,28 @@
 // between blocks the [tokens, hidden] activations are split along the sequence over the TP group;
 // each TP-split block (attention; a dense MLP) all-gathers its BF16 input before its column-
 // parallel GEMM and reduce-scatters the output of its row-parallel GEMM. The backward mirrors it
-// (all-gather of the output gradient, reduce-scatter of the input gradient). Per dense layer and
-// microbatch: 4 collectives forward + 4 backward; an MoE layer only its attention's 2 + 2, since
-// its experts, shared experts and router keep TP 1 (Megatron's expert TP = 1) and run on the
-// sequence shard. A ring collective sends (tp - 1) / tp of the gathered tensor from every GPU.
+// (all-gather of the output gradient, reduce-scatter of the input gradient) and all-gathers the
+// block's input once more for the column-parallel weight gradient, since only the sequence shard
+// was kept (Megatron's LinearWithGradAccumulationAndAsyncCommunication and Transformer Engine both
+// re-gather it, asynchronously, beside the input-gradient GEMM; the reduce-scatter of the input
+// gradient likewise runs beside the weight-gradient GEMM). Per dense layer and microbatch: 4
+// collectives forward + 6 backward; an MoE layer only its attention's 2 + 3, since its experts,
+// shared experts and router keep TP 1 (Megatron's expert TP = 1) and run on the sequence shard. A
+// ring collective sends (tp - 1) / tp of the gathered tensor from every GPU.
+//
+// parallel.tp_comm_overlap (Megatron's --tp-comm-overlap: Transformer Engine's userbuffers, with
+// the defaults of TE's initialize_ub) pipelines the three collectives that otherwise sit on the
+// critical path with the GEMM beside them:
+// - the forward all-gather of the input and the backward all-gather of the output gradient run as
+//   a ring exchange (method ring_exchange, tp chunks, copy engines: no SMs): the GEMM starts on the
+//   local chunk while the next chunk arrives, so of a GEMM of g s and an all-gather of c s
+//   (tp - 1 chunks of c / (tp - 1)) the pair takes g/tp + (tp - 1) max(g/tp, c/(tp - 1));
+// - the forward reduce-scatter of the row-parallel GEMM's output runs split in 4 (method pipeline,
+//   num_splits 4): each quarter of the GEMM is reduce-scattered while the next one computes, so the
+//   pair takes g'/4 + 3 max(g'/4, c/4) + c/4, where the GEMM runs on the SMs the reduce-scatter
+//   kernel leaves it (num_sm 16, set_sm_margin): g' = g x sms / (sms - 16).
+// The backward's re-gather and input-gradient reduce-scatter overlap their GEMMs either way (TE's
+// bulk methods with the option, asynchronous NCCL without).
 //
 // Context parallelism is Llama 3's all-gather variant (Llama 3 paper, section 3.3.2): the
 // sequence is cut into 2 x cp chunks, rank i keeping chunks i and 2cp-1-i (causal load balance);
@@ -17,12 +35,44 @@
 // (Llama 3: the all-gather is small next to attention, so it is left exposed).
 #pragma once
 
+#include <string_view>
+
 #include "vocabulary/plan.hpp"
 
 namespace stepsim {
 
 // TP collectives of one layer for one microbatch, forward and backward together (0 without TP).
 int tp_collectives_per_layer(const Plan& plan, bool moe_layer);
+
+// The share of a layer kernel's FLOPs (workloads/layers/layer_work.hpp, by name) that is the
+// column-parallel GEMM fed by its block's TP all-gather (the attention's q and kv projections, the
+// dense MLP's gate and up) and the row-parallel GEMM whose output is reduce-scattered (the attention
+// output projection, the dense MLP's down); in a backward part their input gradients. Recomputed
+// kernels, the attention core, routers and experts are neither.
+struct TpGemmShare {
+  double column = 0, row = 0;
+};
+TpGemmShare tp_gemm_share(const Plan& plan, std::string_view kernel);
+
+// Transformer Engine's userbuffers defaults (initialize_ub): the reduce-scatter overlapped with its
+// GEMM runs in this many splits, on this many SMs the GEMM gives up while it runs.
+inline constexpr int64_t kUbReduceScatterSplits = 4;
+inline constexpr int64_t kUbCommSms = 16;
+
+// Seconds from the start of a GEMM of `gemm_s` fed by a ring-exchange all-gather of `comm_s` (the
+// whole collective's time) over `tp` ranks to the end of both: g/tp + (tp-1) max(g/tp, c/(tp-1)).
+double ring_exchange_s(double gemm_s, double comm_s, int64_t tp);
+// Seconds from the start of a GEMM of `gemm_s` split in `splits`, each split reduce-scattered (a
+// share of `comm_s`) as it ends, to the end of the last reduce-scatter: g/n + (n-1) max(g/n, c/n) + c/n.
+double split_reduce_scatter_s(double gemm_s, double comm_s, int64_t splits);
+// What a GEMM beside userbuffers' reduce-scatter takes for the SMs it gives up: sms / (sms - 16).
+double ub_gemm_stretch(const HardwareConfig& hw);
+
+// Bytes of userbuffers' staging buffers on every GPU under tp_comm_overlap: TE registers one per
+// overlapped GEMM (qkv, proj, fc1, fc2 forward; their input and weight gradients: 10), each of the
+// microbatch's tokens on one CP rank x hidden, 1 byte for the six all-gather buffers under FP8
+// (fp8_buf) and 2 otherwise. 0 without TP or without the option.
+double ub_buffer_bytes(const Plan& plan, double tokens);
 
 // Bytes one GPU sends in one TP collective over `tokens` tokens (the microbatch tokens of its CP
 // rank, gathered): (tp - 1) / tp x tokens x hidden x 2 (BF16).
