@@ -1012,10 +1012,6 @@ class MegatronImport {
                                                                {"tp-comm-overlap", "parallel.tp_comm_overlap"}};
     for (const auto& [arg, key] : keys) {
       const Given* g = given(arg);
-      if (!is_config_key(key)) {
-        if (g) fail_arg(*g, std::string("this build of stepsim has no ") + key + " to import it into; remove it");
-        continue;
-      }
       if (zero3 && std::string(arg) != "tp-comm-overlap") {
         if (g) plan_.not_imported.push_back(g->written + " (ZeRO-3 overlaps its per-layer collectives anyway)");
         continue;
@@ -1025,7 +1021,7 @@ class MegatronImport {
     }
     // Megatron-LM's gradient buckets, where stepsim models them (with --overlap-grad-reduce).
     if (const Given* g = given("ddp-bucket-size")) {
-      if (is_config_key("parallel.ddp_bucket_size") && flag("overlap-grad-reduce") && !zero3)
+      if (flag("overlap-grad-reduce") && !zero3)
         plan_.set("parallel.ddp_bucket_size", *integer("ddp-bucket-size"), shown(*g), g->option.line);
       else
         plan_.not_imported.push_back(g->written + " (read only with --overlap-grad-reduce)");

@@ -615,16 +615,13 @@ class TitanImport {
   void async_tp(int64_t tp) {
     const std::string k = first_of({"parallelism.enable_async_tensor_parallel", "experimental.enable_async_tensor_parallel"});
     const bool async = boolean(k).value_or(false);
-    if (is_config_key("parallel.tp_comm_overlap"))
-      plan_.set("parallel.tp_comm_overlap", async && tp > 1, async ? from(k) : k + " left out: off", line(k));
-    else if (async && tp > 1)
-      fail_key(k, "this build of stepsim has no parallel.tp_comm_overlap to import it into; set false");
+    plan_.set("parallel.tp_comm_overlap", async && tp > 1, async ? from(k) : k + " left out: off", line(k));
     // Under a pipeline (ZeRO-1 here) FSDP2 still prefetches each layer's gather and reduce-scatters
     // each layer's gradients as the last backward reaches it; ZeRO-3 overlaps them anyway.
     const PlanEntry* zero = plan_.find("parallel.zero");
     if (zero != nullptr && zero->value != 3)
       for (const char* key : {"parallel.overlap_grad_reduce", "parallel.overlap_param_gather"})
-        if (is_config_key(key)) plan_.set(key, true, "FSDP2 overlaps its collectives with compute, layer by layer");
+        plan_.set(key, true, "FSDP2 overlaps its collectives with compute, layer by layer");
   }
 
   void recompute() {
