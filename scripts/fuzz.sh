@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes every input reader with libFuzzer (clang; ASan + UBSan) from the committed seed corpus:
 #   scripts/fuzz.sh SECONDS [TARGET...]   each target for SECONDS (targets: config hf_config
-#                                         profile_trace load_file manifest; default all)
+#                                         profile_trace load_file manifest megatron_import
+#                                         torchtitan_import; default all)
 # Builds into build-fuzz/; the growing corpus is build-fuzz/corpus/TARGET, anything found is
 # build-fuzz/findings/TARGET-crash-* (or -leak-, -timeout-, -oom-): add it to the seeds and as a
 # regression test. Exits non-zero when a target finds something.
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:?usage: scripts/fuzz.sh SECONDS [TARGET...]}
 shift
 targets=("$@")
-((${#targets[@]})) || targets=(config hf_config profile_trace load_file manifest)
+((${#targets[@]})) || targets=(config hf_config profile_trace load_file manifest megatron_import torchtitan_import)
 
 if ! command -v clang++ >/dev/null; then
   sudo_cmd=""

@@ -52,8 +52,9 @@ struct ModelConfig {
 };
 
 struct TrainConfig {
-  int64_t global_batch = 0;  // sequences per step
+  int64_t global_batch = 0;  // sequences per step (given, or train.global_batch_tokens / seq_len)
   int64_t seq_len = 0;       // tokens per sequence
+  int64_t global_batch_tokens = 0;  // the batch as given in tokens (train.global_batch_tokens); 0 = given in sequences
   Precision precision = Precision::FP8;  // GEMMs, stashes, dispatch; default fp8 for MLA (DeepSeek) models, bf16 otherwise
   double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
   int64_t tokens_per_step() const { return global_batch * seq_len; }
@@ -82,7 +83,8 @@ struct ParallelConfig {
   int64_t tp = 1;            // tensor-parallel ranks (Megatron, with sequence parallelism)
   int64_t cp = 1;            // context-parallel ranks (a sequence split over them)
   int64_t ep = 1;            // expert-parallel group size
-  int64_t microbatches = 1;  // per pipeline (per data-parallel replica)
+  int64_t microbatches = 1;  // per pipeline (per data-parallel replica); given, or derived from micro_batch_size
+  int64_t micro_batch_size = 0;  // sequences per microbatch as given (parallel.micro_batch_size); 0 = not given
   int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 2 = + gradients, 3 = FSDP
   int64_t fsdp_shard_size = 0;  // HSDP: ZeRO-3 shards over this many of the GPUs holding the same
                                 // weights and replicates across the groups; 0 = shard over all
@@ -255,6 +257,7 @@ struct Plan {
   int64_t dp() const { return stage_gpus() / (parallel.tp * parallel.cp); }  // replicas of the model
   int64_t edp() const { return stage_gpus() / parallel.ep; }       // expert data-parallel degree (experts keep TP 1)
   double sequences_per_replica() const { return double(train.global_batch) / double(dp()); }
+  double sequences_per_microbatch() const { return sequences_per_replica() / double(parallel.microbatches); }
   // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:
   // with 72-GPU domains and EP 64 each domain runs one group and its other 8 GPUs stay idle
   // (spares, not simulated), so an EP group never straddles two domains.

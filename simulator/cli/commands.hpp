@@ -37,6 +37,14 @@ struct ReportArgs {
 };
 int run_report(const Plan& plan, const ReportArgs& args);
 
+// `stepsim import`: see simulator/cli/import_command.cpp.
+struct ImportArgs {
+  std::string tool, file, out, hardware;  // out empty: stdout; hardware empty: the importer's default
+  int64_t gpus = 0, gpus_per_node = 0;    // 0: from the file (Megatron's torchrun), else required / 8
+  bool quiet = false;
+};
+int run_import(const ImportArgs& args);
+
 // Calibration against a real profiler trace (simulator/calibration/): compare a capture, derive a
 // hardware profile (written to `out_path`), and the speed-of-light-to-reality waterfall.
 int run_compare(const std::string& trace_path, const Plan& plan, bool json, bool quiet);

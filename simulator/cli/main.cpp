@@ -1,4 +1,4 @@
-// The `stepsim` command line: roofline, simulate, sweep and platform subcommands over one config.
+// The `stepsim` command line: roofline, simulate, sweep, platform, calibration and import subcommands.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -117,6 +117,16 @@ int main(int argc, char** argv) {
   sweep->add_option("--title", sw.title, "chart title (default: the config and --set values)");
   sweep->add_flag("-q,--quiet", sw.quiet, "no progress on stderr");
 
+  stepsim::ImportArgs imp;
+  auto* import = app.add_subcommand("import", "read a Megatron-LM launch script or a torchtitan job TOML into a stepsim plan");
+  import->add_option("source", imp.tool, "megatron (a launch script or argument list) or torchtitan (a job TOML)")->required();
+  import->add_option("file", imp.file, "the file to read (nothing in it is run)")->required();
+  import->add_option("-o,--output", imp.out, "plan YAML to write (default: stdout)");
+  import->add_option("--gpus", imp.gpus, "the number of GPUs (required for torchtitan; overrides Megatron's torchrun)");
+  import->add_option("--gpus-per-node", imp.gpus_per_node, "GPUs per node (default: torchrun's --nproc-per-node, else 8)");
+  import->add_option("--hardware", imp.hardware, "GPU preset written into the plan (default h100-sxm)");
+  import->add_flag("-q,--quiet", imp.quiet, "no notes on stderr");
+
   // A first word that is no command would otherwise read as "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -182,6 +192,7 @@ int main(int argc, char** argv) {
       rep_args.waterfall = !rep_no_waterfall;
       return stepsim::run_report(load(rep), rep_args);
     }
+    if (*import) return stepsim::run_import(imp);
     if (*platform) {
       const stepsim::Plan plan = load(plat);
       const stepsim::PlatformSpec spec = stepsim::platform_spec(plan);

@@ -16,6 +16,7 @@
 #include "schedules/registry.hpp"
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/hf_config.hpp"
+#include "simulator/config/key_aliases.hpp"
 #include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_plan.hpp"
 #include "simulator/config/yaml_tree.hpp"
@@ -157,6 +158,8 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"model.v_head_dim", 0, 16384, size},
       {"model.vocab_size", 0, 1 << 24, size},
       {"train.global_batch", 0, 1 << 24, size},
+      {"train.global_batch_tokens", 0, 1LL << 40, "over 10^12 tokens in one step is a unit mistake"},
+      {"parallel.micro_batch_size", 0, 1 << 24, size},
       {"train.seq_len", 0, 1 << 24, size},
       {"parallel.pp", 0, 65536, time},
       {"parallel.ep", 0, 1 << 24, size},
@@ -241,6 +244,7 @@ const std::map<std::string, Field>& schema() {
     f["model.config_json"] = {Kind::Path, [](Plan&, const json&) {}};
 
     f["train.global_batch"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::global_batch)};
+    f["train.global_batch_tokens"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::global_batch_tokens)};
     f["train.seq_len"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::seq_len)};
     f["train.precision"] = choice<Precision>(kPrecisions, [](Plan& p, Precision v) { p.train.precision = v; });
     f["train.reported_step_s"] = {Kind::PositiveNumber, into(&Plan::train, &TrainConfig::reported_step_s)};
@@ -251,6 +255,7 @@ const std::map<std::string, Field>& schema() {
     f["parallel.cp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::cp)};
     f["parallel.fsdp_shard_size"] = {Kind::NonNegativeInt, into(&Plan::parallel, &ParallelConfig::fsdp_shard_size)};
     f["parallel.microbatches"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::microbatches)};
+    f["parallel.micro_batch_size"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::micro_batch_size)};
     f["parallel.zero"] = {Kind::Choice,
                           [](Plan& p, const json& v) { p.parallel.zero = std::stoll(v.get<std::string>()); },
                           {"1", "2", "3"}};
@@ -341,13 +346,29 @@ const std::map<std::string, Field>& schema() {
   return fields;
 }
 
-// Keys every config must set (the rest have documented defaults in plan.hpp).
+// Keys every config must set (the rest have documented defaults in plan.hpp). The batch and its
+// split are given one of two ways each (see resolve_batch).
 const std::vector<std::string>& required_keys() {
   static const std::vector<std::string> keys = {
       "model.hidden_size",    "model.num_hidden_layers", "model.num_attention_heads", "model.vocab_size",
-      "model.intermediate_size", "train.global_batch",   "train.seq_len",             "parallel.pp",
-      "parallel.microbatches", "schedule",               "hardware.fp8_tflops",       "hardware.bf16_tflops",
-      "hardware.ib_GBps",     "hardware.nvlink_GBps",    "cluster.nodes",             "cluster.gpus_per_node"};
+      "model.intermediate_size", "train.seq_len",        "parallel.pp",               "schedule",
+      "hardware.fp8_tflops",  "hardware.bf16_tflops",    "hardware.ib_GBps",          "hardware.nvlink_GBps",
+      "cluster.nodes",        "cluster.gpus_per_node"};
+  return keys;
+}
+
+// Keys given one way or another: each pair's first is the alternative to its second. A --set of one
+// replaces the file's other (apply_override), so `--set train.global_batch_tokens=...` works on any config.
+constexpr std::pair<const char*, const char*> kAlternatives[] = {
+    {"train.global_batch_tokens", "train.global_batch"}, {"parallel.micro_batch_size", "parallel.microbatches"}};
+
+// Every accepted dotted key, for "did you mean".
+const std::vector<std::string>& schema_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& [key, field] : schema()) k.push_back(key);
+    return k;
+  }();
   return keys;
 }
 
@@ -363,6 +384,16 @@ std::string number_text(double x) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.15g", x);
   return buf;
+}
+
+// 268435456 as 268,435,456, for messages.
+std::string grouped(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 std::string join(const std::vector<std::string>& xs, const char* sep) {
@@ -457,7 +488,9 @@ void flatten(const std::string& where, const std::string& prefix, const json& no
       flatten(where, key, v, out);
       continue;
     }
-    throw ConfigError(where + ": " + key + ": unknown key; check its spelling (see README, \"Configuration\")");
+    const std::string hint = did_you_mean(key, schema_keys());
+    throw ConfigError(where + ": " + key + ": unknown key;" +
+                      (hint.empty() ? " check its spelling (see README, \"Configuration\")" : hint));
   }
 }
 
@@ -477,6 +510,17 @@ void merge_into(json& target, const json& value) {
     return;
   }
   for (const auto& [k, v] : value.items()) merge_into(target[k], v);
+}
+
+// Removes a dotted key from a config tree, if it is there.
+void erase_dotted(json& root, const std::string& key) {
+  json* cur = &root;
+  const auto parts = split_dots(key);
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!cur->is_object() || !cur->contains(parts[i])) return;
+    cur = &(*cur)[parts[i]];
+  }
+  if (cur->is_object()) cur->erase(parts.back());
 }
 
 // Applies one --set; adds the dotted keys it sets to `set_keys` (for messages).
@@ -535,6 +579,18 @@ void apply_override(json& root, const std::string& text, std::map<std::string, s
       value = full.lexically_normal().string();
     }
   }
+  // The batch and its split come one of two ways: a --set of one form replaces the file's other
+  // (so `--set train.global_batch_tokens=...` works on a config that counts sequences); two --sets
+  // giving both forms are refused.
+  for (const auto& [a, b] : kAlternatives)
+    for (const auto& [given, other] : {std::pair{a, b}, std::pair{b, a}}) {
+      if (!leaves.count(given)) continue;
+      if (set_keys && set_keys->count(other))
+        throw ConfigError("--set " + io::shortened(text, 80) + ": " + std::string(given) + " and " + other +
+                          " (--set " + io::shortened(set_keys->at(other), 80) +
+                          ") give the same thing two ways; keep one of the two --set");
+      erase_dotted(root, other);
+    }
   if (set_keys)
     for (const auto& [k, v] : leaves) (*set_keys)[k] = text;
   // A model swapped in on the command line replaces the file's model keys, which would otherwise
@@ -623,6 +679,27 @@ const std::string* breaking_override(const json& file_root, const std::string& s
   return nullptr;
 }
 
+// A --set of train.seq_len with the batch counted in sequences keeps the sequences, as Megatron-LM's
+// --global-batch-size and torchtitan's local_batch_size do, so the tokens per step change with it
+// (seq_len 131072 on 2048 sequences is a 268M-token step): say so, with the way to keep the tokens.
+void note_tokens_per_step(Plan& plan, const json& file_root, const std::map<std::string, std::string>& set_keys) {
+  const auto it = set_keys.find("train.seq_len");
+  if (it == set_keys.end() || plan.train.global_batch_tokens > 0) return;
+  const json* file_seq = nullptr;
+  if (file_root.is_object() && file_root.contains("train") && file_root["train"].is_object() &&
+      file_root["train"].contains("seq_len") && file_root["train"]["seq_len"].is_number_integer())
+    file_seq = &file_root["train"]["seq_len"];
+  if (file_seq && file_seq->get<int64_t>() == plan.train.seq_len) return;
+  const int64_t tokens = plan.train.tokens_per_step();
+  std::string was;
+  if (file_seq && file_seq->get<int64_t>() > 0 && file_seq->get<int64_t>() <= (int64_t(1) << 24))
+    was = " (" + grouped(plan.train.global_batch * file_seq->get<int64_t>()) + " at the file's seq_len " +
+          grouped(file_seq->get<int64_t>()) + ")";
+  plan.notes.push_back("--set " + io::shortened(it->second, 80) + " keeps train.global_batch at " +
+                       grouped(plan.train.global_batch) + " sequences: " + grouped(tokens) + " tokens per step" + was +
+                       "; to hold the tokens per step instead, give train.global_batch_tokens");
+}
+
 Plan build_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
                 const std::vector<std::string>& overrides) {
   if (!root.is_object())
@@ -635,6 +712,7 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
     for (const auto& o : overrides)  // in the order given
       for (const auto& [k, text] : set_keys)
         if (text == o) plan.set_by.emplace_back(k, text);
+    note_tokens_per_step(plan, file_root, set_keys);
     return plan;
   } catch (const ConfigError& e) {
     // A plan-level error about a key given with --set, or one that a --set caused, names that
@@ -670,6 +748,68 @@ void check_only_with(const std::string& source, const std::map<std::string, json
                       join(field.only_with_values, " or ") + " (it is " + current + "); set " + field.only_with + "=" +
                       field.only_with_values.front() + " or remove " + key);
   }
+}
+
+// The batch in sequences and its split into microbatches, from whichever form the config gives:
+// train.global_batch or train.global_batch_tokens (one of them), parallel.microbatches or
+// parallel.micro_batch_size (one, or both when they agree). Errors name the key a user gave.
+void resolve_batch(Plan& plan, const std::map<std::string, json>& leaves, const std::string& source) {
+  const auto fail = [&](const std::string& key, const std::string& what) {
+    throw ConfigError(source + ": " + key + ": " + what);
+  };
+  const bool sequences = leaves.count("train.global_batch"), tokens = leaves.count("train.global_batch_tokens");
+  if (sequences && tokens)
+    fail("train.global_batch_tokens", "the batch is given twice; keep train.global_batch (sequences per step) or "
+                                      "train.global_batch_tokens (tokens per step), not both");
+  if (!sequences && !tokens)
+    fail("train.global_batch", "missing; add it (sequences per step) or train.global_batch_tokens (tokens per step)");
+  if (tokens) {
+    const int64_t t = plan.train.global_batch_tokens, s = plan.train.seq_len, below = t / s * s;
+    if (t % s != 0)
+      fail("train.global_batch_tokens",
+           grouped(t) + " tokens is not a whole number of " + grouped(s) + "-token sequences (train.seq_len); use " +
+               (below > 0 ? grouped(below) + " (" + grouped(below / s) + " sequences) or " : "") + grouped(below + s) +
+               " (" + grouped(below / s + 1) + ")");
+    if (t / s > (int64_t(1) << 24))
+      fail("train.global_batch_tokens", grouped(t / s) + " sequences of " + grouped(s) +
+                                            " tokens exceed the 16,777,216 sequences a step may hold; lower it");
+    plan.train.global_batch = t / s;
+  }
+  const bool count = leaves.count("parallel.microbatches"), size = leaves.count("parallel.micro_batch_size");
+  if (!count && !size)
+    fail("parallel.microbatches", "missing; add it (microbatches per pipeline replica) or parallel.micro_batch_size "
+                                  "(sequences per microbatch)");
+  if (!size) return;
+  // Sequences per data-parallel replica; a plan whose replicas do not tile the GPUs is left to
+  // validate_plan, which names the key at fault.
+  const ParallelConfig& par = plan.parallel;
+  const int64_t gpus = plan.gpus();
+  if (gpus <= 0 || gpus % par.pp != 0 || plan.stage_gpus() % (par.tp * par.cp) != 0) return;
+  const int64_t dp = plan.dp(), batch = plan.train.global_batch, mbs = par.micro_batch_size;
+  if (batch % dp != 0) {
+    if (batch < dp) return;  // validate_plan: some replicas idle
+    fail("parallel.micro_batch_size", grouped(batch) + " sequences do not split evenly over the " + grouped(dp) +
+                                          " data-parallel replicas, so no microbatch size fits them all; use a "
+                                          "multiple of " + grouped(dp) + " sequences or give parallel.microbatches");
+  }
+  const int64_t per_replica = batch / dp;
+  if (per_replica % mbs != 0) {
+    int64_t divisor = std::min(mbs, per_replica);
+    while (per_replica % divisor != 0) --divisor;
+    fail("parallel.micro_batch_size", grouped(mbs) + " sequences per microbatch do not divide the " +
+                                          grouped(per_replica) + " sequences of each of the " + grouped(dp) +
+                                          " data-parallel replicas; use a divisor such as " + grouped(divisor));
+  }
+  const int64_t derived = per_replica / mbs;
+  if (count && derived != par.microbatches)
+    fail("parallel.microbatches", grouped(par.microbatches) + " disagrees with parallel.micro_batch_size " +
+                                      grouped(mbs) + " (" + grouped(per_replica) + " sequences per replica / " +
+                                      grouped(mbs) + " = " + grouped(derived) + " microbatches); give one of the two");
+  if (derived > 65534)
+    fail("parallel.micro_batch_size", grouped(mbs) + " gives " + grouped(derived) +
+                                          " microbatches per replica, over the 65,534 the replay's 16-bit microbatch "
+                                          "tags hold; raise it");
+  plan.parallel.microbatches = derived;
 }
 
 // Megatron-LM's overlap options where they cannot apply (Megatron's own argument checks, or a
@@ -725,6 +865,7 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
     field.store(plan, check_value(source, key, field, value));
   }
   check_only_with(source, leaves);
+  resolve_batch(plan, leaves, source);
   check_overlap_keys(source, leaves, plan);
   // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
   if (!leaves.count("train.precision")) plan.train.precision = plan.model.is_mla() ? Precision::FP8 : Precision::BF16;
@@ -738,7 +879,8 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
 
 }  // namespace
 
-std::string default_config_path() { return std::string(STEPSIM_SOURCE_DIR) + "/workloads/deepseek-v3.yaml"; }
+std::string default_config_path() { return shipped_path("workloads/deepseek-v3.yaml"); }
+std::string shipped_path(const std::string& relative) { return std::string(STEPSIM_SOURCE_DIR) + "/" + relative; }
 
 Plan load_plan(const std::string& path, const std::vector<std::string>& overrides) {
   const std::string text = io::read_input_file(path, "config", io::kMiB);
@@ -768,14 +910,17 @@ std::string origin_of(const Plan& plan, const std::string& key, const std::vecto
   return plan.source;
 }
 
+bool is_config_key(const std::string& dotted_key) { return schema().count(dotted_key) > 0; }
+
 void check_override(const std::string& key_equals_value) {
   json root = json::object();  // an empty config: only the override's own key and value are checked
   apply_override(root, key_equals_value);
 }
 
 Plan load_plan_from_string(const std::string& yaml_text, const std::string& source,
-                           const std::vector<std::string>& overrides) {
-  return build_plan(yaml_text_to_json(yaml_text, source), source, std::filesystem::current_path(), overrides);
+                           const std::vector<std::string>& overrides, const std::string& base_dir) {
+  return build_plan(yaml_text_to_json(yaml_text, source), source,
+                    base_dir.empty() ? std::filesystem::current_path() : std::filesystem::path(base_dir), overrides);
 }
 
 }  // namespace stepsim

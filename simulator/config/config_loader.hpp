@@ -12,8 +12,15 @@ namespace stepsim {
 // The default config, resolved against the source tree so the binary works from any directory.
 std::string default_config_path();
 
+// A file shipped in the source tree (e.g. "workloads/models/llama-3.1-70b.config.json"), as an
+// absolute path.
+std::string shipped_path(const std::string& relative);
+
 // overrides are "dotted.key=value" strings; values are parsed as YAML.
 Plan load_plan(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Whether `dotted_key` is a config key (the importers ask before writing one).
+bool is_config_key(const std::string& dotted_key);
 
 // Checks one "dotted.key=value" override against the schema alone (key known, value of the right
 // type and range) without a config; sweeps use it to reject a bad --grid before running anything.
@@ -28,8 +35,9 @@ std::string origin_of(const Plan& plan, const std::string& key, const std::vecto
 // ranges, as loading it with hardware.profile would; `calibrate` checks what it derived with it.
 void check_hardware_profile(const std::string& yaml_text, const std::string& source);
 
-// Same, from YAML text (tests); `source` names it in messages.
+// Same, from YAML text (tests, importers); `source` names it in messages; relative paths in it are
+// read against `base_dir` (default: the current directory).
 Plan load_plan_from_string(const std::string& yaml_text, const std::string& source,
-                           const std::vector<std::string>& overrides = {});
+                           const std::vector<std::string>& overrides = {}, const std::string& base_dir = "");
 
 }  // namespace stepsim

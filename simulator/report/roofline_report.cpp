@@ -137,6 +137,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"ep", plan.parallel.ep},
                {"edp", plan.edp()},
                {"microbatches", plan.parallel.microbatches},
+               {"sequences_per_microbatch", plan.sequences_per_microbatch()},
                {"zero", plan.parallel.zero},
                {"tp_comm_overlap", plan.parallel.tp_comm_overlap},
                {"overlap_grad_reduce", plan.parallel.overlap_grad_reduce},

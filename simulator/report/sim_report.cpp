@@ -59,6 +59,7 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   j["tp_comm_s"] = r.tp_comm_s;
   j["cp_comm_s"] = r.cp_comm_s;
   j["critical_rank"] = r.critical_rank;
+  j["tokens_per_step"] = plan.train.tokens_per_step();
   j["tokens_per_s_per_gpu"] = r.step_time_s > 0 ? roof.tokens_per_step / r.step_time_s / double(plan.gpus()) : 0.0;
   j["vs_roofline"] = roof.step_time_s > 0 ? r.step_time_s / roof.step_time_s - 1.0 : 0.0;
   const bool model = plan.workload.kind == WorkloadKind::Model && r.step_time_s > 0;
@@ -227,6 +228,9 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      plan.model.name, plan.cluster.nodes, plan.cluster.gpus_per_node, plan.hardware.name, plan.gpus(),
                      to_string(plan.parallel.schedule), plan.parallel.pp, sched::path_stages(plan), plan.parallel.ep, plan.dp(),
                      plan.parallel.zero, plan.parallel.microbatches, plan.source);
+  out += fmt::format("batch: {} sequences x {} tokens = {} tokens per step (sequences per microbatch: {:.4g})\n",
+                     plan.train.global_batch, plan.train.seq_len, plan.train.tokens_per_step(),
+                     plan.sequences_per_microbatch());
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s, NVLink {} GB/s per GPU "
                      "per direction; {} of {} SMs for communication; non-matmul {} s per token-layer\n",
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,

@@ -70,15 +70,15 @@ TEST(ConfigErrors, UnknownTopLevelKey) {
 
 TEST(ConfigErrors, UnknownNestedKeyTypo) {
   const auto text = replaced(default_text(), "  pp: 8 ", "  ppp: 8 ");
-  expect_text_rejects(text, "typo.yaml", {"typo.yaml", "parallel.ppp", "unknown key", "check its spelling"});
+  expect_text_rejects(text, "typo.yaml", {"typo.yaml", "parallel.ppp", "unknown key", "did you mean `parallel.pp`?"});
 }
 
 TEST(ConfigErrors, SetUnknownKey) {
-  expect_default_rejects({"parallel.ppp=4"}, {"--set", "parallel.ppp", "unknown key", "check its spelling"});
+  expect_default_rejects({"parallel.ppp=4"}, {"--set", "parallel.ppp", "unknown key", "did you mean `parallel.pp`?"});
 }
 
 TEST(ConfigErrors, SetUnknownSection) {
-  expect_default_rejects({"paralel.pp=4"}, {"--set", "paralel", "unknown key", "check its spelling"});
+  expect_default_rejects({"paralel.pp=4"}, {"--set", "paralel", "unknown key", "did you mean `parallel`?"});
 }
 
 TEST(ConfigErrors, SetWithoutEquals) {
