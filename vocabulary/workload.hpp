@@ -34,10 +34,6 @@ class Workload {
   // it runs between the two hosts as soon as the simulated side's op starts, with the bytes the
   // op states, as if the absent GPU mirrored the simulated one (exact when they are symmetric).
   virtual bool simulated(int64_t /*gpu*/) const { return true; }
-  virtual double expected_ops() const { return 0; }     // for the progress line; 0 = unknown
-  // Compute ops plus transfers (SimResult::activities): what the replay's wall time scales with
-  // (0 = unknown: the ops stand for it).
-  virtual double expected_activities() const { return 0; }
   virtual std::string mode() const { return "full"; }   // "full", or what was aggregated
   // "exact", or "fast: which flows were left out" (sim.fidelity).
   virtual std::string fidelity() const { return "exact"; }

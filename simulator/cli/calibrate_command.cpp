@@ -10,7 +10,6 @@
 #include "simulator/cli/commands.hpp"
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
-#include "simulator/config/validate_sizes.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/runs/simulate.hpp"

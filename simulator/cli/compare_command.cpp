@@ -8,7 +8,6 @@
 
 #include "simulator/calibration/capture_phases.hpp"
 #include "simulator/cli/commands.hpp"
-#include "simulator/config/validate_sizes.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/runs/simulate.hpp"
 
@@ -29,13 +28,14 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 int run_compare(const std::string& trace_path, const Plan& plan, bool json, bool quiet) {
   calib::require_capture(plan, "compare");
-  check_replay_size(plan);
+  const engine::ReplayCount counted = check_replay_size(plan);
   const traces::ProfileSummary trace = traces::read_profile_trace(trace_path);
   const calib::PhaseMap real = calib::capture_real(trace);
   const calib::CaptureSol sol = calib::capture_sol(plan);
   SimOptions options;
   options.quiet = quiet;
   options.record_spans = true;
+  options.counted = counted;
   const calib::PhaseMap sim = calib::capture_sim(plan, simulate(plan, options));
 
   if (json) {

@@ -9,7 +9,6 @@
 #include "simulator/calibration/explain.hpp"
 #include "simulator/cli/commands.hpp"
 #include "vocabulary/config_error.hpp"
-#include "simulator/config/validate_sizes.hpp"
 #include "simulator/runs/simulate.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/report/html_report.hpp"
@@ -21,7 +20,7 @@ namespace stepsim {
 int run_report(const Plan& plan, const ReportArgs& a) {
   if (a.out_path.empty()) throw ConfigError("-o: missing; give the HTML file to write, for example -o report.html");
   io::check_output_path(a.out_path, "-o");  // before minutes of replays, not after
-  check_replay_size(plan);
+  const engine::ReplayCount counted = check_replay_size(plan);
   const bool model = plan.workload.kind == WorkloadKind::Model;
 
   std::optional<calib::Explanation> waterfall;
@@ -45,6 +44,7 @@ int run_report(const Plan& plan, const ReportArgs& a) {
   options.quiet = a.quiet;
   options.record_spans = true;
   options.span_ranks = timeline.ranks;  // the GPUs the timeline, memory and layer charts draw
+  options.counted = counted;
   const SimResult result = simulate(plan, options);
   const Roofline roof = model ? compute_roofline(plan) : Roofline{};
 

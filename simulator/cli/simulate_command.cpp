@@ -5,7 +5,6 @@
 
 #include "simulator/cli/commands.hpp"
 #include "vocabulary/config_error.hpp"
-#include "simulator/config/validate_sizes.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 #include "traces/chrome_trace.hpp"
@@ -29,7 +28,7 @@ int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& tra
   options.record_spans = !trace_path.empty();
   const TraceOptions trace_opt = trace_options(plan, trace_ranks, trace_window);
   options.span_ranks = trace_opt.ranks;  // record only what the trace will hold
-  check_replay_size(plan);
+  options.counted = check_replay_size(plan);
   // Created before the replay so a bad path fails before minutes of work; the trace reaches
   // trace_path only when complete (a temporary file renamed over it).
   std::optional<io::OutputFile> trace;

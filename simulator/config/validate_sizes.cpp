@@ -17,23 +17,7 @@ std::string sci(long double x) {
   return buf;
 }
 
-// Ops a GPU runs per layer and microbatch (forward, backward, weight gradient, the all-to-alls,
-// sends, memory marks), measured on the default plan's full replay (15.1 M activities).
-constexpr double kActivitiesPerLayerMicrobatch = 16;
-
 }  // namespace
-
-double estimated_replay_activities(const Plan& p) {
-  const bool skewed = p.scenario.routing != Routing::Balanced && p.scenario.routing != Routing::DeepSeek;
-  const bool full = p.sim.mode == SimMode::Full || p.scenario.perturbed();
-  const double gpus = double(p.gpus());
-  const double simulated = full                          ? gpus
-                           : p.parallel.zero == 3         ? double(p.parallel.ep)
-                           : skewed                       ? double(p.parallel.pp) * double(p.parallel.ep)
-                                                          : double(p.parallel.pp);
-  const double layers_per_gpu = std::ceil(double(p.model.num_hidden_layers) / double(p.parallel.pp));
-  return simulated * double(p.parallel.microbatches) * layers_per_gpu * kActivitiesPerLayerMicrobatch;
-}
 
 void validate_sizes(const Plan& p) {
   const auto fail = [&](const std::string& key, const std::string& what) {
@@ -67,23 +51,6 @@ void validate_sizes(const Plan& p) {
                               std::to_string(m.hidden_size) +
                               " overflows the memory model's byte counts; lower train.seq_len or train.global_batch, or "
                               "raise parallel.microbatches");
-}
-
-void check_replay_size(const Plan& p) {
-  const auto fail = [&](const std::string& key, const std::string& what) {
-    // Every key of the estimate bears on it: a --set of any of them is the likelier culprit than the file.
-    throw ConfigError(origin_of(p, key, {"sim.mode", "parallel.microbatches", "model.num_hidden_layers", "parallel.pp",
-                                         "parallel.ep", "parallel.zero", "cluster.nodes", "cluster.gpus_per_node",
-                                         "scenario.routing", "scenario.stragglers", "scenario.jitter_sigma"}) +
-                      ": " + key + ": " + what);
-  };
-  const double activities = estimated_replay_activities(p);
-  if (activities > kMaxReplayActivities)
-    fail(p.sim.mode == SimMode::Full || p.scenario.perturbed() ? "sim.mode" : "parallel.microbatches",
-         "the replay would need about " + sci(activities) + " SimGrid activities (simulated GPUs x microbatches x "
-         "layers per GPU x 16), over the " + sci(kMaxReplayActivities) +
-         " a replay may take (a full 16,384-GPU DeepSeek-V3 step needs 1.2e8; more runs for hours); use fewer microbatches, layers or GPUs" +
-         (p.sim.mode == SimMode::Full ? ", or sim.mode=auto" : ""));
 }
 
 }  // namespace stepsim

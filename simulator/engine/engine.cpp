@@ -18,6 +18,7 @@
 #include "platforms/degraded_hardware.hpp"
 #include "simulator/engine/engine_state.hpp"
 #include "simulator/engine/progress.hpp"
+#include "simulator/engine/replay_count.hpp"
 #include "simulator/engine/span_recording.hpp"
 #include "simulator/engine/gpu_actor.hpp"
 
@@ -195,7 +196,8 @@ SimResult run(const PlatformSpec& spec, const Workload& workload, const SimOptio
   for (GpuState& g : e.gpus)
     if (g.simulated) start_actor(e, "gpu" + std::to_string(g.id), g.host, [&e, &g] { run_gpu(e, g); });
 
-  Progress progress(workload.expected_ops(), workload.expected_activities(), e.t_start);
+  const ReplayCount counted = options.counted ? *options.counted : options.quiet ? ReplayCount{} : count_replay(spec, workload);
+  Progress progress(counted.ops, counted.activities, e.t_start);
   if (!options.quiet) {
     uint64_t simulated = 0;
     for (const GpuState& g : e.gpus) simulated += g.simulated ? 1 : 0;

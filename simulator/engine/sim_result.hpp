@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "vocabulary/op.hpp"
+#include "simulator/engine/replay_count.hpp"
 #include "simulator/engine/straggler_result.hpp"
 
 namespace stepsim {
@@ -22,6 +24,9 @@ struct SimOptions {
   std::vector<int32_t> span_ranks;  // record_spans: only these GPUs (empty: every simulated GPU)
   double jitter_sigma = 0;           // scenario.jitter_sigma: lognormal factor on every compute op
   uint64_t seed = 1;                 // scenario.seed, for the jitter draws
+  // What check_replay_size counted (the progress line's basis); counted again when absent and
+  // the progress line is shown.
+  std::optional<engine::ReplayCount> counted;
 };
 
 // A GPU's memory at its peak over the step (all 0 when the workload has no memory model):

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "simulator/config/config_loader.hpp"
-#include "simulator/config/validate_sizes.hpp"
+#include "simulator/runs/simulate.hpp"
 #include "tests/config/config_test_util.hpp"
 
 namespace stepsim::test {
@@ -38,18 +38,20 @@ TEST(SetSource, AnErrorTheFileCausesStillNamesTheFile) {
   EXPECT_TRUE(starts_with(msg, "mine.yaml: ")) << msg;
 }
 
-// The replay-size check runs after loading (simulate, compare, calibrate). Every GPU replayed, 640
-// layers (80 per rank of 8) and 60 microbatches: 2048 x 60 x 80 x 16 = 1.57e8 activities, over 1.5e8.
+// The replay-size check runs after loading (simulate, compare, calibrate) and names the --set that
+// bears on the count. Asked about 1e6 activities: the default step replays 59,153 in its reduced
+// mode, every one of its 2048 GPUs under sim.mode=full (about 15 M).
 TEST(SetSource, TheReplaySizeCheckNamesTheSet) {
-  const Plan full = load_plan(default_yaml(), {"model.num_hidden_layers=640", "sim.mode=full"});
-  const std::string msg = config_error_of([&] { check_replay_size(full); });
+  constexpr double kLimit = 1e6;
+  const Plan full = load_plan(default_yaml(), {"sim.mode=full"});
+  const std::string msg = config_error_of([&] { check_replay_size(full, kLimit); });
   EXPECT_TRUE(starts_with(msg, "--set sim.mode=full (with " + default_yaml() + "): sim.mode: ")) << msg;
   // Jitter replays every GPU too; no --set gave sim.mode, the layers' --set is the one that bears on it.
-  const Plan jitter = load_plan(default_yaml(), {"model.num_hidden_layers=640", "scenario.jitter_sigma=0.01"});
-  const std::string why = config_error_of([&] { check_replay_size(jitter); });
-  EXPECT_TRUE(starts_with(why, "--set model.num_hidden_layers=640 (with ")) << why;
-  // Within the bound with the file's 61 layers: no error.
-  EXPECT_NO_THROW(check_replay_size(load_plan(default_yaml(), {"sim.mode=full"})));
+  const Plan jitter = load_plan(default_yaml(), {"model.num_hidden_layers=64", "scenario.jitter_sigma=0.01"});
+  const std::string why = config_error_of([&] { check_replay_size(jitter, kLimit); });
+  EXPECT_TRUE(starts_with(why, "--set model.num_hidden_layers=64 (with ")) << why;
+  // The reduced replay is within it: no error.
+  EXPECT_NO_THROW(check_replay_size(load_plan(default_yaml(), {}), kLimit));
 }
 
 TEST(SetSource, RelativeSetPathMeansTheWorkingDirectory) {

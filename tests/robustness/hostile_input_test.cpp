@@ -184,9 +184,16 @@ TEST(HostileNumbers, ExtremeFloatsNeverReachSimGrid) {
 }
 
 TEST(HostileNumbers, ReplaysThatWouldRunForHoursAreRefused) {
-  // 32,768 GPUs x 60 microbatches x 8 layers each x 16 activities = 2.5e8 > 1.5e8.
+  // Every GPU of 32,768 replayed: twice the 16,384-GPU step's 1.2e8 activities, over 1.5e8.
   expect_rejected("simulate --quiet --set sim.mode=full --set cluster.nodes=4096 --set train.global_batch=245760",
                   {"sim.mode", "SimGrid activities", "sim.mode=auto"});
+  // A reduced replay of TP 8 x CP 16 x PP 16 runs all 2,048 GPUs of its one replica, 1,024
+  // microbatches each (about 2.7e8 activities): the guard once counted one GPU per pipeline rank
+  // (2.1e6) and let a 36-minute replay start.
+  expect_rejected("simulate --quiet " + std::string(STEPSIM_SOURCE_DIR) +
+                      "/workloads/llama-3.1-405b.yaml --set parallel.tp=8 --set parallel.cp=16 --set parallel.pp=16 "
+                      "--set parallel.microbatches=1024 --set cluster.nodes=256 --set train.global_batch=1024",
+                  {"--set parallel.microbatches=1024", "SimGrid activities on 2048 simulated GPUs", "over the 1.5e+08"});
   // Op tags hold 16-bit microbatch indices.
   expect_rejected("simulate --quiet --set train.global_batch=16777216 --set parallel.microbatches=65536",
                   {"parallel.microbatches", "at most 65534"});

@@ -74,6 +74,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
   head_flops_per_seq_ = lm_head_work(plan, 1.0).flops(Precision::BF16) / plan.hardware.gemm_efficiency / split;
   uniform_batch_ = plan.train.global_batch % plan.dp() == 0 &&
                    (plan.train.global_batch / plan.dp()) % plan.parallel.microbatches == 0;
+  if (uniform_batch_) uniform_sequences_ = double(microbatch_sequences(plan, 0, 0));
   // Every replica (and EP group) runs the same program on the same loads while routing is
   // balanced and nothing perturbs a GPU, so by symmetry one stands for all; `auto` takes it.
   reduced_ = plan.sim.mode != SimMode::Full;
@@ -190,46 +191,6 @@ bool ModelWorkload::simulated(int64_t gpu) const {
   return layout_.dp_rank(gpu) == 0;  // replica 0 of every stage
 }
 
-double ModelWorkload::expected_ops() const { return replay_count().ops; }
-
-double ModelWorkload::expected_activities() const { return replay_count().activities; }
-
-const ModelWorkload::ReplayCount& ModelWorkload::replay_count() const {
-  if (!replay_count_) replay_count_ = count_replay();  // both figures come from one emission
-  return *replay_count_;
-}
-
-ModelWorkload::ReplayCount ModelWorkload::count_replay() const {
-  // Count by emitting one GPU's program per pipeline rank (replicas and EP peers run programs of
-  // the same length and flow count): exact, and cheap next to replaying them.
-  const int64_t ranks = plan_.parallel.zero == 3 ? 1 : plan_.parallel.pp;
-  ReplayCount total;
-  for (int64_t r = 0; r < ranks; ++r) {
-    const int64_t gpu = layout_.first_gpu_of_rank(r);
-    std::vector<engine::StreamQueue> queues(static_cast<size_t>(num_streams()));
-    engine::OpSink sink(uint32_t(gpu), queues, plan_.hardware.fp8_tflops * 1e12, bf16_flops());
-    const auto prog = program(gpu);
-    double ops = 0, activities = 0;
-    while (prog->emit_next(sink)) {
-      for (auto& q : queues) {  // drop what was counted, keeping the sequence numbers
-        ops += double(q.ops.size());
-        for (const engine::Op& op : q.ops) activities += op.comm ? op.n_out : 1.0;  // as the engine counts
-        q.ops.clear();
-        q.deps.clear();
-        q.flows.clear();
-      }
-    }
-    const double gpus_like_this = double(plan_.gpus()) / double(ranks);
-    const double simulated = !reduced_                                          ? gpus_like_this
-                             : !perturbed_groups_.empty() ? double(plan_.parallel.ep * perturbed_group_count_)
-                             : plan_.parallel.zero == 3 || ep_group_reduced_ ? double(group_block())
-                                                                              : double(layout_.tp() * layout_.cp());
-    total.ops += ops * simulated;
-    total.activities += activities * simulated;
-  }
-  return total;
-}
-
 std::string ModelWorkload::mode() const {
   if (!reduced_) return full_reason_.empty() ? "full" : "full: " + full_reason_;
   if (!perturbed_groups_.empty())
@@ -284,6 +245,7 @@ double ModelWorkload::stage_expert_params_per_gpu(int64_t stage) const {
 }
 
 double ModelWorkload::sequences(int64_t gpu, int64_t mb) const {
+  if (uniform_batch_) return uniform_sequences_;  // asked for by every op: skip the divisions
   return double(microbatch_sequences(plan_, layout_.dp_rank(gpu), mb));
 }
 

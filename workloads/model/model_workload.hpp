@@ -74,8 +74,6 @@ class ModelWorkload : public engine::Workload {
   double bf16_flops() const override;
   int num_streams() const override;
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override;
-  double expected_ops() const override;
-  double expected_activities() const override;
   std::string mode() const override;
   std::string fidelity() const override;
   bool local_deps_only() const override { return true; }  // a GPU's ops wait only on its own streams
@@ -119,12 +117,6 @@ class ModelWorkload : public engine::Workload {
   // GPUs at the start of a stage that reduced FSDP / uneven-load replays simulate: one EP group,
   // widened to whole TP x CP groups.
   int64_t group_block() const;
-  struct ReplayCount {
-    double ops = 0, activities = 0;  // activities: compute ops plus transfers, as the engine counts them
-  };
-  ReplayCount count_replay() const;
-  const ReplayCount& replay_count() const;  // count_replay(), computed once
-  mutable std::optional<ReplayCount> replay_count_;
 
   Plan plan_;
   RankLayout layout_;
@@ -138,6 +130,7 @@ class ModelWorkload : public engine::Workload {
   std::vector<PartCost> costs_;
   double head_flops_per_seq_ = 0;
   bool uniform_batch_ = true;
+  double uniform_sequences_ = 0;  // sequences of every microbatch on every GPU, when uniform_batch_
   std::vector<double> group_mean_sequences_;  // [EP group * microbatches + mb], uneven batches only
   std::unique_ptr<ModelMemory> memory_;  // built last: it reads the members above
   bool reduced_ = false;  // one data-parallel replica (PP plans) or one EP group (FSDP) stands for all

@@ -162,15 +162,6 @@ class SyntheticWorkload final : public engine::Workload {
   std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override {
     return std::make_unique<SyntheticProgram>(sh_, gpu);
   }
-  double expected_ops() const override {
-    double n = 0;
-    for (int64_t r = 0; r < int64_t(sh_.programs.size()); ++r) {
-      n += double(sh_.programs[size_t(r)].size());
-      if (sh_.send_bytes > 0)  // a send and a receive per transfer
-        for (const ChunkOp& op : sh_.programs[size_t(r)]) n += 2.0 * double(remote_outputs(*sh_.schedule, r, op).size());
-    }
-    return n;
-  }
 
  private:
   Plan plan_;
