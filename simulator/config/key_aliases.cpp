@@ -141,7 +141,7 @@ std::string_view section_of(std::string_view key) {
   return dot == std::string_view::npos ? std::string_view() : key.substr(0, dot);
 }
 
-std::string quoted(std::string_view key) {
+std::string quoted_key(std::string_view key) {
   std::string q(1, '`');
   q.append(key);
   q += '`';
@@ -177,13 +177,13 @@ std::string did_you_mean(const std::string& unknown_key, const std::vector<std::
   // The same name in another section (train.micro_batch_size for parallel.micro_batch_size).
   const std::string spelled = alias_spelling(leaf);
   for (const auto& k : known)
-    if (last_part(k) == spelled && k != unknown_key) return " did you mean " + quoted(k) + "?";
+    if (last_part(k) == spelled && k != unknown_key) return " did you mean " + quoted_key(k) + "?";
   // Another tool's name (or a shorthand) for a stepsim key.
   if (const KeyAlias* a = find_alias(leaf)) {
     const std::string whose = a->tool.empty() ? "" : " (" + std::string(a->tool) + "'s name)";
     if (a->key.empty()) return " stepsim has no such key" + whose + ": " + std::string(a->hint);
     const std::string how = a->hint.empty() ? "" : "; " + std::string(a->hint);
-    return " did you mean " + quoted(a->key) + "?" + whose + how;
+    return " did you mean " + quoted_key(a->key) + "?" + whose + how;
   }
   // A misspelling: the nearest key, or section, by edit distance (the first of equals, in `known`'s order).
   std::vector<std::string> candidates = known;
@@ -201,7 +201,7 @@ std::string did_you_mean(const std::string& unknown_key, const std::vector<std::
   // Close enough to be a typo: at most 2 edits, or a third of the last part for long names.
   const size_t allowed = std::max<size_t>(2, leaf.size() / 3);
   if (best == 0 || best > allowed) return "";
-  return " did you mean " + quoted(nearest) + "?";
+  return " did you mean " + quoted_key(nearest) + "?";
 }
 
 }  // namespace stepsim
