@@ -238,6 +238,7 @@ struct WorkloadConfig {
 struct Plan {
   std::string source;  // the config file it came from, for messages
   std::vector<std::pair<std::string, std::string>> set_by;  // (key, the --set that gave it), for messages
+  std::vector<std::string> overrides;  // the --set texts, in the order given (reports record them)
   // Keys a hardware preset or profile held that the config or --set overrode (printed on stderr
   // by the command line, so a switch of GPU that does not take is never silent).
   std::vector<std::string> notes;

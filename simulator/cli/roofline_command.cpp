@@ -14,6 +14,7 @@ int run_roofline(const Plan& plan, bool json) {
   if (json) {
     auto j = roofline_json(plan, r);
     j["memory"] = memory_estimate_json(memory);
+    add_plan_inputs(j, plan);
     std::cout << io::json_text(j, 2) << "\n";
   } else {
     std::cout << roofline_text(plan, r) << "\n" << memory_estimate_text(memory);

@@ -167,6 +167,7 @@ int run_sweep(const SweepArgs& a) {
   if (ec) throw ConfigError("/proc/self/exe: cannot find the stepsim binary to run each point (" + ec.message() + ")");
   const auto grid = cartesian_product(m.axes);
   check_some_point_loads(m, grid);
+  claim_sweep_dir(a.out_dir, m);
   if (!a.emit_jobs.empty()) return emit_jobs(a, m, grid);
   write_manifest(a.out_dir, m);
   return run_local(a, m, grid);

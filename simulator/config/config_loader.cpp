@@ -709,6 +709,7 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
   for (const auto& o : overrides) apply_override(root, o, &set_keys);
   try {
     Plan plan = build_checked_plan(std::move(root), source, base_dir);
+    plan.overrides = overrides;
     for (const auto& o : overrides)  // in the order given
       for (const auto& [k, text] : set_keys)
         if (text == o) plan.set_by.emplace_back(k, text);

@@ -1,5 +1,5 @@
 // The scalar fields of `stepsim simulate --json`, flattened with dots as sweep.csv names its
-// columns (nested objects joined, arrays and sim.wall_s left out). What a sweep can chart with
+// columns (nested objects joined, arrays, sim.wall_s and config left out). What a sweep can chart with
 // --plot-y is known here, before any point runs. The JSON is written by sim_json, memory_json,
 // stragglers_json, routing_json and roofline_json; tests/sweep/report_fields_test.cpp runs real
 // reports and fails when they and this list part ways (a field added, renamed or retyped).

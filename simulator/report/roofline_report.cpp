@@ -6,6 +6,12 @@
 
 namespace stepsim {
 
+void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
+  j["config"] = plan.source;
+  j["sets"] = plan.overrides;
+  j["notes"] = plan.notes;
+}
+
 nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   nlohmann::json j;
   j["compute_s"] = r.compute_s;

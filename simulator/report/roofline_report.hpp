@@ -11,6 +11,10 @@
 namespace stepsim {
 
 nlohmann::json roofline_json(const Plan& plan, const Roofline& r);
+// What a report was computed from: `config` (the file), `sets` (the --set texts, in order) and
+// `notes` (settings a higher layer overrode, as printed on stderr), so a saved report -- a sweep
+// point's above all -- says what it ran with.
+void add_plan_inputs(nlohmann::json& j, const Plan& plan);
 std::string roofline_text(const Plan& plan, const Roofline& r);
 
 }  // namespace stepsim

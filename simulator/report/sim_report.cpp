@@ -47,6 +47,7 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   const StepSummary s = summarize(r);
   nlohmann::json j;
   j["step_time_s"] = r.step_time_s;
+  add_plan_inputs(j, plan);
   // Step-level compute / exposed / bubble are means over ranks (the roofline's "average GPU").
   j["compute_s"] = s.compute.mean;
   j["exposed_comm_s"] = s.exposed.mean;

@@ -1,5 +1,6 @@
 #include "simulator/sweep/collect.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 
 #include "vocabulary/config_error.hpp"
 #include "simulator/io/input_file.hpp"
+#include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/plot/chart.hpp"
 #include "simulator/sweep/sweep_plot.hpp"
@@ -32,9 +34,39 @@ std::string last_line(const std::string& text) {
   return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
+std::string joined_sets(const std::vector<std::string>& sets) {
+  if (sets.empty()) return "no --set";
+  std::string s;
+  for (const auto& x : sets) s += (s.empty() ? "--set " : " --set ") + x;
+  return io::shortened(s, 160);
+}
+
+// Empty when the report ran with the manifest's config and this point's --set values.
+std::string settings_mismatch(const nlohmann::json& report, const Manifest& m, const GridPoint& p,
+                              const std::string& name) {
+  std::vector<std::string> expected = m.sets;
+  for (const auto& o : p.overrides()) expected.push_back(o);
+  const auto text_list = [](const nlohmann::json& v) {
+    return v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_string(); });
+  };
+  if (!report.contains("config") || !report["config"].is_string() || !report.contains("sets") ||
+      !text_list(report["sets"]))
+    return name + " does not record the config and --set values it ran with (written by an older stepsim?); "
+                  "rerun the point";
+  if (report["config"].get<std::string>() != m.config)
+    return name + " ran on " + io::shortened(report["config"].get<std::string>(), 120) + ", not this sweep's " +
+           io::shortened(m.config, 120) + ": a point of another sweep; rerun the point";
+  const auto ran = report["sets"].get<std::vector<std::string>>();
+  if (ran != expected)
+    return name + " ran with " + joined_sets(ran) + ", not this point's " + joined_sets(expected) +
+           ": a point of another sweep; rerun the point";
+  return "";
+}
+
 }  // namespace
 
-PointOutcome read_point(const std::string& dir, const GridPoint& p, int points, const JobStatus* status) {
+PointOutcome read_point(const std::string& dir, const Manifest& m, const GridPoint& p, int points,
+                        const JobStatus* status) {
   PointOutcome o{p, {}, ""};
   const std::string json_path = point_json_path(dir, p.index, points);
   bool json_exists = false, err_exists = false;
@@ -56,11 +88,12 @@ PointOutcome read_point(const std::string& dir, const GridPoint& p, int points, 
   // A simulate report: an object with the step time and the roofline beside it.
   const bool is_report = report.is_object() && report.contains("step_time_s") && report["step_time_s"].is_number() &&
                          report.contains("roofline");
+  const std::string name = "points/" + point_name(p.index, points) + ".json";
   if (is_report) {
-    o.fields = flatten_report(report);
+    o.error = settings_mismatch(report, m, p, name);
+    if (o.error.empty()) o.fields = flatten_report(report);
     return o;
   }
-  const std::string name = "points/" + point_name(p.index, points) + ".json";
   if (!err.empty()) o.error = err;
   else if (!json_exists) o.error = name + " missing: the point has not run";
   else if (report.is_object()) o.error = name + " is not a stepsim simulate report (no step_time_s); rerun the point";
@@ -75,7 +108,7 @@ CollectSummary collect(const std::string& dir, const Manifest& m, const std::vec
   CollectSummary sum;
   sum.points = n;
   for (const auto& p : grid) {
-    outcomes.push_back(read_point(dir, p, n, statuses.empty() ? nullptr : &statuses[size_t(p.index)]));
+    outcomes.push_back(read_point(dir, m, p, n, statuses.empty() ? nullptr : &statuses[size_t(p.index)]));
     if (!outcomes.back().error.empty()) ++sum.failed;
   }
   const SweepTable table = build_table(m.axes, outcomes);

@@ -11,10 +11,13 @@
 
 namespace stepsim::sweep {
 
-// One point's outcome from its files: the report if points/NNN.json holds a JSON object (and the
-// run, when `status` is given, exited 0), else the error: the last line the point wrote to stderr,
-// or what is missing.
-PointOutcome read_point(const std::string& dir, const GridPoint& p, int points, const JobStatus* status = nullptr);
+// One point's outcome from its files: the report if points/NNN.json holds a simulate report that
+// ran with this point's settings -- the manifest's config, its --set values and the point's grid
+// values, as the report records them -- (and the run, when `status` is given, exited 0), else the
+// error: the last line the point wrote to stderr, what is missing, or which settings the report
+// ran with instead (a point of another sweep is never relabelled as this one's).
+PointOutcome read_point(const std::string& dir, const Manifest& m, const GridPoint& p, int points,
+                        const JobStatus* status = nullptr);
 
 struct CollectSummary {
   int points = 0, failed = 0;

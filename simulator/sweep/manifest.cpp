@@ -41,6 +41,39 @@ void write_manifest(const std::string& dir, const Manifest& m) {
   io::write_output_file(manifest_path(dir), "-o", io::json_text(j, 2) + "\n");
 }
 
+void claim_sweep_dir(const std::string& dir, const Manifest& m) {
+  std::error_code ec;
+  const auto there = [&](const std::string& p) { return std::filesystem::exists(std::filesystem::symlink_status(p, ec)); };
+  const std::string fix = "; use another -o, or remove " + dir + "/sweep.json and " + dir + "/points to replace it";
+  if (there(manifest_path(dir))) {
+    Manifest old;
+    try {
+      old = read_manifest(dir);
+    } catch (const ConfigError&) {
+      throw ConfigError("-o " + dir + ": holds a sweep.json that is not a readable sweep manifest" + fix);
+    }
+    const auto same_axes = [](const std::vector<GridAxis>& a, const std::vector<GridAxis>& b) {
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].key != b[i].key || a[i].values != b[i].values) return false;
+      return true;
+    };
+    if (old.config == m.config && old.sets == m.sets && same_axes(old.axes, m.axes)) return;
+    std::string grid;
+    for (const auto& a : old.axes) {
+      std::string values;
+      for (const auto& v : a.values) values += (values.empty() ? "" : ",") + v;
+      grid += (grid.empty() ? "" : " ") + a.key + "=" + values;
+    }
+    throw ConfigError("-o " + dir + ": holds another sweep (--grid " + io::shortened(grid, 120) + " on " +
+                      io::shortened(old.config, 120) + "), whose points --collect would label as this one's" + fix);
+  }
+  const std::string points = dir + "/points";
+  if (there(points) && std::filesystem::is_directory(points, ec) && !std::filesystem::is_empty(points, ec))
+    throw ConfigError("-o " + dir + ": " + points + " holds point files but " + dir +
+                      " has no sweep.json to say what they ran; use another -o, or remove " + points);
+}
+
 Manifest read_manifest(const std::string& dir) {
   const std::string path = manifest_path(dir);
   std::string text;

@@ -25,6 +25,13 @@ std::string manifest_path(const std::string& dir);
 std::string point_json_path(const std::string& dir, int index, int points);
 std::string point_err_path(const std::string& dir, int index, int points);
 
+// A sweep directory belongs to one manifest. Throws ConfigError (naming -o) when DIR holds another
+// sweep -- a sweep.json with another config, --set values or grid, or one that is not a manifest --
+// or point files with no manifest: their points would be collected under this grid's labels. The
+// same sweep again (a rerun, or --emit-jobs written anew) may reuse its directory. Nothing is
+// deleted: the old points may be hours of cluster time, and removing them is the user's call.
+void claim_sweep_dir(const std::string& dir, const Manifest& m);
+
 // Creates DIR/points and writes DIR/sweep.json; ConfigError when the directory cannot be written.
 void write_manifest(const std::string& dir, const Manifest& m);
 // ConfigError naming the file when it is missing or not a sweep manifest.

@@ -1,5 +1,6 @@
 #include "simulator/sweep/sweep_table.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace stepsim::sweep {
@@ -11,9 +12,13 @@ void flatten_into(const std::string& prefix, const nlohmann::json& node, std::ma
     if (v.is_object()) {
       flatten_into(name, v, out);
     } else if (v.is_array()) {
-      continue;
-    } else if (name == "sim.wall_s") {
-      continue;
+      // Lists of text (the report's sets and notes) are one cell; per-rank rows stay in the JSON.
+      if (v.empty() || !std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_string(); })) continue;
+      std::string cell;
+      for (const auto& e : v) cell += (cell.empty() ? "" : "; ") + e.get<std::string>();
+      out[name] = cell;
+    } else if (name == "sim.wall_s" || name == "config") {
+      continue;  // differs run to run; an absolute path of this machine (the manifest has it)
     } else if (v.is_string()) {
       out[name] = v.get<std::string>();
     } else if (v.is_null()) {

@@ -15,7 +15,9 @@
 namespace stepsim::sweep {
 
 // Scalars of `report` as dotted name -> text (numbers as JSON writes them, strings raw, null empty).
-// Arrays are left out (per-rank rows belong in the point's JSON), and so is `sim.wall_s`: wall time
+// Lists of strings (`sets`, `notes`) become one cell joined by "; "; other arrays are left out
+// (per-rank rows belong in the point's JSON), and so are `config` (this machine's absolute path;
+// the manifest holds it) and `sim.wall_s`: wall time
 // differs run to run and would break the CSV's reproducibility.
 std::map<std::string, std::string> flatten_report(const nlohmann::json& report);
 

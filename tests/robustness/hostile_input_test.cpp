@@ -461,6 +461,44 @@ TEST(HostileSweeps, CollectRejectsPointFilesThatAreNotReports) {
   EXPECT_NE(csv.find("not a stepsim simulate report"), std::string::npos) << csv;
 }
 
+// A sweep folder belongs to one manifest, and --collect takes a point only if its report ran with
+// that point's settings: points of an earlier sweep (H800 results, once labelled "b200") are
+// never relabelled as the new grid's rows.
+TEST(HostileSweeps, PointsOfAnotherSweepAreNeverRelabelled) {
+  ScratchDir d;
+  const std::string synthetic = "sweep -q --set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=4 ";
+  const std::string a = d.file("a"), b = d.file("b");
+  ASSERT_EQ(run_stepsim(synthetic + "--grid parallel.microbatches=2,6 -o " + a).code, 0);
+  // Another grid into the same folder: refused before anything is written.
+  const std::string before = slurp(a + "/sweep.json");
+  expect_rejected(synthetic + "--grid parallel.microbatches=6,2 -o " + a + " --emit-jobs " + d.file("jobs.txt"),
+                  {"-o " + a, "holds another sweep", "parallel.microbatches=2,6"});
+  expect_rejected(synthetic + "--grid workload.f_s=1,2 -o " + a, {"-o " + a, "holds another sweep"});
+  EXPECT_EQ(slurp(a + "/sweep.json"), before);
+  EXPECT_FALSE(std::filesystem::exists(d.file("jobs.txt")));
+  // The same sweep again may reuse it (a rerun finishes an interrupted sweep).
+  EXPECT_EQ(run_stepsim(synthetic + "--grid parallel.microbatches=2,6 -o " + a + " --emit-jobs " + d.file("jobs.txt")).code, 0);
+  // Point files with no manifest say nothing of what they ran: refused too.
+  std::filesystem::create_directories(d.file("loose/points"));
+  std::ofstream(d.file("loose/points/000.json")) << "{}";
+  expect_rejected(synthetic + "--grid parallel.microbatches=2,6 -o " + d.file("loose"), {"has no sweep.json"});
+  // Old points copied under a new grid's names (here the grid reversed): each is refused by what it ran.
+  ASSERT_EQ(run_stepsim(synthetic + "--grid parallel.microbatches=6,2 -o " + b + " --emit-jobs " + d.file("jobs-b.txt")).code, 0);
+  std::filesystem::copy_file(a + "/points/000.json", b + "/points/000.json");
+  auto report = nlohmann::json::parse(slurp(a + "/points/001.json"));
+  report.erase("sets");  // as an older stepsim wrote it
+  std::ofstream(b + "/points/001.json") << report.dump();
+  const CliResult c = run_stepsim("sweep --collect " + b);
+  EXPECT_EQ(c.code, 1) << c.err;
+  const std::string csv = slurp(b + "/sweep.csv");
+  EXPECT_NE(csv.find("points/000.json ran with --set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=4 "
+                     "--set parallel.microbatches=2, not this point's"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find("points/001.json does not record the config and --set values it ran with"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("step_time_s"), std::string::npos) << "a report was taken: " << csv;
+}
+
 TEST(HostileSweeps, TamperedManifestIsOneLine) {
   ScratchDir d;
   const std::string dir = d.file("sw");

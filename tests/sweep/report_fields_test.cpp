@@ -43,7 +43,8 @@ TEST(ReportFields, TheListIsExactlyWhatReportsWrite) {
     std::map<std::string, nlohmann::json> fields;
     flatten("", nlohmann::json::parse(r.out), fields);
     for (const auto& [name, v] : fields) {
-      if (name == "sim.wall_s" || ((name == "memory" || name == "roofline") && v.is_null())) continue;  // not in sweep.csv / absent parts
+      // Not in sweep.csv (the wall time, this machine's path of the config) / absent parts.
+      if (name == "sim.wall_s" || name == "config" || ((name == "memory" || name == "roofline") && v.is_null())) continue;
       const ReportField* f = stepsim::find_report_field(name);
       ASSERT_NE(f, nullptr) << name << " is written by the report but not listed in simulator/report/report_fields.cpp";
       seen.insert(name);
@@ -63,6 +64,7 @@ TEST(ReportFields, ClosestNamesForAMisspelling) {
   EXPECT_EQ(stepsim::closest_report_fields("roofline.bubble", 1).front(), "roofline.bubble_s");
   EXPECT_EQ(stepsim::find_report_field("memory.fits")->kind, ReportField::Kind::Flag);
   EXPECT_EQ(stepsim::find_report_field("sim.wall_s"), nullptr);  // left out of sweep.csv
+  EXPECT_EQ(stepsim::find_report_field("config"), nullptr);
 }
 
 }  // namespace

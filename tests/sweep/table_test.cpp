@@ -11,6 +11,7 @@ namespace {
 
 using nlohmann::json;
 
+// Lists of text (the --set values and notes a point ran with) are one cell: a sweep's CSV keeps them.
 TEST(SweepTable, FlattensScalarsAndLeavesOutArraysAndWallTime) {
   const json report = {{"step_time_s", 2.5},
                        {"critical_rank", 3},
@@ -18,6 +19,9 @@ TEST(SweepTable, FlattensScalarsAndLeavesOutArraysAndWallTime) {
                        {"ranks", json::array({{{"rank", 0}}})},
                        {"roofline", {{"step_time_s", 2.0}, {"plan", {{"schedule", "fsdp"}}}, {"fsdp_sweep", json::array()}}},
                        {"sim", {{"wall_s", 0.7}, {"ops", 10}}},
+                       {"sets", json::array({"parallel.pp=4", "schedule=1f1b"})},
+                       {"notes", json::array()},
+                       {"config", "/abs/path.yaml"},
                        {"nothing", nullptr}};
   const auto f = flatten_report(report);
   const std::map<std::string, std::string> expect = {{"step_time_s", "2.5"},
@@ -26,6 +30,7 @@ TEST(SweepTable, FlattensScalarsAndLeavesOutArraysAndWallTime) {
                                                      {"roofline.step_time_s", "2.0"},
                                                      {"roofline.plan.schedule", "fsdp"},
                                                      {"sim.ops", "10"},
+                                                     {"sets", "parallel.pp=4; schedule=1f1b"},
                                                      {"nothing", ""}};
   EXPECT_EQ(f, expect);
 }
