@@ -847,10 +847,13 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
       throw ConfigError(source + ": model.config_json: expected a path to a Hugging Face config.json");
     std::filesystem::path p = ref.get<std::string>();
     if (p.is_relative()) p = base_dir / p;
-    json merged = read_hf_model_keys(p.string(), model_int_keys());
-    // Check the config.json's own values here, so a bad one names that file (YAML keys win).
+    std::map<std::string, std::string> spelled;
+    json merged = read_hf_model_keys(p.string(), model_int_keys(), &spelled);
+    // Check the config.json's own values here, so a bad one names that file and the key as the file
+    // spells it (YAML keys win).
     for (const auto& [k, v] : merged.items())
-      if (!root["model"].contains(k)) check_value(p.string(), k, schema().at("model." + k), v);
+      if (!root["model"].contains(k))
+        check_value(p.string(), spelled.count(k) ? spelled[k] : k, schema().at("model." + k), v);
     for (const auto& [k, v] : root["model"].items())
       if (k != "config_json") merged[k] = v;
     root["model"] = merged;

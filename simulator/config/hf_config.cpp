@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "vocabulary/config_error.hpp"
 #include "simulator/io/input_file.hpp"
+#include "simulator/io/json_text.hpp"
 #include "simulator/io/strict_json.hpp"
 
 namespace stepsim {
@@ -15,33 +17,79 @@ using nlohmann::json;
 
 bool given(const json& hf, const char* key) { return hf.contains(key) && !hf[key].is_null(); }
 
+std::string shown(const json& v) { return io::shortened(io::json_text(v), 80); }
+
+// A Hugging Face boolean as transformers writes it: true, false, or null / absent (nullopt).
+// 1, 0, "true" are type errors, not read as false: a window or a bias switched on must not
+// silently turn into the plain layer.
+std::optional<bool> hf_bool(const std::string& path, const json& hf, const char* key) {
+  if (!given(hf, key)) return std::nullopt;
+  if (!hf[key].is_boolean())
+    throw ConfigError(path + ": " + key + ": expected true or false, got " + shown(hf[key]) + "; fix the file");
+  return hf[key].get<bool>();
+}
+
+// One setting, several names: stepsim's (the Llama / DeepSeek name) and what other model families
+// call it. `read`: the family is one stepsim models, so the name is read as stepsim's (Mixtral's
+// num_local_experts, Qwen-MoE's num_experts); otherwise the name is refused when stepsim's is
+// absent (it would be dropped: num_kv_heads alone would plan multi-head attention). Two names of
+// one setting that disagree are refused either way.
+struct Synonym {
+  const char* key;
+  const char* name;
+  bool read;
+};
+constexpr Synonym kSynonyms[] = {
+    {"n_routed_experts", "num_local_experts", true},   {"n_routed_experts", "num_experts", true},
+    {"n_routed_experts", "moe_num_experts", false},    {"num_experts_per_tok", "moe_top_k", false},
+    {"num_experts_per_tok", "moe_topk", false},        {"num_experts_per_tok", "num_experts_per_token", false},
+    {"n_shared_experts", "num_shared_experts", false}, {"num_key_value_heads", "num_kv_heads", false},
+    {"num_key_value_heads", "n_head_kv", false},       {"num_key_value_heads", "multi_query_group_num", false},
+    {"num_key_value_heads", "num_query_groups", false}, {"hidden_size", "n_embd", false},
+    {"hidden_size", "d_model", false},                 {"num_hidden_layers", "n_layer", false},
+    {"num_hidden_layers", "num_layers", false},        {"num_attention_heads", "n_head", false},
+    {"num_attention_heads", "num_heads", false},       {"intermediate_size", "n_inner", false},
+    {"intermediate_size", "ffn_hidden_size", false},   {"vocab_size", "padded_vocab_size", false},
+    {"head_dim", "kv_channels", false},
+};
+
 // Keys whose non-default values change FLOPs or bytes in ways stepsim does not model.
 void refuse_unmodelled(const std::string& path, const json& hf) {
   const auto fail = [&](const std::string& key, const std::string& what) {
     throw ConfigError(path + ": " + key + ": " + what);
   };
-  // DeepSeek's moe_layer_freq, Qwen-MoE's decoder_sparse_step: an MoE layer every n layers.
-  for (const char* key : {"moe_layer_freq", "decoder_sparse_step"})
+  // A multimodal config (Llama 4, Qwen2-VL) nests its language model's settings.
+  for (const char* key : {"text_config", "language_config", "llm_config"})
+    if (given(hf, key) && hf[key].is_object())
+      fail(key, "a multimodal config: its language model's settings are nested here; give stepsim a config.json "
+                "holding the text model's settings at the top level");
+  // DeepSeek's moe_layer_freq, Qwen-MoE's decoder_sparse_step, Llama 4's interleave_moe_layer_step,
+  // Jamba's expert_layer_period: an MoE layer every n layers.
+  for (const char* key : {"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step", "expert_layer_period"})
     if (given(hf, key) && !(hf[key].is_number_integer() && hf[key].get<int64_t>() == 1))
-      fail(key, hf[key].dump() + ": dense layers between MoE layers are not modelled (every layer from "
-                                  "first_k_dense_replace on is MoE); set it to 1 in the file");
+      fail(key, shown(hf[key]) + ": dense layers between MoE layers are not modelled (every layer from "
+                                 "first_k_dense_replace on is MoE); set it to 1 in the file");
   for (const char* key : {"attention_bias", "mlp_bias"})
-    if (given(hf, key) && hf[key] != json(false))
-      fail(key, hf[key].dump() + ": bias vectors are not modelled (a few parameters per layer, no matmul FLOPs); "
-                                  "set it to false in the file to plan without them");
+    if (hf_bool(path, hf, key).value_or(false))
+      fail(key, "true: bias vectors are not modelled (a few parameters per layer, no matmul FLOPs); set it to false "
+                "in the file to plan without them");
   // Mistral: sliding_window alone turns it on; Qwen2: only with use_sliding_window true.
-  const bool window_on = !hf.contains("use_sliding_window") || hf["use_sliding_window"] == json(true);
-  if (given(hf, "sliding_window") && window_on)
-    fail(hf.contains("use_sliding_window") ? "use_sliding_window" : "sliding_window",
+  const std::optional<bool> use_window = hf_bool(path, hf, "use_sliding_window");
+  if (given(hf, "sliding_window") && use_window.value_or(!hf.contains("use_sliding_window")))
+    fail(use_window ? "use_sliding_window" : "sliding_window",
          "sliding-window attention is not modelled (the attention core is counted over the whole causal "
-         "sequence); set " + std::string(hf.contains("use_sliding_window") ? "use_sliding_window to false" : "sliding_window to null") +
+         "sequence); set " + std::string(use_window ? "use_sliding_window to false" : "sliding_window to null") +
              " in the file for full attention");
+  // Llama 4's chunked local attention: a window by another name.
+  if (given(hf, "attention_chunk_size"))
+    fail("attention_chunk_size", "chunked local attention is not modelled (the attention core is counted over the "
+                                 "whole causal sequence); set it to null in the file for full attention");
   if (given(hf, "layer_types")) {
     const json& types = hf["layer_types"];
     if (!types.is_array()) fail("layer_types", "expected a list of layer types");
     for (const auto& t : types)
       if (t != json("full_attention"))
-        fail("layer_types", t.dump() + ": only full_attention layers are modelled; this architecture is not supported");
+        fail("layer_types", shown(t) + ": only full_attention layers are modelled; this architecture is not supported");
   }
 }
 
@@ -50,7 +98,7 @@ int64_t leading_dense_layers(const std::string& path, const json& hf) {
   if (!given(hf, "mlp_only_layers")) return 0;
   const json& layers = hf["mlp_only_layers"];
   const auto fail = [&] {
-    throw ConfigError(path + ": mlp_only_layers: " + layers.dump() +
+    throw ConfigError(path + ": mlp_only_layers: " + shown(layers) +
                       ": only a leading run of dense layers [0, 1, ..., k-1] is modelled (dense layers between MoE "
                       "layers are not); change the list in the file");
   };
@@ -60,10 +108,26 @@ int64_t leading_dense_layers(const std::string& path, const json& hf) {
   return int64_t(layers.size());
 }
 
+// A report name from the file: its _name_or_path (what save_pretrained writes: often a long local
+// path) or model_type. Never refused: too long, it keeps the last path component, then the start
+// cut on a character boundary; control characters become '?'.
+std::string derived_name(std::string s) {
+  for (char& c : s)
+    if ((static_cast<unsigned char>(c) < 0x20) || c == 0x7f) c = '?';
+  constexpr size_t kMax = 256;  // model.name's limit
+  while (s.size() > kMax && !s.empty() && s.back() == '/') s.pop_back();
+  if (s.size() > kMax) {
+    const size_t slash = s.find_last_of('/');
+    if (slash != std::string::npos && s.size() - slash - 1 > 0) s = s.substr(slash + 1);
+  }
+  return s.size() > kMax ? io::shortened(s, kMax) : s;
+}
+
 }  // namespace
 
 nlohmann::json read_hf_model_keys(const std::string& path,
-                                  const std::map<std::string, int64_t ModelConfig::*>& known_int_keys) {
+                                  const std::map<std::string, int64_t ModelConfig::*>& known_int_keys,
+                                  std::map<std::string, std::string>* spelled) {
   const std::string text =
       io::read_input_file(path, "model.config_json", 4 * io::kMiB);
   nlohmann::json hf;
@@ -78,17 +142,33 @@ nlohmann::json read_hf_model_keys(const std::string& path,
   if (!hf.is_object()) throw ConfigError(path + ": expected a JSON object of model settings");
   refuse_unmodelled(path, hf);
 
-  static const std::map<std::string, std::string> aliases = {
-      {"num_local_experts", "n_routed_experts"}, {"num_experts", "n_routed_experts"}};
+  std::map<std::string, std::string> names;  // stepsim's key -> the file's name for it
+  const auto note_name = [&](const std::string& key, const std::string& name) {
+    names[key] = name;
+    if (spelled != nullptr) (*spelled)[key] = name;
+  };
+  // Every name of a setting the file gives must agree; names stepsim does not read must not stand alone.
+  for (const Synonym& s : kSynonyms) {
+    if (!given(hf, s.name)) continue;
+    const std::string other = names.count(s.key) ? names[s.key] : std::string(s.key);
+    if (given(hf, other.c_str()) && hf[other] != hf[s.name])
+      throw ConfigError(path + ": " + s.name + ": " + shown(hf[s.name]) + " disagrees with " + other + ": " +
+                        shown(hf[other]) + " (two names of one setting); keep one");
+    if (!s.read && !given(hf, s.key))
+      throw ConfigError(path + ": " + s.name + ": stepsim reads this setting as " + s.key +
+                        " (the Llama / DeepSeek name); rename it in the file, else it would be ignored");
+    if (s.read && !given(hf, s.key)) note_name(s.key, s.name);
+  }
+
   json out = json::object();
   for (const auto& [key, value] : hf.items()) {
-    const auto alias = aliases.find(key);
-    const std::string name = alias != aliases.end() ? alias->second : key;
+    std::string name = key;
+    for (const Synonym& s : kSynonyms)
+      if (s.read && key == s.name) name = s.key;
+    if (name != key && names.count(name) && names[name] != key) continue;  // an equal second name
     if (!known_int_keys.count(name) && name != "tie_word_embeddings") continue;
     if (name == "tie_word_embeddings") {
-      if (!value.is_null() && !value.is_boolean())
-        throw ConfigError(path + ": tie_word_embeddings: expected true or false, got " + value.dump() + "; fix the file");
-      out[name] = value.is_boolean() && value.get<bool>();
+      out[name] = hf_bool(path, hf, "tie_word_embeddings").value_or(false);
       continue;
     }
     // Not given: as many key-value heads as heads, head_dim = hidden / heads. A 0 is a mistake.
@@ -103,12 +183,19 @@ nlohmann::json read_hf_model_keys(const std::string& path,
       throw ConfigError(path + ": mlp_only_layers: " + std::to_string(dense) +
                         " leading dense layers disagree with first_k_dense_replace; keep one of the two");
     out["first_k_dense_replace"] = dense;
+    note_name("first_k_dense_replace", "mlp_only_layers");
   }
   // Mixtral-style configs give the experts' width as intermediate_size and have no dense layers.
-  if (out.contains("n_routed_experts") && !out.contains("moe_intermediate_size") && out.contains("intermediate_size"))
+  if (out.contains("n_routed_experts") && !out.contains("moe_intermediate_size") && out.contains("intermediate_size")) {
     out["moe_intermediate_size"] = out["intermediate_size"];
-  if (hf.contains("_name_or_path") && hf["_name_or_path"].is_string()) out["name"] = hf["_name_or_path"];
-  else if (hf.contains("model_type") && hf["model_type"].is_string()) out["name"] = hf["model_type"];
+    note_name("moe_intermediate_size", "intermediate_size");
+  }
+  for (const char* key : {"_name_or_path", "model_type"})
+    if (given(hf, key) && hf[key].is_string() && !hf[key].get_ref<const std::string&>().empty()) {
+      out["name"] = derived_name(hf[key].get<std::string>());
+      note_name("name", key);
+      break;
+    }
   return out;
 }
 

@@ -94,6 +94,64 @@ TEST(HfKeys, SlidingWindowBiasesAndOtherLayerTypesAreRefused) {
   rejection(qwen_moe_json(R"("tie_word_embeddings": "yes")"), {"tie_word_embeddings", "true or false"});
 }
 
+// Hugging Face booleans are JSON booleans: 1, 0 or "true" are type errors, not read as false (a
+// sliding window switched on with `1` ran full attention).
+TEST(HfKeys, BooleansMustBeBooleans) {
+  for (const char* spelling : {"1", "0", "\"true\"", "\"false\"", "[]", "{}", "1.0"}) {
+    rejection(qwen_moe_json(std::string(R"("sliding_window": 4096, "use_sliding_window": )") + spelling),
+              {"use_sliding_window: expected true or false, got", "fix the file"});
+    rejection(qwen_moe_json(std::string(R"("attention_bias": )") + spelling), {"attention_bias: expected true or false"});
+    rejection(qwen_moe_json(std::string(R"("mlp_bias": )") + spelling), {"mlp_bias: expected true or false"});
+    rejection(qwen_moe_json(std::string(R"("tie_word_embeddings": )") + spelling),
+              {"tie_word_embeddings: expected true or false"});
+  }
+  // null is absent, as transformers writes it.
+  EXPECT_EQ(load_model_json(qwen_moe_json(R"("attention_bias": null, "use_sliding_window": null)")).model.hidden_size, 1024);
+}
+
+// Two names of one setting that disagree are refused (Mixtral's num_local_experts and DeepSeek's
+// n_routed_experts once ran with 8 of 16); names of other families that stepsim does not read are
+// refused when they would stand alone (num_kv_heads alone would plan multi-head attention).
+TEST(HfKeys, ConflictingOrUnreadSynonymsAreRefused) {
+  rejection(qwen_moe_json(R"("num_local_experts": 8, "n_routed_experts": 16)"),
+            {"num_local_experts: 8 disagrees with n_routed_experts: 16", "keep one"});
+  rejection(qwen_moe_json(R"("num_experts": 8, "n_routed_experts": 16)"),
+            {"num_experts: 8 disagrees with n_routed_experts: 16", "two names of one setting"});
+  // Equal names are one setting.
+  EXPECT_EQ(load_model_json(qwen_moe_json(R"("num_local_experts": 8, "n_routed_experts": 8)")).model.n_routed_experts, 8);
+  rejection(qwen_moe_json(R"("num_key_value_heads": null, "num_kv_heads": 2)"),
+            {"num_kv_heads: stepsim reads this setting as num_key_value_heads", "rename it"});
+  rejection(qwen_moe_json(R"("num_key_value_heads": 4, "n_head_kv": 2)"), {"n_head_kv: 2 disagrees with num_key_value_heads: 4"});
+  rejection(qwen_moe_json(R"("n_embd": 2048)"), {"n_embd: 2048 disagrees with hidden_size: 1024"});
+  rejection(qwen_moe_json(R"("moe_top_k": 4)"), {"moe_top_k: 4 disagrees with num_experts_per_tok: 2"});
+  EXPECT_EQ(load_model_json(qwen_moe_json(R"("n_embd": 1024)")).model.hidden_size, 1024);
+  // A value of a synonym is checked under the name the file gives it.
+  rejection(qwen_moe_json(R"("num_experts": -8)"), {"num_experts: must not be negative"});
+}
+
+// Llama 4 puts an MoE layer every interleave_moe_layer_step layers and attends in chunks; a
+// multimodal config nests the text model. None of these is modelled: each is refused by name.
+TEST(HfKeys, Llama4LayoutsAreRefusedNotCountedAsEveryLayerMoe) {
+  rejection(qwen_moe_json(R"("interleave_moe_layer_step": 2)"), {"interleave_moe_layer_step", "set it to 1"});
+  rejection(qwen_moe_json(R"("expert_layer_period": 2)"), {"expert_layer_period"});
+  rejection(qwen_moe_json(R"("attention_chunk_size": 8192)"), {"attention_chunk_size", "chunked local attention"});
+  rejection(R"({"model_type": "llama4", "text_config": {"hidden_size": 5120}})", {"text_config", "multimodal"});
+  EXPECT_EQ(load_model_json(qwen_moe_json(R"("interleave_moe_layer_step": 1)")).model.moe_layers(), 8);
+}
+
+// save_pretrained writes the checkpoint's local path as _name_or_path: a long one names the model
+// by its last component (cut further if still long), never refused, and no message blames `name`.
+TEST(HfKeys, LongNameOrPathIsShortenedNotRefused) {
+  const std::string dir(300, 'd');
+  Plan p = load_model_json(qwen_moe_json("\"_name_or_path\": \"/checkpoints/" + dir + "/qwen-moe-step1000\""));
+  EXPECT_EQ(p.model.name, "qwen-moe-step1000");
+  p = load_model_json(qwen_moe_json("\"_name_or_path\": \"" + std::string(400, 'x') + "\""));
+  EXPECT_LE(p.model.name.size(), 256u);
+  EXPECT_EQ(p.model.name.substr(0, 10), "xxxxxxxxxx");
+  p = load_model_json(qwen_moe_json(R"("_name_or_path": "org/model\u001b[31m")"));
+  EXPECT_EQ(p.model.name, "org/model?[31m");  // no control characters reach the terminal
+}
+
 TEST(HfKeys, Qwen3MoeHeadDimWiderThanHiddenOverHeads) {
   // Qwen3-MoE: 32 heads of 128 on a 2048-wide model; no shared expert.
   const Plan p = load_model_json(R"({"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 4,
