@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "schedules/registry.hpp"
@@ -38,6 +39,26 @@ using nlohmann::json;
 // Text: a name (UTF-8, one line); Path: a file name (any bytes but NUL and newlines).
 enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList };
 
+// What makes a key meaningful: the code that reads it runs only under another setting (e.g.
+// scenario.zipf_s needs scenario.routing zipf). A key set (in the file or with --set) while its
+// need is not met is unread, so it is an error -- unless it holds `inert`, the one value that means
+// what leaving it unread means (false for a switch, 1 for a group size, the default choice).
+// Either a choice of another key (`choice_key` at one of `values`) or a property of the plan:
+// `what` it needs, whether the plan `holds` it, what the plan has instead (`now`) and the `fix`.
+struct Need {
+  std::string choice_key = {};
+  std::vector<std::string> values = {};
+  std::string what = {};
+  std::function<bool(const Plan&)> holds = {};
+  std::function<std::string(const Plan&)> now = {};
+  std::string fix = {};
+  std::optional<json> inert = {};
+  // Set for a key that mirrors another tool's flag, which that tool accepts as a no-op where it
+  // cannot apply (Megatron-LM's overlap flags): unread, it is a note naming why (`accepted`), not
+  // an error, so a launch script imported as it is still runs, and the no-op is never silent.
+  std::string accepted = {};
+};
+
 // One accepted key: its type, its range and where its value goes in the Plan.
 struct Field {
   Kind kind;
@@ -49,10 +70,7 @@ struct Field {
   double min = 0;  // numbers: the smallest accepted value when above 0 (rates, efficiencies)
   double max = 0;  // 0 = the kind's default bound
   std::string why = {};  // why the bound exists, for the message
-  // Set only with this choice key at one of these values (e.g. scenario.zipf_s needs routing zipf);
-  // anything else would be silently ignored.
-  std::string only_with = {};
-  std::vector<std::string> only_with_values = {};
+  std::optional<Need> need = {};  // when the key is read at all (declare_needs)
 };
 
 // Default bounds: an integer above 2^31 is no model dimension, count or id, and keeps products of
@@ -210,19 +228,92 @@ void apply_bounds(std::map<std::string, Field>& f) {
     field.max = b.max;
     field.why = b.why;
   }
-  // Keys that only one choice of another key reads.
-  const auto only_with = [&](const char* key, const char* choice_key, std::vector<std::string> values) {
-    f.at(key).only_with = choice_key;
-    f.at(key).only_with_values = std::move(values);
+}
+
+// Every key that some setting makes meaningful, with that setting (see Need): one rule, checked
+// for every key by check_needs, instead of one if-statement per key in the validator.
+void declare_needs(std::map<std::string, Field>& f) {
+  const auto with_choice = [&](const char* key, const char* choice_key, std::vector<std::string> values,
+                               std::optional<json> inert = std::nullopt) {
+    f.at(key).need = Need{choice_key, std::move(values), "", {}, {}, "", std::move(inert)};
   };
-  only_with("scenario.zipf_s", "scenario.routing", {"zipf"});
-  only_with("scenario.dirichlet_alpha", "scenario.routing", {"dirichlet"});
-  only_with("scenario.hot_experts", "scenario.routing", {"hot"});
-  only_with("scenario.hot_share", "scenario.routing", {"hot"});
-  only_with("scenario.load_file", "scenario.routing", {"file"});
-  only_with("scenario.layer_correlation", "scenario.routing", {"zipf", "dirichlet", "hot"});
+  const auto with_plan = [&](const char* key, std::string what, std::function<bool(const Plan&)> holds,
+                             std::function<std::string(const Plan&)> now, std::string fix, std::optional<json> inert) {
+    f.at(key).need = Need{"", {}, std::move(what), std::move(holds), std::move(now), std::move(fix), std::move(inert)};
+  };
+  with_choice("scenario.zipf_s", "scenario.routing", {"zipf"});
+  with_choice("scenario.dirichlet_alpha", "scenario.routing", {"dirichlet"});
+  with_choice("scenario.hot_experts", "scenario.routing", {"hot"});
+  with_choice("scenario.hot_share", "scenario.routing", {"hot"});
+  with_choice("scenario.load_file", "scenario.routing", {"file"});
+  with_choice("scenario.layer_correlation", "scenario.routing", {"zipf", "dirichlet", "hot"});
   for (const char* k : {"workload.f_s", "workload.b_s", "workload.w_s", "workload.fb_s", "workload.send_bytes"})
-    only_with(k, "workload.kind", {"synthetic"});
+    with_choice(k, "workload.kind", {"synthetic"});
+  // Leaf switches: a star has none.
+  with_choice("cluster.oversubscription", "cluster.topology", {"fat-tree", "multi-plane"}, json(1.0));
+  with_choice("cluster.leaf_nics", "cluster.topology", {"fat-tree", "multi-plane"}, json(32));
+  with_choice("cluster.rail_optimized", "cluster.topology", {"fat-tree"}, json(false));  // multi-plane always is
+  // HSDP shards ZeRO-3 state.
+  with_choice("parallel.fsdp_shard_size", "parallel.zero", {"3"}, json(0));
+
+  const auto moe = [](const Plan& p) { return p.model.is_moe(); };
+  const auto dense = [](const Plan&) { return std::string("the model has no routed experts"); };
+  with_plan("parallel.ep", "an MoE model (routed experts)", moe, dense, "", json(1));
+  with_plan("scenario.routing", "an MoE model (routed experts)", moe, dense, "", json("balanced"));
+  with_plan(
+      "parallel.overlap_shared_expert", "an MoE model with shared experts",
+      [](const Plan& p) {
+        return p.model.is_moe() && (p.model.n_shared_experts > 0 || p.model.shared_expert_intermediate_size > 0);
+      },
+      [](const Plan& p) { return std::string(p.model.is_moe() ? "the model has no shared expert" : "a dense model"); },
+      "", json(false));
+  // Halves hide each other's expert all-to-all; FSDP runs no pipeline chunks to split.
+  with_plan(
+      "parallel.split_lone_chunks", "an expert all-to-all in pipeline chunks (MoE, parallel.ep > 1, a pipeline schedule)",
+      [](const Plan& p) {
+        return p.model.is_moe() && p.parallel.ep > 1 && !sched::make_unchecked_schedule(p)->shards_parameters();
+      },
+      [](const Plan& p) {
+        if (!p.model.is_moe()) return std::string("a dense model");
+        if (p.parallel.ep <= 1) return std::string("parallel.ep is 1: no all-to-all");
+        return "schedule " + std::string(p.parallel.schedule.name()) + ", which runs no pipeline chunks";
+      },
+      "", json(false));
+  with_plan(
+      "parallel.fp8_stash", "FP8 GEMMs (train.precision fp8), whose inputs the stash keeps",
+      [](const Plan& p) { return p.train.precision == Precision::FP8; },
+      [](const Plan&) { return std::string("train.precision is bf16"); }, "set train.precision=fp8", json(false));
+
+  // Megatron-LM's overlap flags: where they cannot apply, Megatron takes them as no-ops, and so does
+  // an imported launch script; each such key is a note.
+  const auto megatron_no_op = [&](const char* key, std::string what, std::function<bool(const Plan&)> holds,
+                                  std::function<std::string(const Plan&)> now, std::optional<json> inert) {
+    with_plan(key, std::move(what), std::move(holds), std::move(now), "", std::move(inert));
+    f.at(key).need->accepted = "a no-op, as in Megatron-LM";
+  };
+  megatron_no_op(
+      "parallel.tp_comm_overlap", "tensor parallelism (parallel.tp > 1)", [](const Plan& p) { return p.parallel.tp > 1; },
+      [](const Plan&) { return std::string("parallel.tp is 1 (no tensor-parallel collectives)"); }, json(false));
+  // A gradient reduce-scatter and parameter all-gather exist when more than one GPU holds a weight
+  // (dense weights over data x context parallel ranks, experts over their data-parallel ranks) and
+  // ZeRO-1/2 runs them bucket by bucket (ZeRO-3 always overlaps its per-layer collectives).
+  const auto dp_buckets = [](const Plan& p) {
+    return p.parallel.zero != 3 && (p.dp() * p.parallel.cp > 1 || (p.model.is_moe() && p.edp() > 1));
+  };
+  const auto no_dp_buckets = [](const Plan& p) {
+    return p.parallel.zero == 3 ? std::string("ZeRO-3 always overlaps its per-layer gathers and reduce-scatters")
+                                : std::string("one GPU holds each weight (no data-parallel gradient reduction)");
+  };
+  const std::string zero12 = "data-parallel gradient buckets (ZeRO-1 or 2, more than one GPU holding a weight)";
+  megatron_no_op("parallel.overlap_grad_reduce", zero12, dp_buckets, no_dp_buckets, json(false));
+  megatron_no_op("parallel.overlap_param_gather", zero12, dp_buckets, no_dp_buckets, json(false));
+  megatron_no_op(
+      "parallel.ddp_bucket_size", zero12 + " cut up by parallel.overlap_grad_reduce: true",
+      [dp_buckets](const Plan& p) { return p.parallel.overlap_grad_reduce && dp_buckets(p); },
+      [no_dp_buckets, dp_buckets](const Plan& p) {
+        return dp_buckets(p) ? std::string("parallel.overlap_grad_reduce is false (one bucket)") : no_dp_buckets(p);
+      },
+      std::nullopt);
 }
 
 // The shipped GPU presets: workloads/hardware/<name>.yaml, each a hardware: map.
@@ -341,6 +432,7 @@ const std::map<std::string, Field>& schema() {
     f["workload.fb_s"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::fb_s)};
     f["workload.send_bytes"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::send_bytes)};
     apply_bounds(f);
+    declare_needs(f);
     return f;
   }();
   return fields;
@@ -523,8 +615,9 @@ void erase_dotted(json& root, const std::string& key) {
   if (cur->is_object()) cur->erase(parts.back());
 }
 
-// Applies one --set; adds the dotted keys it sets to `set_keys` (for messages).
-void apply_override(json& root, const std::string& text, std::map<std::string, std::string>* set_keys = nullptr) {
+// Applies one --set; adds the dotted keys it sets to `set_keys`. Returns whether it gives
+// model.config_json (see apply_overrides).
+bool apply_override(json& root, const std::string& text, std::map<std::string, std::string>* set_keys = nullptr) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set " + text + ": expected key=value, for example --set parallel.pp=8");
@@ -593,10 +686,29 @@ void apply_override(json& root, const std::string& text, std::map<std::string, s
     }
   if (set_keys)
     for (const auto& [k, v] : leaves) (*set_keys)[k] = text;
-  // A model swapped in on the command line replaces the file's model keys, which would otherwise
-  // win over the new config.json and silently keep the old model.
-  if (leaves.count("model.config_json")) root["model"] = json::object();
   merge_into(*cur, json{{parts.back(), value}});
+  return leaves.count("model.config_json") > 0;
+}
+
+// Applies the --set overrides, in any order with the same result. A model swapped in on the
+// command line (model.config_json) replaces the file's model keys, which would otherwise win over
+// the new config.json and silently keep the old model; the model keys given with --set stay,
+// before or after it. Each file key dropped that way is a note.
+void apply_overrides(json& root, const std::vector<std::string>& overrides, const std::string& source,
+                     std::map<std::string, std::string>& set_keys, std::vector<std::string>* notes = nullptr) {
+  bool swapped = false;
+  for (const auto& o : overrides) swapped = apply_override(root, o, &set_keys) || swapped;
+  if (!swapped) return;
+  json kept = json::object();
+  std::vector<std::string> dropped;
+  for (const auto& [k, v] : root["model"].items()) {
+    if (set_keys.count("model." + k)) kept[k] = v;
+    else dropped.push_back(k);
+  }
+  root["model"] = kept;
+  if (notes != nullptr && !dropped.empty())
+    notes->push_back("--set model.config_json replaces the model of " + source + ": its model." +
+                     io::shortened(join(dropped, ", model."), 400) + " not used (give them with --set to keep them)");
 }
 
 // Reads a hardware file (a preset or a profile): a YAML map holding only `hardware:`, every key
@@ -629,12 +741,33 @@ void fill_unset(json& hw, const json& layer, const std::string& layer_name, std:
   }
 }
 
+// A preset given with --set switches the GPU: its keys replace what the config file (or its
+// profile) says of them, each replacement a note; only the other --set keys win over it. Without
+// this a config with rates of its own (llama-3.1-405b.yaml) took the new GPU's peaks and kept the
+// old GPU's rates: MFU moved, the step did not.
+void switch_to_preset(json& hw, const json& preset, const std::string& name, const std::string& source,
+                      const std::map<std::string, std::string>& set_keys, std::vector<std::string>& notes) {
+  for (const auto& [k, v] : preset.items()) {
+    if (set_keys.count("hardware." + k)) {
+      if (hw[k] != v)
+        notes.push_back("hardware." + k + " = " + describe(hw[k]) + " (--set) overrides hardware.preset " + name + "'s " +
+                        describe(v));
+      continue;
+    }
+    if (hw.contains(k) && hw[k] != v)
+      notes.push_back("hardware." + k + " = " + describe(v) + " from hardware.preset " + name + " (--set) replaces " +
+                      source + "'s " + describe(hw[k]));
+    hw[k] = v;
+  }
+}
+
 // Hardware keys come in layers, the first that sets a key wins: --set, the config's own keys,
 // `hardware.profile: PATH` (a calibrated profile; relative paths next to the config, then the
 // current directory), `hardware.preset: NAME` (workloads/hardware/NAME.yaml: a GPU's datasheet
-// and achievable rates). --set was merged into `root` already, so it beats the file's keys.
+// and achievable rates). --set was merged into `root` already, so it beats the file's keys. A
+// preset given with --set ranks above the file and the profile (switch_to_preset).
 void apply_hardware_layers(json& root, const std::string& source, const std::filesystem::path& base_dir,
-                           std::vector<std::string>& notes) {
+                           const std::map<std::string, std::string>& set_keys, std::vector<std::string>& notes) {
   if (!root.contains("hardware") || !root["hardware"].is_object()) return;
   json& hw = root["hardware"];
   if (hw.contains("profile")) {
@@ -656,11 +789,14 @@ void apply_hardware_layers(json& root, const std::string& source, const std::fil
     if (!std::filesystem::exists(p, ec))
       throw ConfigError(source + ": hardware.preset: the preset file " + p.string() +
                         " is missing; reinstall the workloads/hardware folder");
-    fill_unset(hw, read_hardware_file(p, "a hardware preset", "hardware.preset"), "hardware.preset " + name.get<std::string>(), notes);
+    const json preset = read_hardware_file(p, "a hardware preset", "hardware.preset");
+    if (set_keys.count("hardware.preset")) switch_to_preset(hw, preset, name.get<std::string>(), source, set_keys, notes);
+    else fill_unset(hw, preset, "hardware.preset " + name.get<std::string>(), notes);
   }
 }
 
-Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir);
+Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
+                        const std::map<std::string, std::string>& set_keys);
 
 // The --set that broke a plan whose error names another key (`--set schedule=interleaved` and the
 // file's `parallel.virtual_stages: 1`): the last override after which the plan, built from the file
@@ -670,8 +806,10 @@ const std::string* breaking_override(const json& file_root, const std::string& s
   for (size_t k = overrides.size(); k-- > 0;) {
     json root = file_root;
     try {
-      for (size_t i = 0; i < k; ++i) apply_override(root, overrides[i]);
-      build_checked_plan(std::move(root), source, base_dir);
+      std::map<std::string, std::string> set_keys;
+      apply_overrides(root, std::vector<std::string>(overrides.begin(), overrides.begin() + std::ptrdiff_t(k)), source,
+                      set_keys);
+      build_checked_plan(std::move(root), source, base_dir, set_keys);
       return &overrides[k];
     } catch (const std::exception&) {  // this prefix is broken too: try a shorter one
     }
@@ -706,9 +844,11 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
     throw ConfigError(source + ": expected a map of sections (model, train, parallel, hardware, cluster)");
   const json file_root = overrides.empty() ? json() : root;
   std::map<std::string, std::string> set_keys;  // key -> the --set that gave it
-  for (const auto& o : overrides) apply_override(root, o, &set_keys);
+  std::vector<std::string> notes;
+  apply_overrides(root, overrides, source, set_keys, &notes);
   try {
-    Plan plan = build_checked_plan(std::move(root), source, base_dir);
+    Plan plan = build_checked_plan(std::move(root), source, base_dir, set_keys);
+    plan.notes.insert(plan.notes.begin(), notes.begin(), notes.end());
     plan.overrides = overrides;
     for (const auto& o : overrides)  // in the order given
       for (const auto& [k, text] : set_keys)
@@ -732,22 +872,43 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
   }
 }
 
-// The keys that are set (in the file, a profile or --set) must be used: a key that only one choice
-// of another key reads is an error under any other choice, never silently ignored.
-void check_only_with(const std::string& source, const std::map<std::string, json>& leaves) {
+// The keys that are set (in the file, a profile or --set) must be read: a key whose Need the plan
+// does not meet is an error (unless it holds its inert value), never silently ignored.
+void check_needs(const std::string& source, const std::map<std::string, json>& leaves, Plan& plan,
+                 const std::map<std::string, std::string>& set_keys) {
   for (const auto& [key, value] : leaves) {
     const Field& field = schema().at(key);
-    if (field.only_with.empty()) continue;
-    const auto it = leaves.find(field.only_with);
-    const std::string current = it != leaves.end() && it->second.is_string() ? it->second.get<std::string>()
-                                : it != leaves.end()                         ? io::json_text(it->second)
-                                                                             : schema().at(field.only_with).choices.front();  // the default
-    if (std::find(field.only_with_values.begin(), field.only_with_values.end(), current) !=
-        field.only_with_values.end())
+    if (!field.need) continue;
+    const Need& n = *field.need;
+    if (n.inert && value == *n.inert) continue;
+    std::string what, now, fix;
+    if (!n.choice_key.empty()) {
+      const auto it = leaves.find(n.choice_key);
+      const std::string current = it != leaves.end() && it->second.is_string() ? it->second.get<std::string>()
+                                  : it != leaves.end()                         ? io::json_text(it->second)
+                                                                               : schema().at(n.choice_key).choices.front();
+      if (std::find(n.values.begin(), n.values.end(), current) != n.values.end()) continue;
+      what = n.choice_key + " " + join(n.values, " or ");
+      now = n.choice_key + " is " + current;
+      fix = "set " + n.choice_key + "=" + n.values.front();
+    } else {
+      if (n.holds(plan)) continue;
+      what = n.what;
+      now = n.now(plan);
+      fix = n.fix;
+    }
+    if (!n.accepted.empty()) {
+      const auto by = set_keys.find(key);
+      plan.notes.push_back(key + " = " + describe(value) + " (" +
+                           (by != set_keys.end() ? "--set " + io::shortened(by->second, 80) : source) + ") is " +
+                           n.accepted + ": it is read only with " + what + ", and here " + now);
       continue;
-    throw ConfigError(source + ": " + key + ": only read when " + field.only_with + " is " +
-                      join(field.only_with_values, " or ") + " (it is " + current + "); set " + field.only_with + "=" +
-                      field.only_with_values.front() + " or remove " + key);
+    }
+    const std::string unset = n.inert ? "set " + key + "=" + (n.inert->is_string() ? n.inert->get<std::string>()
+                                                                                    : io::json_text(*n.inert))
+                                      : "remove " + key;
+    throw ConfigError(source + ": " + key + ": only read with " + what + " (here " + now + "); " +
+                      (fix.empty() ? unset : fix + ", or " + unset));
   }
 }
 
@@ -837,7 +998,8 @@ void check_overlap_keys(const std::string& source, const std::map<std::string, j
   // --ddp-bucket-size then (docs/configuration.md says so): one --set switches the overlap off.
 }
 
-Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir) {
+Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
+                        const std::map<std::string, std::string>& set_keys) {
   Plan plan;
   plan.source = source;
   // A HF config.json supplies the model; keys written in the YAML model section win over it.
@@ -859,7 +1021,7 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
     root["model"] = merged;
   }
 
-  apply_hardware_layers(root, source, base_dir, plan.notes);
+  apply_hardware_layers(root, source, base_dir, set_keys, plan.notes);
   std::map<std::string, json> leaves;
   flatten(source, "", root, leaves);
   for (const auto& key : required_keys())
@@ -868,7 +1030,6 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
     const Field& field = schema().at(key);
     field.store(plan, check_value(source, key, field, value));
   }
-  check_only_with(source, leaves);
   resolve_batch(plan, leaves, source);
   check_overlap_keys(source, leaves, plan);
   // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
@@ -877,7 +1038,17 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   // Like model.config_json, a relative load file is found next to the config.
   if (!plan.scenario.load_file.empty() && std::filesystem::path(plan.scenario.load_file).is_relative())
     plan.scenario.load_file = (base_dir / plan.scenario.load_file).string();
+  // A preset is a GPU; the rack it sits in is the cluster's. The gb200 preset's name says NVL72,
+  // so a plan that leaves the domain at one node is told.
+  if (root.contains("hardware") && root["hardware"].is_object() && root["hardware"].value("preset", json()) == json("gb200") &&
+      !leaves.count("cluster.nvlink_domain"))
+    plan.notes.push_back("hardware.preset gb200 leaves cluster.nvlink_domain at one node (" +
+                         std::to_string(plan.cluster.gpus_per_node) +
+                         " GPUs); a GB200 NVL72 rack is cluster.nvlink_domain=72");
   validate_plan(plan);
+  // After the plan's structure holds (schedule fsdp without pp=1 is that error first), every key
+  // set must be read.
+  check_needs(source, leaves, plan, set_keys);
   return plan;
 }
 

@@ -86,10 +86,8 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
       fail("parallel.cp", "seq_len " + str(p.train.seq_len) + " must split into 2 x cp = " + str(2 * par.cp) +
                               " equal chunks (causal load balance); use a cp with 2 cp dividing it");
   }
-  if (par.fsdp_shard_size > 0) {
+  if (par.fsdp_shard_size > 0 && par.zero == 3) {  // without ZeRO-3 the key is unread: check_needs says so
     const int64_t holders = p.dp() * par.cp;  // GPUs holding the same weights
-    if (par.zero != 3)
-      fail("parallel.fsdp_shard_size", "HSDP shards ZeRO-3 parameters; set parallel.zero=3 and schedule=fsdp, or 0");
     if (par.fsdp_shard_size > holders || holders % par.fsdp_shard_size != 0)
       fail("parallel.fsdp_shard_size", str(par.fsdp_shard_size) + " does not divide the " + str(holders) +
                                            " GPUs holding the same weights; use a divisor such as " +
@@ -113,8 +111,6 @@ void validate_parallel(const Plan& p, const auto& fail) {
   validate_tensor_context(p, fail);
   // Before the expert checks, whose divisor search counts down from ep.
   if (par.ep > gpus) fail("parallel.ep", str(par.ep) + " ranks exceed the " + str(gpus) + " GPUs; use at most " + str(gpus));
-  if (!p.model.is_moe() && par.ep != 1)
-    fail("parallel.ep", "the model has no routed experts; set parallel.ep=1");
   if (p.model.is_moe()) {
     if (par.ep > p.model.n_routed_experts)
       fail("parallel.ep", str(par.ep) + " ranks exceed the " + str(p.model.n_routed_experts) +
@@ -173,8 +169,6 @@ void validate_schedule(const Plan& p, const auto& fail) {
 
 void validate_scenario(const Plan& p, const auto& fail) {
   const ScenarioConfig& s = p.scenario;
-  if (s.routing != Routing::Balanced && !p.model.is_moe())
-    fail("scenario.routing", std::string(to_string(s.routing)) + " routing needs an MoE model; use balanced");
   if (s.routing == Routing::Hot && s.hot_experts > p.model.n_routed_experts)
     fail("scenario.hot_experts", str(s.hot_experts) + " exceeds the " + str(p.model.n_routed_experts) +
                                      " routed experts; lower it");
@@ -233,9 +227,6 @@ void validate_plan(const Plan& p) {
   validate_parallel(p, fail);
   validate_schedule(p, fail);
   validate_sizes(p);
-  if (p.parallel.fp8_stash && p.train.precision == Precision::BF16)
-    fail("parallel.fp8_stash", "FP8 stashes come from FP8 GEMMs; with train.precision bf16 set it to false (or "
-                               "train.precision=fp8)");
   check_fabric();
   validate_hardware_profile(p, fail);
   // Memory is given in GiB per GPU; bytes or a cluster total by mistake would make every plan fit.

@@ -2,6 +2,8 @@
 // --set), the key, and what would fix it. Never a crash, never a silent default.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "tests/config/config_test_util.hpp"
@@ -360,8 +362,15 @@ TEST(ConfigErrors, DdpBucketSizeIsMegatronsNoOpWithoutOverlapGradReduce) {
 // ZeRO-3 always overlaps its per-layer collectives: `true` (the default file's) is what it does,
 // an explicit `false` asks for an FSDP stepsim does not model.
 TEST(ConfigErrors, FsdpRefusesOverlapOffButTakesOn) {
-  const std::vector<std::string> fsdp = {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8"};
-  EXPECT_NO_THROW(load_plan(default_yaml(), fsdp));
+  // (The default file's split_lone_chunks: true has no pipeline chunks to split under fsdp.)
+  const std::vector<std::string> fsdp = {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8",
+                                         "parallel.split_lone_chunks=false"};
+  const Plan on = load_plan(default_yaml(), fsdp);
+  // Taken as the no-op it is, and said so.
+  ASSERT_FALSE(on.notes.empty());
+  EXPECT_NE(std::find_if(on.notes.begin(), on.notes.end(),
+                         [](const std::string& n) { return n.rfind("parallel.overlap_grad_reduce = true", 0) == 0; }),
+            on.notes.end());
   auto off = fsdp;
   off.push_back("parallel.overlap_grad_reduce=false");
   expect_default_rejects(off, {"--set", "parallel.overlap_grad_reduce", "ZeRO-3", "set it true"});
@@ -467,8 +476,9 @@ TEST(ConfigErrors, MoeWithoutExpertWidth) {
 }
 
 TEST(ConfigErrors, DeepSeekRoutingOnDenseModel) {
-  expect_default_rejects({"model.n_routed_experts=0", "parallel.ep=1", "scenario.routing=deepseek"},
-                         {kFile, "scenario.routing", "needs an MoE model", "use balanced"});
+  expect_default_rejects({"model.n_routed_experts=0", "parallel.ep=1", "parallel.split_lone_chunks=false",
+                          "scenario.routing=deepseek"},
+                         {kFile, "scenario.routing", "only read with an MoE model", "set scenario.routing=balanced"});
 }
 
 // ---- Hugging Face config.json ---------------------------------------------------------------

@@ -194,7 +194,7 @@ TEST(ConfigLoader, SetNestedFlowMapInTheTopLevel) {
 
 TEST(ConfigLoader, FsdpPlanIsAcceptedWithUnevenSequences) {
   const Plan p = load_plan(default_yaml(),
-                           {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8"});
+                           {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8", "parallel.split_lone_chunks=false"});
   EXPECT_EQ(p.parallel.schedule, Schedule{"fsdp"});
   EXPECT_EQ(p.parallel.zero, 3);
   EXPECT_EQ(sched::path_stages(p), 1);
@@ -293,14 +293,14 @@ TEST(ConfigLoader, YamlOverridesABadHfValue) {
   TempFile json("config.json", R"({"hidden_size": "oops", "num_hidden_layers": 32, "num_attention_heads": 32,
     "intermediate_size": 14336, "vocab_size": 32000})");
   const auto text = "model:\n  config_json: " + json.path() + "\n  hidden_size: 4096\n" + default_without_model();
-  const Plan p = load_plan_from_string(text, "hf.yaml", {"parallel.ep=1"});
+  const Plan p = load_plan_from_string(text, "hf.yaml", {"parallel.ep=1", "parallel.split_lone_chunks=false"});
   EXPECT_EQ(p.model.hidden_size, 4096);
 }
 
 TEST(ConfigLoader, SetConfigJsonSwapsTheWholeModel) {
   // The file's DeepSeek keys must not survive under the new config.json (they would win over it).
   const Plan p = load_plan(default_yaml(), {"model.config_json=" + source_path("workloads/models/llama-3.1-8b.config.json"), "parallel.ep=1",
-                                            "schedule=1f1b"});
+                                            "schedule=1f1b", "parallel.split_lone_chunks=false"});
   EXPECT_EQ(p.model.hidden_size, 4096);
   EXPECT_EQ(p.model.num_hidden_layers, 32);
   EXPECT_EQ(p.model.n_routed_experts, 0);
@@ -309,8 +309,31 @@ TEST(ConfigLoader, SetConfigJsonSwapsTheWholeModel) {
   EXPECT_EQ(p.model.name, "llama");
   // Model keys set after it still apply.
   const Plan q = load_plan(default_yaml(), {"model.config_json=" + source_path("workloads/models/llama-3.1-8b.config.json"), "parallel.ep=1",
-                                            "schedule=1f1b", "model.name=L8"});
+                                            "schedule=1f1b", "model.name=L8", "parallel.split_lone_chunks=false"});
   EXPECT_EQ(q.model.name, "L8");
+}
+
+// The order of --set never matters: a model key given before the config.json that replaces the
+// file's model keeps its value, as it does after it (--set model.num_hidden_layers=4 --set
+// model.config_json=F once lost the layer count). The file's model keys it replaces are named in a note.
+TEST(ConfigLoader, SetOrderNeverMatters) {
+  const std::string json = "model.config_json=" + source_path("workloads/models/llama-3.1-8b.config.json");
+  const std::vector<std::string> rest = {"parallel.ep=1", "schedule=1f1b", "parallel.split_lone_chunks=false"};
+  std::vector<std::string> before = {"model.num_hidden_layers=16", json}, after = {json, "model.num_hidden_layers=16"};
+  before.insert(before.end(), rest.begin(), rest.end());
+  after.insert(after.end(), rest.begin(), rest.end());
+  const Plan a = load_plan(default_yaml(), before), b = load_plan(default_yaml(), after);
+  EXPECT_EQ(a.model.num_hidden_layers, 16);
+  EXPECT_EQ(b.model.num_hidden_layers, 16);
+  expect_same_model(a.model, b.model);
+  EXPECT_EQ(a.model.hidden_size, 4096);  // the rest from the new config.json
+  EXPECT_EQ(a.notes, b.notes);
+  ASSERT_FALSE(a.notes.empty());
+  EXPECT_NE(a.notes.front().find("--set model.config_json replaces the model of " + default_yaml() + ": its model."),
+            std::string::npos)
+      << a.notes.front();
+  EXPECT_NE(a.notes.front().find("model.n_routed_experts"), std::string::npos) << a.notes.front();
+  EXPECT_EQ(a.notes.front().find("model.num_hidden_layers"), std::string::npos) << "given with --set: " << a.notes.front();
 }
 
 TEST(ConfigLoader, Llama31_8bPlanLoads) {

@@ -89,6 +89,55 @@ TEST(HardwarePreset, CommandLineBeatsConfigBeatsProfileBeatsPreset) {
   EXPECT_DOUBLE_EQ(q.hardware.ib_GBps, 100);
 }
 
+// A preset given with --set switches the GPU even on a config with rates of its own: Llama 3.1
+// 405B's file states H100 rates and no peaks, and --set hardware.preset=b200 took B200's peaks
+// (MFU 0.518 -> 0.228) while the step kept the H100 rates. Now the preset's keys replace the
+// file's, each replacement a note; a key given with --set still wins over the preset.
+TEST(HardwarePreset, PresetGivenWithSetReplacesTheFilesGpuKeys) {
+  const std::string llama = test::source_path("workloads/llama-3.1-405b.yaml");
+  const Plan p = load_plan(llama, {"hardware.preset=b200"});
+  EXPECT_EQ(p.hardware.name, "B200");
+  EXPECT_DOUBLE_EQ(p.hardware.fp8_tflops, 3312.1);  // the B200 preset's, not the file's 1456.6
+  EXPECT_DOUBLE_EQ(p.hardware.bf16_tflops, 1723.8);
+  EXPECT_DOUBLE_EQ(p.hardware.peak_bf16_tflops, 2250);
+  EXPECT_DOUBLE_EQ(p.hardware.nvlink_GBps, 720);
+  EXPECT_EQ(p.hardware.sms, 148);
+  EXPECT_DOUBLE_EQ(p.hardware.memory_GiB, 180);
+  std::string all;
+  for (const auto& n : p.notes) all += n + "\n";
+  EXPECT_NE(all.find("hardware.fp8_tflops = 3312.1 from hardware.preset b200 (--set) replaces " + llama + "'s 1456.6"),
+            std::string::npos)
+      << all;
+  // Another --set still beats the preset, and says so.
+  const Plan q = load_plan(llama, {"hardware.bf16_tflops=1500", "hardware.preset=b200"});
+  EXPECT_DOUBLE_EQ(q.hardware.bf16_tflops, 1500);
+  EXPECT_DOUBLE_EQ(q.hardware.fp8_tflops, 3312.1);
+  // The config's own preset still fills only what the file leaves unset (one file, one intent).
+  const TempFile f("mixed.yaml", replaced(replaced(test::read_text(llama), "  name: H100\n", "  name: H100\n  preset: b200\n"),
+                                          "config_json: models/", "config_json: " + test::source_path("workloads/models/")));
+  const Plan r = load_plan(f.path());
+  EXPECT_DOUBLE_EQ(r.hardware.fp8_tflops, 1456.6);
+  EXPECT_DOUBLE_EQ(r.hardware.peak_fp8_tflops, 4500);
+  EXPECT_FALSE(r.notes.empty());
+}
+
+// The gb200 preset's name says NVL72, but the rack is a cluster key: the README and a note both
+// say the domain stays one node unless cluster.nvlink_domain=72 is set.
+TEST(HardwarePreset, Gb200SaysItsNvlinkDomainIsOneNodeUnlessSet) {
+  const auto has_note = [](const Plan& p) {
+    for (const auto& n : p.notes)
+      if (n.find("hardware.preset gb200 leaves cluster.nvlink_domain at one node (8 GPUs)") != std::string::npos) return true;
+    return false;
+  };
+  const Plan eight = load_plan(default_yaml(), {"hardware.preset=gb200"});
+  EXPECT_EQ(eight.nvlink_ranks(), 8);
+  EXPECT_TRUE(has_note(eight));
+  const Plan rack = load_plan(default_yaml(), {"hardware.preset=gb200", "cluster.nvlink_domain=72"});
+  EXPECT_EQ(rack.nvlink_ranks(), 64);  // one EP-64 group per 72-GPU rack
+  EXPECT_FALSE(has_note(rack));
+  EXPECT_FALSE(has_note(load_plan(default_yaml(), {"hardware.preset=b200"})));
+}
+
 TEST(HardwarePreset, UnknownPresetIsOneLineError) {
   test::expect_default_rejects({"hardware.preset=h900"},
                                {"--set", "hardware.preset", "h900", "h800, h100-sxm, h200, b200, gb200, mi300x"});

@@ -32,7 +32,7 @@ TEST(Cli, RooflineJsonHasTheDocumentedKeys) {
     EXPECT_TRUE(j["terms"].contains(key)) << key;
   EXPECT_FALSE(j.contains("fsdp_per_microbatch_s"));  // ZeRO-1 plan
   const auto fsdp = nlohmann::json::parse(
-      run("roofline --json --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8")
+      run("roofline --json --set schedule=fsdp --set parallel.split_lone_chunks=false --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8")
           .out);
   EXPECT_TRUE(fsdp.contains("fsdp_per_microbatch_s"));
 }
@@ -69,7 +69,7 @@ TEST(Cli, SameInputGivesTheSameOutput) {
 TEST(Cli, LongRunsReportProgressOnStderr) {
   // The FSDP replay takes several seconds: progress lines (simulated time, share, ETA) go to
   // stderr while stdout stays pure JSON.
-  const Result r = run("simulate --json --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 "
+  const Result r = run("simulate --json --set schedule=fsdp --set parallel.split_lone_chunks=false --set parallel.pp=1 --set parallel.zero=3 "
                     "--set parallel.microbatches=8");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(nlohmann::json::accept(r.out));

@@ -104,10 +104,10 @@ TEST(TensorParallelCli, BadParallelValuesAreOneLineExitTwo) {
       {"roofline --set parallel.zero=4", "parallel.zero"},
       {"roofline --set parallel.fsdp_shard_size=-1", "parallel.fsdp_shard_size"},
       {"roofline --set parallel.fsdp_shard_size=8", "parallel.fsdp_shard_size"},  // ZeRO-1 plan
-      {"roofline --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8 "
+      {"roofline --set schedule=fsdp --set parallel.split_lone_chunks=false --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8 "
        "--set parallel.fsdp_shard_size=48",
        "parallel.fsdp_shard_size"},  // does not divide 2048
-      {"roofline --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8 "
+      {"roofline --set schedule=fsdp --set parallel.split_lone_chunks=false --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8 "
        "--set parallel.fsdp_shard_size=32",
        "parallel.fsdp_shard_size"},  // EP groups of 64 would straddle shard groups
       {"roofline workloads/deepseek-profile-capture.yaml --set parallel.zero=2", "parallel.zero"},

@@ -139,7 +139,7 @@ double fsdp_activations_per_sequence() {
 }
 
 Plan fsdp_plan(int microbatches) {
-  return plan_with({"schedule=fsdp", "parallel.pp=1", "parallel.zero=3",
+  return plan_with({"schedule=fsdp", "parallel.split_lone_chunks=false", "parallel.pp=1", "parallel.zero=3",
                     "parallel.microbatches=" + std::to_string(microbatches)});
 }
 

@@ -205,9 +205,90 @@ TEST(IgnoredKeys, ScenarioKeysOfAnotherRoutingAreErrors) {
   expect_rejected("roofline --set scenario.zipf_s=2", {"scenario.zipf_s", "scenario.routing=zipf"});
   expect_rejected("roofline --set scenario.load_file=x.csv", {"scenario.load_file", "scenario.routing=file"});
   expect_rejected("roofline --set scenario.routing=zipf --set scenario.hot_share=0.5",
-                  {"scenario.hot_share", "it is zipf"});
+                  {"scenario.hot_share", "here scenario.routing is zipf"});
   expect_rejected("roofline --set scenario.layer_correlation=0.5", {"scenario.layer_correlation"});
   expect_rejected("roofline --set workload.f_s=2", {"workload.f_s", "workload.kind=synthetic"});
+}
+
+// One rule, declared in the schema, for every key another setting makes meaningful: set while
+// that setting says it is unread, it is an error (its inert value -- false, 1, the default -- is
+// accepted: it means what not reading it means).
+TEST(IgnoredKeys, KeysThePlanCannotReadAreErrors) {
+  const std::string llama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+  // A dense model has no shared expert to overlap and no all-to-all to split around.
+  expect_rejected("roofline " + llama + " --set parallel.overlap_shared_expert=true",
+                  {"--set parallel.overlap_shared_expert=true", "only read with an MoE model with shared experts",
+                   "a dense model", "set parallel.overlap_shared_expert=false"});
+  expect_rejected("roofline " + llama + " --set parallel.split_lone_chunks=true",
+                  {"parallel.split_lone_chunks", "a dense model"});
+  // An MoE model without a shared expert (Mixtral).
+  expect_rejected("roofline " + llama + " --set model.config_json=" + std::string(STEPSIM_SOURCE_DIR) +
+                      "/workloads/models/mixtral-8x7b.config.json --set parallel.ep=8 --set parallel.overlap_shared_expert=true",
+                  {"parallel.overlap_shared_expert", "the model has no shared expert"});
+  // The default plan's split_lone_chunks: true, with no all-to-all (EP 1) or no pipeline chunks (FSDP).
+  expect_rejected("roofline --set parallel.ep=1",
+                  {"parallel.split_lone_chunks", "parallel.ep is 1", "set parallel.split_lone_chunks=false"});
+  const std::string fsdp = "roofline --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8";
+  expect_rejected(fsdp, {"parallel.split_lone_chunks", "schedule fsdp, which runs no pipeline chunks"});
+  EXPECT_EQ(run_stepsim(fsdp + " --set parallel.split_lone_chunks=false").code, 0);
+  // Leaf-switch keys on a star, the rail layout on multi-plane (always rails), HSDP without ZeRO-3.
+  expect_rejected("roofline --set cluster.leaf_nics=16", {"cluster.leaf_nics", "cluster.topology is star"});
+  expect_rejected("roofline --set cluster.topology=multi-plane --set cluster.rail_optimized=true",
+                  {"cluster.rail_optimized", "only read with cluster.topology fat-tree"});
+  expect_rejected("roofline --set parallel.fsdp_shard_size=8", {"parallel.fsdp_shard_size", "set parallel.zero=3"});
+  EXPECT_EQ(run_stepsim("roofline --set cluster.oversubscription=1 --set parallel.fsdp_shard_size=0").code, 0);
+}
+
+// Megatron-LM's overlap flags where they cannot apply: Megatron takes them as no-ops (and a launch
+// script imported as it is carries them), so they are accepted -- but each with a note naming why
+// it is not read, on stderr and in the report, never silently. The replay is indeed the same.
+TEST(IgnoredKeys, MegatronFlagsThatCannotApplyAreNotes) {
+  const std::string llama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+  const std::string one_node = "simulate --json " + llama +
+                               " --set cluster.nodes=1 --set parallel.pp=1 --set parallel.tp=8 "
+                               "--set train.global_batch=4 --set parallel.microbatches=2";
+  const CliResult plain = run_stepsim(one_node);
+  const CliResult flags = run_stepsim(one_node + " --set parallel.overlap_grad_reduce=true "
+                                                 "--set parallel.overlap_param_gather=true --set parallel.ddp_bucket_size=1000000");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(flags.code, 0) << flags.err;
+  // TP 8 on 8 GPUs: one GPU holds each weight, nothing is reduced over data parallelism.
+  for (const char* key : {"parallel.overlap_grad_reduce", "parallel.overlap_param_gather", "parallel.ddp_bucket_size"})
+    EXPECT_NE(flags.err.find(std::string("note: ") + key), std::string::npos) << key << ": " << flags.err;
+  EXPECT_NE(flags.err.find("one GPU holds each weight"), std::string::npos) << flags.err;
+  const auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(flags.out);
+  EXPECT_EQ(a["step_time_s"], b["step_time_s"]);
+  EXPECT_EQ(a["sim"]["activities"], b["sim"]["activities"]);
+  EXPECT_EQ(a["memory"]["peak_bytes"], b["memory"]["peak_bytes"]);
+  EXPECT_EQ(b["notes"].size(), 3u) << b["notes"];
+  // tp_comm_overlap at TP 1; ZeRO-3's true (FSDP overlaps anyway), and the default config's bucket
+  // size there.
+  const CliResult tp1 = run_stepsim("roofline " + llama + " --set parallel.tp_comm_overlap=true");
+  EXPECT_EQ(tp1.code, 0) << tp1.err;
+  EXPECT_NE(tp1.err.find("note: parallel.tp_comm_overlap = true (--set parallel.tp_comm_overlap=true) is a no-op"),
+            std::string::npos)
+      << tp1.err;
+  const CliResult fsdp = run_stepsim("roofline --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 "
+                                     "--set parallel.microbatches=8 --set parallel.split_lone_chunks=false");
+  EXPECT_EQ(fsdp.code, 0) << fsdp.err;
+  EXPECT_NE(fsdp.err.find("note: parallel.overlap_grad_reduce = true (" + kDefault + ") is a no-op"), std::string::npos)
+      << fsdp.err;
+  EXPECT_NE(fsdp.err.find("note: parallel.ddp_bucket_size"), std::string::npos) << fsdp.err;
+  // Off, the flags are quiet; an explicit false under ZeRO-3 stays an error (an FSDP without overlap).
+  EXPECT_EQ(run_stepsim("roofline " + llama).err, "");
+  expect_rejected("roofline --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8 "
+                  "--set parallel.split_lone_chunks=false --set parallel.overlap_grad_reduce=false",
+                  {"--set parallel.overlap_grad_reduce=false", "ZeRO-3"});
+}
+
+// A batch given in tokens is named, and fixed, in tokens: main's message blamed train.global_batch,
+// a key the config did not hold, and asked for a multiple of replicas in sequences.
+TEST(Messages, BatchInTokensIsNamedInTokens) {
+  expect_rejected("roofline --set train.global_batch_tokens=61440000",
+                  {"--set train.global_batch_tokens=61440000", "train.global_batch_tokens: 61440000 tokens (15000 sequences",
+                   "use a multiple of 1048576 tokens"});
+  expect_rejected("roofline --set train.global_batch_tokens=4096",
+                  {"train.global_batch_tokens: 4096 tokens (1 sequence of", "use at least 1048576 tokens"});
 }
 
 TEST(IgnoredKeys, UnknownCommandSaysSo) {

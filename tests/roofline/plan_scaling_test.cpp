@@ -86,7 +86,8 @@ TEST(PlanScaling, Zero1TrafficFollowsPpAndEp) {
 }
 
 TEST(PlanScaling, DenseModelHasNoExpertTraffic) {
-  const auto r = roof({"model.n_routed_experts=0", "model.first_k_dense_replace=0", "parallel.ep=1"});
+  const auto r = roof({"model.n_routed_experts=0", "model.first_k_dense_replace=0", "parallel.ep=1",
+                       "parallel.split_lone_chunks=false"});
   EXPECT_DOUBLE_EQ(r.ep_comm_s, 0.0);
   // 61 dense layers: N = 61 x (attention + norms + dense FFN) + final norm + head.
   const double attn = 7168.0 * 1536 + 7168.0 * 576 + 1536.0 * 128 * 192 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;

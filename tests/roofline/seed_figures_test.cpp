@@ -98,7 +98,7 @@ TEST(SeedFigures, FsdpExposedShareGrowsWithMicrobatches) {
 
 TEST(SeedFigures, FsdpPlanReportsItsPerMicrobatchCollectives) {
   const auto fsdp = compute_roofline(
-      default_plan({"schedule=fsdp", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8"}));
+      default_plan({"schedule=fsdp", "parallel.split_lone_chunks=false", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8"}));
   const auto pp = compute_roofline(default_plan());
   EXPECT_NEAR(fsdp.dp_comm_s, 8 * fsdp.dp.fsdp_per_microbatch_s, 1e-12);
   EXPECT_DOUBLE_EQ(fsdp.bubble_s, 0.0);

@@ -60,7 +60,7 @@ TEST(ModelStep, DefaultDualPipeVConservesComputeAndSplitsEveryRank) {
 }
 
 TEST(ModelStep, FsdpWithEightMicrobatchesIsCommsBoundLikeTheSeed) {
-  const Plan plan = model_plan({"schedule=fsdp", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8"});
+  const Plan plan = model_plan({"schedule=fsdp", "parallel.split_lone_chunks=false", "parallel.pp=1", "parallel.zero=3", "parallel.microbatches=8"});
   const SimResult r = simulate_plan(plan);
   expect_exact_split(r);
   // The seed's closed form (69 %): comm = EP + 8 x (2 AG + RS), exposed share = (comm - compute) / comm.
@@ -112,7 +112,7 @@ TEST(ModelStep, ReducedReplayMatchesFullReplay) {
 
 TEST(ModelStep, ReducedFsdpWithUnevenBatchMatchesFull) {
   // 192 sequences over 128 GPUs: 1.5 each, so half the GPUs run a lighter second round.
-  const std::vector<std::string> sets = {"cluster.nodes=16", "parallel.pp=1", "schedule=fsdp", "parallel.zero=3",
+  const std::vector<std::string> sets = {"cluster.nodes=16", "parallel.pp=1", "schedule=fsdp", "parallel.split_lone_chunks=false", "parallel.zero=3",
                                          "parallel.ep=32", "train.global_batch=192", "parallel.microbatches=2"};
   const SimResult reduced = simulate_plan(in_mode(sets, "reduced"));
   const SimResult full = simulate_plan(in_mode(sets, "full"));

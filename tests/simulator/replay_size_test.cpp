@@ -61,7 +61,7 @@ TEST(ReplaySize, CountIsWhatTheReplayRunsInEveryMode) {
       {moe, small_moe({"parallel.ep=8", "scenario.stragglers=[{node: 1, nic_GBps: 20}]"}), "straggler-groups",
        "a slow NIC's group"},
       {moe, small_moe({"scenario.jitter_sigma=0.1"}), "full", "jitter: every GPU"},
-      {moe, small_moe({"parallel.pp=1", "schedule=fsdp", "parallel.zero=3", "parallel.microbatches=2",
+      {moe, small_moe({"parallel.pp=1", "schedule=fsdp", "parallel.split_lone_chunks=false", "parallel.zero=3", "parallel.microbatches=2",
                        "train.global_batch=256"}),
        "ep-group", "FSDP: one EP group"},
       {dense, small_dense({"parallel.tp=8", "parallel.pp=2", "parallel.microbatches=4", "sim.mode=reduced"}),

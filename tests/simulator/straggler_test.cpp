@@ -126,7 +126,7 @@ TEST(Stragglers, NicDownReroutesThroughANeighbour) {
 std::vector<std::string> fsdp16(std::vector<std::string> more) {
   std::vector<std::string> sets = {"cluster.nodes=2",         "schedule=fsdp",          "parallel.pp=1",
                                    "parallel.zero=3",         "parallel.ep=16",         "parallel.microbatches=2",
-                                   "train.global_batch=32",   "model.num_hidden_layers=8"};
+                                   "train.global_batch=32",   "model.num_hidden_layers=8", "parallel.split_lone_chunks=false"};
   sets.insert(sets.end(), more.begin(), more.end());
   return sets;
 }

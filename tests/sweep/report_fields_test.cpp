@@ -33,7 +33,8 @@ TEST(ReportFields, TheListIsExactlyWhatReportsWrite) {
       kSmall,
       kSmall + " --set scenario.routing=zipf",
       kSmall + " --set 'scenario.stragglers=[{gpu: 5, clock: 0.8}]'",
-      kSmall + " --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=2",
+      kSmall + " --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=2"
+               " --set parallel.split_lone_chunks=false",
       " workloads/llama-3.1-8b.yaml",
       " --set workload.kind=synthetic --set parallel.pp=4 --set parallel.microbatches=8"};
   std::set<std::string> seen;

@@ -62,6 +62,20 @@ const std::string kSynthetic =
     "--set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=4 --set workload.f_s=1 "
     "--set workload.b_s=2 --set workload.w_s=1 --set workload.send_bytes=0";
 
+// One CSV line's cells, RFC 4180 quoting undone (notes and sets may hold commas).
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += c, ++i;
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
 size_t column(const std::vector<std::string>& header, const std::string& name) {
   for (size_t i = 0; i < header.size(); ++i)
     if (header[i] == name) return i;
@@ -151,6 +165,32 @@ TEST(SweepCli, ANonNumericGridKeyIsDrawnAsCategories) {
   EXPECT_TRUE(fs::exists(dir + "/sweep.png"));
 }
 
+// A sweep over hardware.preset on a config with rates of its own (Llama 3.1 405B's H100 rates):
+// each point switches GPU (its rows differ; they were identical, the file's rates winning), and the
+// notes simulate prints on stderr -- which a point, run with --quiet, dropped -- are in the CSV.
+TEST(SweepCli, PresetSweepSwitchesGpuAndKeepsTheNotes) {
+  const std::string dir = temp_dir("presets");
+  const Result r = run("sweep " + std::string(STEPSIM_SOURCE_DIR) +
+                           "/workloads/llama-3.1-405b.yaml --set model.num_hidden_layers=16 "
+                           "--set parallel.microbatches=16 --grid hardware.preset=h100-sxm,b200 -q -o " + dir,
+                       dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto lines = split(slurp(dir + "/sweep.csv"), '\n');
+  ASSERT_EQ(lines.size(), 3u);
+  const auto header = csv_cells(lines[0]);
+  const size_t step = column(header, "step_time_s"), fp8 = column(header, "roofline.assumed.fp8_tflops");
+  const auto h100 = csv_cells(lines[1]), b200 = csv_cells(lines[2]);
+  ASSERT_EQ(h100.size(), header.size());
+  EXPECT_EQ(h100[fp8], "1456.6");
+  EXPECT_EQ(b200[fp8], "3312.1");
+  EXPECT_LT(std::stod(b200[step]), std::stod(h100[step]));
+  EXPECT_NE(b200[column(header, "notes")].find("hardware.fp8_tflops = 3312.1 from hardware.preset b200 (--set) replaces"),
+            std::string::npos)
+      << lines[2];
+  EXPECT_EQ(b200[column(header, "sets")],
+            "model.num_hidden_layers=16; parallel.microbatches=16; hardware.preset=b200");
+}
+
 TEST(SweepCli, SameSweepTwiceGivesByteIdenticalCsv) {
   const std::string dir = temp_dir("repeat");
   const std::string args = "sweep " + kSynthetic + " --set workload.send_bytes=1e8 --grid parallel.microbatches=2,6 -q -o ";
@@ -170,7 +210,7 @@ TEST(SweepCli, RooflineCarriesTheSharesASweepPlots) {
   const int m[] = {1, 2, 4, 8};
   const double seed[] = {0.13, 0.31, 0.51, 0.69};
   for (int i = 0; i < 4; ++i) {
-    const Result r = run("roofline --json --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 "
+    const Result r = run("roofline --json --set schedule=fsdp --set parallel.split_lone_chunks=false --set parallel.pp=1 --set parallel.zero=3 "
                          "--set parallel.microbatches=" + std::to_string(m[i]), dir);
     ASSERT_EQ(r.code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
