@@ -77,6 +77,14 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
     if (m.num_attention_heads % par.tp != 0)
       fail("parallel.tp", str(par.tp) + " does not divide the " + str(m.num_attention_heads) +
                               " attention heads; use a divisor such as " + str(divisor_at_most(m.num_attention_heads, par.tp)));
+    // Megatron's rule (TransformerConfig: num_query_groups must be a multiple or a divisor of the
+    // TP size): KV heads split over TP, or fewer of them each held whole by tp / kv ranks.
+    const int64_t kv = m.is_mla() || m.num_key_value_heads <= 0 ? m.num_attention_heads : m.num_key_value_heads;
+    if (kv % par.tp != 0 && par.tp % kv != 0)
+      fail("parallel.tp", str(par.tp) + " neither divides nor is a multiple of the " + str(kv) +
+                              " key-value heads, so they can neither split over TP nor be replicated whole (Megatron "
+                              "refuses it too); use a divisor or multiple of " + str(kv) + " such as " +
+                              str(divisor_at_most(kv, par.tp)));
     if (m.dense_layers() > 0 && m.intermediate_size % par.tp != 0)
       fail("parallel.tp", str(par.tp) + " does not divide intermediate_size " + str(m.intermediate_size) +
                               "; use a divisor such as " + str(divisor_at_most(m.intermediate_size, par.tp)));

@@ -1,6 +1,7 @@
 #include "simulator/report/roofline_report.hpp"
 #include "schedules/registry.hpp"
 #include "simulator/report/percent.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
 
 #include <fmt/format.h>
 
@@ -101,6 +102,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
              {"collectives_per_gpu", r.tpcp.tp_collectives},
              {"bytes_per_collective", r.tpcp.tp_bytes_per_collective},
              {"bytes_per_gpu", r.tpcp.tp_bytes_per_gpu},
+             {"qkv_bytes_per_gpu", r.tpcp.tp_qkv_bytes_per_gpu},
+             {"kv_head_replicas", kv_head_replicas(plan)},
              {"link_GBps", r.tpcp.tp_link_GBps}};
   j["cp"] = {{"collectives_per_gpu", r.tpcp.cp_collectives},
              {"bytes_per_collective", r.tpcp.cp_bytes_per_collective},
@@ -166,6 +169,17 @@ std::string row(const std::string& name, double seconds, const std::string& note
 
 }  // namespace
 
+std::string tp_cp_text(const Plan& plan) {
+  if (plan.parallel.tp <= 1 && plan.parallel.cp <= 1) return "";
+  const int64_t replicas = kv_head_replicas(plan);
+  return fmt::format("TP {}{}, CP {}, ", plan.parallel.tp,
+                     replicas > 1 ? fmt::format(" (each KV head on {} ranks: {} KV heads, so the QKV output is "
+                                                "all-gathered over TP)",
+                                                replicas, plan.parallel.tp / replicas)
+                                  : std::string(),
+                     plan.parallel.cp);
+}
+
 std::string roofline_text(const Plan& plan, const Roofline& r) {
   std::string out;
   out += fmt::format("stepsim roofline: {} on {} x {} {} ({} GPUs), config {}\n", plan.model.name,
@@ -173,9 +187,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   out += fmt::format("plan: {} PP {} ({} stages), {}EP {}, DP {} (expert DP {}), ZeRO-{}, {} microbatches; "
                      "{} x {} tokens = {:.4g} tokens/step\n",
                      to_string(plan.parallel.schedule), plan.parallel.pp, sched::path_stages(plan),
-                     plan.parallel.tp > 1 || plan.parallel.cp > 1
-                         ? fmt::format("TP {}, CP {}, ", plan.parallel.tp, plan.parallel.cp)
-                         : std::string(),
+                     tp_cp_text(plan),
                      plan.parallel.ep,
                      plan.dp(), plan.edp(), plan.parallel.zero, plan.parallel.microbatches, plan.train.global_batch,
                      plan.train.seq_len, r.tokens_per_step);

@@ -15,6 +15,9 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r);
 // `notes` (settings a higher layer overrode, as printed on stderr), so a saved report -- a sweep
 // point's above all -- says what it ran with.
 void add_plan_inputs(nlohmann::json& j, const Plan& plan);
+// "TP t, CP c, " for the reports' plan line (empty without TP or CP), saying when KV heads are
+// replicated over TP.
+std::string tp_cp_text(const Plan& plan);
 std::string roofline_text(const Plan& plan, const Roofline& r);
 
 }  // namespace stepsim

@@ -224,10 +224,11 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   if (plan.workload.kind == WorkloadKind::Synthetic) return synthetic_text(plan, r) + stragglers_text(plan, r);
   const StepSummary s = summarize(r);
   std::string out;
-  out += fmt::format("stepsim simulate: {} on {} x {} {} ({} GPUs), {} PP {} ({} stages), EP {}, DP {}, ZeRO-{}, {} "
+  out += fmt::format("stepsim simulate: {} on {} x {} {} ({} GPUs), {} PP {} ({} stages), {}EP {}, DP {}, ZeRO-{}, {} "
                      "microbatches; config {}\n",
                      plan.model.name, plan.cluster.nodes, plan.cluster.gpus_per_node, plan.hardware.name, plan.gpus(),
-                     to_string(plan.parallel.schedule), plan.parallel.pp, sched::path_stages(plan), plan.parallel.ep, plan.dp(),
+                     to_string(plan.parallel.schedule), plan.parallel.pp, sched::path_stages(plan), tp_cp_text(plan),
+                     plan.parallel.ep, plan.dp(),
                      plan.parallel.zero, plan.parallel.microbatches, plan.source);
   out += fmt::format("batch: {} sequences x {} tokens = {} tokens per step (sequences per microbatch: {:.4g})\n",
                      plan.train.global_batch, plan.train.seq_len, plan.train.tokens_per_step(),

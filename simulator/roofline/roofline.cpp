@@ -190,6 +190,10 @@ TpCpTerms tp_cp_terms(const Plan& plan) {
                                  double(m.moe_layers()) * tp_collectives_per_layer(plan, true));
   t.tp_bytes_per_collective = par.tp > 1 ? tp_collective_bytes(plan, t.tokens_per_microbatch) : 0.0;
   t.tp_bytes_per_gpu = t.tp_collectives * t.tp_bytes_per_collective;
+  // Replicated KV heads: the QKV output's all-gather and its gradient's reduce-scatter per layer.
+  t.tp_qkv_bytes_per_gpu = per_rank * double(m.num_hidden_layers) * tp_qkv_collectives_per_layer(plan) *
+                           tp_qkv_collective_bytes(plan, t.tokens_per_microbatch);
+  t.tp_bytes_per_gpu += t.tp_qkv_bytes_per_gpu;
   const int64_t g = plan.nvlink_ranks();
   t.tp_link_GBps = par.tp <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
   t.cp_collectives = per_rank * double(m.num_hidden_layers) * cp_collectives_per_layer(plan);

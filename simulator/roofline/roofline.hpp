@@ -69,7 +69,8 @@ struct TpCpTerms {
   double tokens_per_microbatch = 0;   // tokens of one microbatch on one CP rank (gathered over TP)
   double tp_collectives = 0;          // per GPU per step
   double tp_bytes_per_collective = 0; // (tp-1)/tp x tokens x hidden x 2
-  double tp_bytes_per_gpu = 0;
+  double tp_bytes_per_gpu = 0;         // with tp_qkv_bytes_per_gpu
+  double tp_qkv_bytes_per_gpu = 0;     // replicated KV heads: the QKV output's all-gather and its gradient's
   double tp_link_GBps = 0;            // NVLink when a TP group fits a node, else IB
   double cp_collectives = 0;          // per GPU per step: K/V all-gather + dK/dV reduce-scatter per layer
   double cp_bytes_per_collective = 0; // (cp-1)/cp x microbatch tokens x K/V bytes per token of a TP rank

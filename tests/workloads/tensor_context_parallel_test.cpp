@@ -9,6 +9,8 @@
 #include "vocabulary/op_sink.hpp"
 #include "simulator/roofline/roofline.hpp"
 #include "workloads/model/model_workload.hpp"
+#include "vocabulary/config_error.hpp"
+#include "workloads/memory/activation_bytes.hpp"
 #include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim {
@@ -92,6 +94,45 @@ TEST(TensorParallel, BytesPerLayerEqualTheClosedForm) {
   for (const double b : u.out.at(OpKind::TpReduceScatterSplit)) split_bytes += b;
   EXPECT_NEAR(split_bytes, 2 * 32 * 2 * bytes, 1e-6 * bytes);
   for (const double b : u.out.at(OpKind::TpAllGatherRing)) EXPECT_DOUBLE_EQ(b, bytes);
+}
+
+// Llama 3.1 8B's 8 KV heads on TP 16 (two nodes): Megatron keeps each KV head whole on 16 / 8 = 2
+// ranks; every rank computes 1/16 of the QKV projection's columns and all-gathers its whole output
+// over TP (the gradient is reduce-scattered in the backward): per layer and microbatch one more
+// all-gather and one more reduce-scatter, each (tp-1)/tp x tokens x (32 x 128 + 8 x 256) x 2 bytes.
+TEST(TensorParallel, FewerKvHeadsThanTpAreReplicatedWithTheirAllGather) {
+  const Plan p = llama8b({"cluster.nodes=2", "parallel.tp=16", "train.global_batch=2", "parallel.microbatches=2"});
+  const Emitted e = emit(ModelWorkload(p), 9);
+  EXPECT_EQ(e.ops.at(OpKind::TpAllGather), 5 * 32 * 2);  // 4 around the blocks + the QKV output's
+  EXPECT_EQ(e.ops.at(OpKind::TpReduceScatter), 5 * 32 * 2);
+  const double tokens = 1 * kSeq;  // one sequence per microbatch
+  const double hidden = 15.0 / 16.0 * tokens * kHidden * 2;
+  const double qkv = 15.0 / 16.0 * tokens * (32 * 128 + 8 * 256) * 2;
+  int qkv_seen = 0;
+  for (const double b : e.out.at(OpKind::TpAllGather)) {
+    EXPECT_TRUE(b == hidden || b == qkv) << b;
+    qkv_seen += b == qkv ? 1 : 0;
+  }
+  EXPECT_EQ(qkv_seen, 32 * 2);
+  const Roofline r = compute_roofline(p);
+  EXPECT_DOUBLE_EQ(r.tpcp.tp_qkv_bytes_per_gpu, 2 * 32 * 2 * qkv);
+  // 10 hidden-sized collectives per layer and microbatch (the 8 around the blocks and the 2 weight-
+  // gradient re-gathers) and the QKV pair.
+  EXPECT_DOUBLE_EQ(r.tpcp.tp_bytes_per_gpu, 10 * 32 * 2 * hidden + 2 * 32 * 2 * qkv);
+  // Each rank keeps one KV head's K and V, not half of one: per token of the replica (before the
+  // 1/tp of sequence parallelism) 2 x 8 heads x 256 x 2 bytes more than TP 8 (heads split).
+  const Plan p8 = llama8b({"parallel.tp=8"});
+  EXPECT_DOUBLE_EQ(layer_activations(p, false).saved_per_token - layer_activations(p8, false).saved_per_token,
+                   8.0 * 256 * 2);
+  // Megatron refuses KV heads that neither split over TP nor divide it: 12 of 96 heads on TP 8.
+  try {
+    llama8b({"model.num_attention_heads=96", "model.num_key_value_heads=12", "model.head_dim=128", "parallel.tp=8"});
+    ADD_FAILURE() << "12 KV heads on TP 8 accepted";
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find("parallel.tp: 8 neither divides nor is a multiple of the 12 key-value heads"),
+              std::string::npos)
+        << err.what();
+  }
 }
 
 TEST(TensorParallel, KeepsTotalFlops) {

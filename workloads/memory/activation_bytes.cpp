@@ -1,6 +1,9 @@
 #include "workloads/memory/activation_bytes.hpp"
 
+#include <algorithm>
+
 #include "vocabulary/model_params.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
 
 namespace stepsim {
 
@@ -27,7 +30,10 @@ double kept_bytes(const Plan& plan, bool moe, bool keep_all) {
       b += kBf16 * heads * qk + kBf16 * heads * (qk + v);               // q and k, v after RoPE
     }
   } else {
-    const double kv_heads = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads);
+    // Per token of the replica (sequence parallelism divides by tp later): fewer KV heads than TP
+    // ranks are replicated, each rank keeping one whole head.
+    const double kv_heads = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads) *
+                            double(kv_head_replicas(plan));
     b += kBf16 * (heads * qk + kv_heads * (qk + v));  // q, k, v: no up-projection to rebuild them from
   }
   b += attn_out * heads * v + kFp32 * heads;  // attention output + log-sum-exp per head

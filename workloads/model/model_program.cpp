@@ -328,6 +328,13 @@ OpRef ModelGpuProgram::block(engine::OpSink& sink, int64_t layer, LayerPart part
     rest.piece = 2;
   }
   if (tp) deps = {tp_op(ub ? OpKind::TpAllGatherRing : OpKind::TpAllGather, 1.0, deps)};
+  // Replicated KV heads: the QKV projection's output is all-gathered over TP before the attention
+  // core (its gradient reduce-scattered in the backward). Inside the block in the real kernel
+  // sequence; serialised with it here just the same.
+  if (tp && attention && tp_qkv_collectives_per_layer(plan_) > 0)
+    deps = {ring_collective(sink, kStreamTp, forward ? OpKind::TpAllGather : OpKind::TpReduceScatter, phase, layer, ref,
+                            kChannelTp, tp_ring_,
+                            tp_qkv_collective_bytes(plan_, seqs * seq_len / double(plan_.parallel.cp)), deps)};
   deps = cp_gather(deps);
   if (forward) {
     if (!ub) {

@@ -7,6 +7,29 @@
 
 namespace stepsim {
 
+namespace {
+
+int64_t kv_heads(const ModelConfig& m) {
+  return m.is_mla() || m.num_key_value_heads <= 0 ? m.num_attention_heads : m.num_key_value_heads;
+}
+
+}  // namespace
+
+int64_t kv_head_replicas(const Plan& plan) {
+  const int64_t kv = kv_heads(plan.model), tp = plan.parallel.tp;
+  return kv < tp ? tp / kv : 1;
+}
+
+int tp_qkv_collectives_per_layer(const Plan& plan) { return kv_head_replicas(plan) > 1 ? 2 : 0; }
+
+double tp_qkv_collective_bytes(const Plan& plan, double tokens) {
+  const ModelConfig& m = plan.model;
+  const double tp = double(plan.parallel.tp);
+  const double width = double(m.num_attention_heads) * double(qk_head_dim(m)) +
+                       double(kv_heads(m)) * double(qk_head_dim(m) + v_head_dim(m));
+  return (tp - 1.0) / tp * tokens * width * kBf16Bytes;
+}
+
 int tp_collectives_per_layer(const Plan& plan, bool moe_layer) {
   if (plan.parallel.tp <= 1) return 0;
   return moe_layer ? 5 : 10;
@@ -54,9 +77,7 @@ double cp_kv_bytes_per_token(const Plan& plan) {
   const double tp = double(plan.parallel.tp);
   const double qk = double(qk_head_dim(m)), v = double(v_head_dim(m));
   // KV heads are split over TP; with fewer KV heads than TP ranks each rank keeps one (replicated).
-  const double kv_heads = m.is_mla() ? double(m.num_attention_heads)
-                                     : double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads);
-  return std::max(1.0, kv_heads / tp) * (qk + v) * kBf16Bytes;
+  return std::max(1.0, double(kv_heads(m)) / tp) * (qk + v) * kBf16Bytes;
 }
 
 double cp_collective_bytes(const Plan& plan, double tokens) {

@@ -86,6 +86,19 @@ double cp_kv_bytes_per_token(const Plan& plan);
 // a microbatch of `tokens` tokens (the whole sequences): (cp - 1) / cp x tokens x K/V bytes.
 double cp_collective_bytes(const Plan& plan, double tokens);
 
+// Fewer key-value heads than TP ranks (Megatron, megatron/core/transformer/attention.py: allowed
+// when the KV heads divide tp): each rank computes 1/tp of the QKV projection's columns, then
+// all-gathers that projection's whole output over TP and keeps one KV head (and its query heads),
+// so every KV head is held by tp / kv ranks. How many ranks hold each KV head (1 when they split).
+int64_t kv_head_replicas(const Plan& plan);
+
+// The all-gather of the QKV projection's output that replicated KV heads add to the attention's
+// forward, and the reduce-scatter of its gradient in the backward: collectives per attention
+// layer and microbatch (0 when KV heads split over TP), and the bytes one GPU sends in one over
+// `tokens` tokens: (tp - 1) / tp x tokens x (heads + 2 x KV heads) x head_dim x 2 (BF16).
+int tp_qkv_collectives_per_layer(const Plan& plan);
+double tp_qkv_collective_bytes(const Plan& plan, double tokens);
+
 // CP collectives of one layer for one microbatch, forward and backward (0 without CP).
 inline int cp_collectives_per_layer(const Plan& plan) { return plan.parallel.cp > 1 ? 2 : 0; }
 
