@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <fstream>
@@ -69,8 +71,10 @@ int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& tra
   }
   if (strict && !memory_fits(plan, result)) {
     const RankResult* peak = memory_peak_rank(result);
-    std::cerr << "stepsim: the plan does not fit: GPU " << peak->rank << " peaks at " << peak->memory.peak_bytes / 1e9
-              << " GB, over hardware.memory_GiB " << plan.hardware.memory_GiB << " GiB (--strict)\n";
+    // One unit in one line: the capacity is given in GiB, so the peak is too.
+    std::cerr << fmt::format("stepsim: the plan does not fit: GPU {} peaks at {:.2f} GiB, over hardware.memory_GiB {:g} "
+                             "GiB (--strict)\n",
+                             peak->rank, peak->memory.peak_bytes / (1024.0 * 1024.0 * 1024.0), plan.hardware.memory_GiB);
     return kPlanDoesNotFitExit;
   }
   return 0;

@@ -99,6 +99,10 @@ TEST(MemoryCli, StrictExitsThreeWhenThePlanDoesNotFit) {
   const Result over = run("simulate --quiet --strict --set parallel.recompute=none");
   EXPECT_EQ(over.code, 3);
   EXPECT_NE(over.out.find("DOES NOT FIT"), std::string::npos);
+  // One unit in the message: the peak in GiB like the capacity (it once said "113.5 GB, over
+  // hardware.memory_GiB 80 GiB"); the report's peak line gives the same GiB figure.
+  EXPECT_NE(over.err.find(" GiB, over hardware.memory_GiB 80 GiB (--strict)"), std::string::npos) << over.err;
+  EXPECT_EQ(over.err.find(" GB"), std::string::npos) << over.err;
   // Without --strict the same plan reports and exits 0.
   EXPECT_EQ(run("simulate --quiet --set parallel.recompute=none").code, 0);
 }
