@@ -7,6 +7,7 @@
 #include <map>
 
 #include "platforms/degraded_hardware.hpp"
+#include "platforms/topology.hpp"
 #include "vocabulary/op_sink.hpp"
 
 namespace stepsim::engine {
@@ -55,6 +56,14 @@ void Perturbations::init(const PlatformSpec& spec, double jitter_sigma, uint64_t
     nic_faults_[g] = {int64_t(g), {{0.0, always}}};
     if (nic_faults_[size_t(via_[g])].culprit < 0) nic_faults_[size_t(via_[g])] = {int64_t(g), {{0.0, always}}};
   }
+  shape_ = spec.shape();
+  uplink_faults_.clear();
+  for (size_t g = 0; g < gpus; ++g) {
+    const Timeline t = uplink_bandwidth(spec, int64_t(g));
+    if (t.empty()) continue;
+    if (uplink_faults_.empty()) uplink_faults_.assign(gpus, {});
+    if (auto w = slow_windows(t, spec.ib_Bps / spec.oversubscription); !w.empty()) uplink_faults_[g] = {int64_t(g), w};
+  }
   perturbed_.assign(gpus, sigma_ > 0);
   for (size_t g = 0; g < gpus; ++g)
     if (!gpu_speed_factor(spec, int64_t(g)).empty() || !uplink_bandwidth(spec, int64_t(g)).empty() ||
@@ -66,6 +75,13 @@ int64_t Perturbations::flow_culprit(uint32_t gpu, uint32_t peer, double from, do
   const auto& faults = gpu / gpus_per_node_ == peer / gpus_per_node_ ? nvlink_faults_ : nic_faults_;
   for (const uint32_t end : {gpu, peer}) {
     const PortFault& f = faults[end];
+    for (const auto& [a, b] : f.windows)
+      if (a < to && from < b) return f.culprit;
+  }
+  if (uplink_faults_.empty() || gpu / gpus_per_node_ == peer / gpus_per_node_) return -1;
+  for (const Hop& h : route_between(shape_, via_, gpu, peer)) {
+    if (h.kind != LinkKind::Uplink) continue;
+    const PortFault& f = uplink_faults_[size_t(h.gpu)];
     for (const auto& [a, b] : f.windows)
       if (a < to && from < b) return f.culprit;
   }
@@ -83,7 +99,10 @@ double Perturbations::jitter(uint32_t gpu) {
 
 void Perturbations::add_wait(uint32_t gpu, uint32_t on, double s, int32_t root) {
   waits_[gpu][on] += s;
-  roots_[gpu][uint32_t(root)] += s;  // root == gpu: the wait traces back to the waiter's own fault
+  // Root causes are perturbed GPUs (slow, jittered, behind a faulty port or cable): a wait that
+  // traces back to a healthy GPU is the schedule's own (a pipeline neighbour's ordinary lateness),
+  // and naming that GPU would blame hardware the fault never touched.
+  if (root >= 0 && perturbed_[size_t(root)]) roots_[gpu][uint32_t(root)] += s;  // root == gpu: its own fault
 }
 
 Perturbations::Delay& Perturbations::slot(std::vector<std::vector<Delay>>& v, uint32_t gpu, uint32_t stream) {

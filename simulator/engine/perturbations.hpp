@@ -100,8 +100,13 @@ class Perturbations {
     std::vector<std::pair<double, double>> windows;
   };
   std::vector<PortFault> nic_faults_, nvlink_faults_;  // per GPU
+  // A GPU's share of its leaf's uplinks, slow while a leaf-spine cable of its leaf is (empty when
+  // no cable is faulty): the GPUs under that leaf are the ones the fault touches.
+  std::vector<PortFault> uplink_faults_;
+  FabricShape shape_;
   // The culprit of a flow between `gpu` and `peer` that ran in [from, to): `gpu`'s own fault first
-  // (its own port slowed it), else the peer's; -1 when both ports were healthy throughout.
+  // (its own port slowed it), else the peer's, then a slow uplink the flow climbed (the culprit is
+  // the GPU under the faulty leaf); -1 when every port was healthy throughout.
   int64_t flow_culprit(uint32_t gpu, uint32_t peer, double from, double to) const;
 };
 

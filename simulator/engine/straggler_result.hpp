@@ -41,7 +41,9 @@ struct NicDetour {
 struct StragglerReport {
   std::vector<RankWait> rank_waits;    // per simulated rank
   std::vector<WaitedFor> waited_for;   // the GPUs others waited on directly, most first (at most 16)
-  std::vector<WaitedFor> root_causes;  // the GPUs the waits trace back to, most first (at most 16)
+  // The perturbed GPUs the waits trace back to, most first (at most 16): those a straggler item or
+  // jitter acts on (a slow clock, a faulty NIC or NVLink port, the NICs under a faulty cable).
+  std::vector<WaitedFor> root_causes;
   std::vector<NicDetour> detours;
   double rerouted_bytes = 0;           // sum over detours
   double baseline_step_s = -1;         // the same plan without stragglers or jitter (< 0: not run)

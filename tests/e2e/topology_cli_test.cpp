@@ -60,6 +60,11 @@ TEST(TopologyCli, ACableDownIsNamedAndItsLeafKeepsSevenEighths) {
   EXPECT_NEAR(item["nic_uplink_GBps"].get<double>(), 50.0 * 7.0 / 8.0, 1e-9);
   // Less uplink for node 0's NICs cannot speed the step up.
   EXPECT_GE(j["step_time_s"].get<double>(), j["stragglers"]["baseline_step_s"].get<double>() * (1 - 1e-9));
+  // The waits trace back to the GPUs the fault touches, those under leaf 0 (node 0: GPUs 0-7), not
+  // to peers that joined late because of them (the list once named others only).
+  const json& roots = j["stragglers"]["root_causes"];
+  ASSERT_FALSE(roots.empty()) << j["stragglers"].dump();
+  for (const json& root : roots) EXPECT_LT(root["gpu"].get<int64_t>(), 8) << j["stragglers"].dump();
   const Result text = run("simulate --quiet" + kSmallTree + " --set 'scenario.stragglers=[{leaf: 0, spine: 3, link: down}]'");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("cable leaf0-spine3 down"), std::string::npos) << text.out;

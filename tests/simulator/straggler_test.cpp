@@ -167,13 +167,12 @@ TEST(Stragglers, SlowNicsOfANodeAreTheRootCauses) {
   const SimResult r = in_child([&] { return simulate(plan, SimOptions{true, false}); });
   ASSERT_EQ(r.ranks.size(), 32u);
   ASSERT_GT(r.step_time_s, r.stragglers.baseline_step_s);
-  ASSERT_GE(r.stragglers.root_causes.size(), 9u);
-  // The eight heaviest roots are exactly node 1's GPUs, each ahead of any other GPU.
-  std::vector<int64_t> top;
-  for (size_t i = 0; i < 8; ++i) top.push_back(r.stragglers.root_causes[i].gpu);
-  std::sort(top.begin(), top.end());
-  EXPECT_EQ(top, (std::vector<int64_t>{8, 9, 10, 11, 12, 13, 14, 15}));
-  EXPECT_GT(r.stragglers.root_causes[7].waited_s, r.stragglers.root_causes[8].waited_s);
+  // The roots are exactly node 1's GPUs: a wait that traces back to a healthy GPU is the
+  // schedule's own and names no root.
+  std::vector<int64_t> roots;
+  for (const WaitedFor& w : r.stragglers.root_causes) roots.push_back(w.gpu);
+  std::sort(roots.begin(), roots.end());
+  EXPECT_EQ(roots, (std::vector<int64_t>{8, 9, 10, 11, 12, 13, 14, 15}));
   // Every GPU off node 1 that waited traces its waits back to node 1 most.
   for (const RankWait& w : r.stragglers.rank_waits)
     if (w.rank / 8 != 1 && w.root_s > 0) EXPECT_EQ(w.root / 8, 1) << "rank " << w.rank << " root " << w.root;
@@ -185,9 +184,8 @@ TEST(Stragglers, NicDownIsTheRootCauseNotItsNeighbours) {
   const Plan plan = load_plan(default_config_path(), four_nodes("[{gpu: 3, nic: down}]"));
   const SimResult r = in_child([&] { return simulate(plan, SimOptions{true, false}); });
   ASSERT_GT(r.step_time_s, r.stragglers.baseline_step_s);
-  ASSERT_GE(r.stragglers.root_causes.size(), 2u);
+  ASSERT_EQ(r.stragglers.root_causes.size(), 1u);  // not GPU 4, which lends its NIC
   EXPECT_EQ(r.stragglers.root_causes[0].gpu, 3);
-  EXPECT_GT(r.stragglers.root_causes[0].waited_s, r.stragglers.root_causes[1].waited_s);
 }
 
 // Mean-one lognormal jitter: the sum of many jittered chunks stays near the unjittered sum.
