@@ -5,6 +5,7 @@
 
 #include "tests/memory/memory_test_util.hpp"
 #include "workloads/layers/layer_partition.hpp"
+#include "workloads/model/model_workload.hpp"
 #include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim::test {
@@ -188,6 +189,37 @@ TEST(MemoryPeak, OneFOneBKeepsPipelineDepthMicrobatchesOnTheFirstStage) {
   const int64_t last_gpu = 3 * plan.dp();
   const double last = tokens * (double(stages[3].count) * per_token + 6 * 128256);
   EXPECT_NEAR(run.gpu(last_gpu).memory.activations_bytes, last, 1e-9 * last);
+}
+
+// ZB-H1 at 1F1B's activation memory (Qi et al., ICLR 2024, "Zero Bubble Pipeline Parallelism":
+// ZB-H1 keeps 1F1B's peak). Its deferred weight gradients keep what W needs until then: for the
+// LM head, its input and output gradient (2 x hidden + 2 x vocabulary bytes per token), not its
+// logits and FP32 softmax (6 x vocabulary), which once kept ~8 microbatches of them on the last
+// stage (71.5 GB against 1F1B's 66.1 GB on this plan).
+TEST(MemoryPeak, ZbH1PeaksAtOneFOneBsMemoryWithTheHeadKeepingOnlyWhatWNeeds) {
+  const MemoryRun zb = simulate_memory(plan_with({"schedule=zb-h1"}));
+  const MemoryRun one = simulate_memory(plan_with({"schedule=1f1b"}));
+  EXPECT_DOUBLE_EQ(zb.max_peak(), one.max_peak());
+  // The head's allocations, per 4096-token sequence (one per microbatch), TP 1.
+  const Plan plan = plan_with({"schedule=zb-h1"});
+  const ModelWorkload w(plan);
+  engine::Tag t;
+  t.kind = engine::OpKind::Head;
+  t.microbatch = 3;
+  engine::ActivationEvent f[engine::kMaxActivationEvents], b[engine::kMaxActivationEvents],
+      wg[engine::kMaxActivationEvents];
+  t.phase = engine::Phase::Forward;
+  ASSERT_EQ(w.memory_model()->activation_events(0, t, f), 2);
+  t.phase = engine::Phase::Backward;
+  ASSERT_EQ(w.memory_model()->activation_events(0, t, b), 1);
+  t.phase = engine::Phase::Weight;
+  ASSERT_GE(w.memory_model()->activation_events(0, t, wg), 1);
+  EXPECT_DOUBLE_EQ(f[0].bytes, seq * (2 * vocab + 2 * h));             // kept to W
+  EXPECT_DOUBLE_EQ(f[0].bytes + f[1].bytes, seq * head_per_token);     // all of it from F to B
+  EXPECT_FALSE(b[0].allocate);
+  EXPECT_EQ(b[0].key, f[1].key);   // B frees the logits and softmax
+  EXPECT_FALSE(wg[0].allocate);
+  EXPECT_EQ(wg[0].key, f[0].key);  // W frees the rest
 }
 
 TEST(MemoryPeak, SyntheticWorkloadHasNoMemoryModel) {

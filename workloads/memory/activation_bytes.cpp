@@ -78,4 +78,10 @@ LayerActivations layer_activations(const Plan& plan, bool moe_layer) {
 
 double head_activation_bytes_per_token(const ModelConfig& m) { return (kBf16 + kFp32) * double(m.vocab_size); }
 
+double head_weight_gradient_bytes_per_token(const Plan& plan) {
+  const ModelConfig& m = plan.model;
+  return std::min(head_activation_bytes_per_token(m),
+                  kBf16 * double(m.vocab_size) + kBf16 * double(m.hidden_size) * double(plan.parallel.tp));
+}
+
 }  // namespace stepsim

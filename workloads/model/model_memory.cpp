@@ -20,6 +20,7 @@ ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
     recompute_per_seq_.push_back(a.recompute_per_token * seq_len);
   }
   head_per_seq_ = head_activation_bytes_per_token(plan.model) * seq_len;
+  head_w_per_seq_ = head_weight_gradient_bytes_per_token(plan) * seq_len;
   const bool fsdp = plan.parallel.zero == 3;
   const int64_t ranks = fsdp ? 1 : plan.parallel.pp;
   for (int64_t rank = 0; rank < ranks; ++rank) {
@@ -45,8 +46,14 @@ int ModelMemory::activation_events(int64_t gpu, const engine::Tag& t, engine::Ac
   const uint64_t key = uint64_t(t.microbatch) << 32 | item << 1;
   const double seqs = w_.sequences(gpu, t.microbatch);
   int n = 0;
-  if (t.phase == Phase::Forward && (head || t.kind == OpKind::Attention)) {
-    out[n++] = {true, false, key, seqs * (head ? head_per_seq_ : saved_per_seq_[t.layer])};
+  if (t.phase == Phase::Forward && head) {
+    // Two parts: what the weight gradient keeps (freed by W), the rest (freed by the input gradient).
+    out[n++] = {true, false, key, seqs * head_w_per_seq_};
+    out[n++] = {true, false, key | 1, seqs * (head_per_seq_ - head_w_per_seq_)};
+  } else if (t.phase == Phase::Backward && head) {
+    out[n++] = {false, false, key | 1, 0};
+  } else if (t.phase == Phase::Forward && t.kind == OpKind::Attention) {
+    out[n++] = {true, false, key, seqs * saved_per_seq_[t.layer]};
   } else if (t.phase == Phase::Backward && !head && t.kind != OpKind::Attention && recompute_per_seq_[t.layer] > 0) {
     // The layer's backward starts with its MLP: rebuild the layer (full recompute).
     out[n++] = {true, true, key | 1, seqs * recompute_per_seq_[t.layer]};

@@ -24,6 +24,7 @@ class ModelMemory : public engine::MemoryModel {
   std::vector<double> saved_per_seq_;      // per layer
   std::vector<double> recompute_per_seq_;  // per layer (parallel.recompute=full)
   double head_per_seq_ = 0;
+  double head_w_per_seq_ = 0;  // the part of head_per_seq_ the head's weight gradient keeps
   std::vector<engine::StaticMemory> per_rank_;  // per pipeline rank (one for FSDP)
 };
 
