@@ -227,7 +227,24 @@ class GpuDriver {
     r.ended_on = nullptr;
     r.waited = false;
     if (s == kComputeStream) begin_compute_wait(r);
+    else if (g_.watching && g_.streams[size_t(s)].watch_upto != kNoWatch && r.cur.seq <= g_.streams[size_t(s)].watch_upto)
+      for (const OpRef& d : r.cur.deps) watch(d);  // a watched op, fetched after the wait began
     return true;
+  }
+
+  // The compute stream waits on local comm op `d` (and the ops before it on its stream), and
+  // through each of them on the comm ops they wait for on other streams of this GPU (a TP
+  // all-gather on its layer's FSDP gather, a CP all-gather on the TP one): all are watched, so the
+  // wait they cause is exposed communication, never bubble. Ops not fetched yet are followed when
+  // take_next fetches them.
+  void watch(const OpRef& d) {
+    if (d.gpu() != g_.id || d.stream() == kComputeStream || e_.is_done(d)) return;
+    uint32_t& upto = g_.streams[d.stream()].watch_upto;
+    if (upto != kNoWatch && upto >= d.seq) return;
+    upto = d.seq;
+    const StreamRun& r = runs_[d.stream()];
+    if (r.stage == Stage::Deps && r.cur.seq <= d.seq)
+      for (const OpRef& dd : r.cur.deps) watch(dd);
   }
 
   // The idle split: while the compute stream waits for its next op's deps (from t0 to t1), every
@@ -245,11 +262,7 @@ class GpuDriver {
     g_.watching = true;
     g_.watched.clear();
     for (auto& v : g_.watched_by_class) v.clear();
-    for (const OpRef& d : r.cur.deps) {
-      if (d.gpu() != g_.id || d.stream() == kComputeStream || e_.is_done(d)) continue;
-      uint32_t& upto = g_.streams[d.stream()].watch_upto;
-      upto = upto == kNoWatch ? d.seq : std::max(upto, d.seq);
-    }
+    for (const OpRef& d : r.cur.deps) watch(d);
   }
 
   void end_compute_wait(StreamRun& r) {

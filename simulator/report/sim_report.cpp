@@ -183,9 +183,13 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
     parts.push_back(what);
   }
   if (std::abs(d_bubble) > 0.005 * roof.step_time_s)
-    parts.push_back(fmt::format("bubble {:+.3f} s (the roofline's closed form assumes B = 2F and W = F per chunk; "
-                                "here the rank idled {:.3f} s waiting for other stages)",
-                                d_bubble, crit->bubble_s));
+    parts.push_back(plan.parallel.pp > 1
+                        ? fmt::format("bubble {:+.3f} s (the roofline's closed form assumes B = 2F and W = F per "
+                                      "chunk; here the rank idled {:.3f} s waiting for other stages)",
+                                      d_bubble, crit->bubble_s)
+                        : fmt::format("bubble {:+.3f} s (no pipeline: the rank idled {:.3f} s on no transfer it "
+                                      "waited for, e.g. behind slower GPUs)",
+                                      d_bubble, crit->bubble_s));
   if (parts.empty()) parts.push_back("no single term dominates");
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
   return out + ".";

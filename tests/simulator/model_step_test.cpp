@@ -140,5 +140,28 @@ TEST(ModelStep, DenseModelRunsWithoutExpertTraffic) {
               1e-4 * compute_roofline(plan).compute_s);
 }
 
+// Without a pipeline nothing waits for another stage, so no idle time is bubble: the compute
+// stream waits on its own transfers, some of them through others (a TP all-gather on its layer's
+// FSDP gather, a CP all-gather on the TP one). Those were once bubble: with FSDP + TP 8 the
+// gathers' time (5.8 s on the plan) was "waiting for other stages".
+TEST(ModelStep, WithoutAPipelineNoWaitIsBubble) {
+  const std::string llama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+  const std::vector<std::string> small = {"model.num_hidden_layers=4", "parallel.pp=1"};
+  const std::vector<std::vector<std::string>> plans = {
+      {"cluster.nodes=2", "schedule=fsdp", "parallel.zero=3", "parallel.tp=8", "train.global_batch=8",
+       "parallel.microbatches=2"},
+      {"cluster.nodes=1", "parallel.tp=2", "parallel.cp=4", "train.global_batch=2", "parallel.microbatches=2"}};
+  for (const auto& more : plans) {
+    std::vector<std::string> sets = small;
+    sets.insert(sets.end(), more.begin(), more.end());
+    const SimResult r = simulate_plan(load_plan(llama, sets));
+    for (const RankResult& rank : r.ranks) {
+      EXPECT_NEAR(rank.bubble_s, 0.0, 1e-9 * r.step_time_s) << more[1] << " rank " << rank.rank;
+      EXPECT_NEAR(rank.compute_s + rank.exposed_comm_s, r.step_time_s, 1e-9 * r.step_time_s) << more[1];
+      EXPECT_GT(rank.exposed_tp_s, 0.0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stepsim::test
