@@ -152,12 +152,22 @@ void validate_parallel(const Plan& p, const auto& fail) {
   // Sequences per data-parallel replica; FSDP tolerates an uneven split (some GPUs get one more).
   const double per_replica = p.sequences_per_replica();
   const int64_t most = int64_t(std::ceil(per_replica));
+  // A batch given in tokens is named, and fixed, in tokens: the config holds no train.global_batch.
+  const bool in_tokens = p.train.global_batch_tokens > 0;
+  const std::string batch_key = in_tokens ? "train.global_batch_tokens" : "train.global_batch";
+  const std::string sequences = str(p.train.global_batch) + (p.train.global_batch == 1 ? " sequence" : " sequences");
+  const std::string batch = in_tokens ? str(p.train.global_batch_tokens) + " tokens (" + sequences +
+                                            " of train.seq_len " + str(p.train.seq_len) + ")"
+                                      : sequences;
+  const auto in_unit = [&](int64_t sequences) {
+    return in_tokens ? str(sequences * p.train.seq_len) + " tokens" : str(sequences);
+  };
   if (p.train.global_batch < p.dp())
-    fail("train.global_batch", str(p.train.global_batch) + " sequences leave some of the " + str(p.dp()) +
-                                   " data-parallel replicas idle; use at least " + str(p.dp()));
+    fail(batch_key, batch + " leave some of the " + str(p.dp()) + " data-parallel replicas idle; use at least " +
+                        in_unit(p.dp()));
   if (!fsdp && p.train.global_batch % p.dp() != 0)
-    fail("train.global_batch", str(p.train.global_batch) + " does not split evenly over " + str(p.dp()) +
-                                   " pipeline replicas; use a multiple of " + str(p.dp()));
+    fail(batch_key, batch + " do not split evenly over " + str(p.dp()) + " pipeline replicas; use a multiple of " +
+                        in_unit(p.dp()));
   if (par.microbatches > most)
     fail("parallel.microbatches", str(par.microbatches) + " exceeds the " + str(most) +
                                       " sequences per replica; use at most " + str(most));
