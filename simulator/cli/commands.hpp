@@ -40,7 +40,9 @@ int run_report(const Plan& plan, const ReportArgs& args);
 // `stepsim import`: see simulator/cli/import_command.cpp.
 struct ImportArgs {
   std::string tool, file, out, hardware;  // out empty: stdout; hardware empty: the importer's default
-  int64_t gpus = 0, gpus_per_node = 0;    // 0: from the file (Megatron's torchrun), else required / 8
+  // --gpus and --gpus-per-node as typed (empty: not given; then from the file, Megatron's torchrun,
+  // else required / 8), checked by run_import so a 0 or an overflowing count is refused by name.
+  std::string gpus, gpus_per_node;
   bool quiet = false;
 };
 int run_import(const ImportArgs& args);

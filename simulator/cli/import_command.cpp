@@ -14,18 +14,31 @@
 
 namespace stepsim {
 
+namespace {
+
+// A count option as typed: 0 when not given (the importer then reads the file), else 1..max; a 0,
+// a sign, other characters or an overflowing number are refused with the text as given.
+int64_t count_option(const std::string& text, const std::string& flag, const std::string& what, int64_t max) {
+  if (text.empty()) return 0;
+  const auto refuse = [&] {
+    throw ConfigError(flag + " " + io::shortened(io::printable(text), 40) + ": give " + what + ", 1 to " +
+                      std::to_string(max));
+  };
+  if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) refuse();
+  const int64_t n = std::stoll(text);
+  if (n < 1 || n > max) refuse();
+  return n;
+}
+
+}  // namespace
+
 int run_import(const ImportArgs& a) {
   if (a.tool != "megatron" && a.tool != "torchtitan")
     throw ConfigError("import " + io::shortened(a.tool, 40) + ": unknown source; use stepsim import megatron FILE "
                       "(a Megatron-LM launch script) or stepsim import torchtitan FILE.toml");
-  constexpr int64_t kMaxGpus = int64_t(1) << 24;
-  if (a.gpus < 0 || a.gpus > kMaxGpus)
-    throw ConfigError("--gpus " + std::to_string(a.gpus) + ": give the number of GPUs, 1 to " + std::to_string(kMaxGpus));
-  if (a.gpus_per_node < 0 || a.gpus_per_node > 4096)
-    throw ConfigError("--gpus-per-node " + std::to_string(a.gpus_per_node) + ": give the GPUs of one node, 1 to 4096");
   importers::ImportOptions options;
-  options.gpus = a.gpus;
-  options.gpus_per_node = a.gpus_per_node;
+  options.gpus = count_option(a.gpus, "--gpus", "the number of GPUs", int64_t(1) << 24);
+  options.gpus_per_node = count_option(a.gpus_per_node, "--gpus-per-node", "the GPUs of one node", 4096);
   if (!a.hardware.empty()) {
     try {
       check_override("hardware.preset=" + a.hardware);

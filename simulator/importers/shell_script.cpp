@@ -1382,6 +1382,13 @@ class Evaluator {
 ShellScript read_shell_script(const std::string& text, const std::string& source) {
   if (text.find('\0') != std::string::npos)
     throw ConfigError(source + ": holds NUL bytes; expected a text file (a launch script or an argument list)");
+  // Windows line endings: bash keeps the CR as part of the line, so a backslash no longer joins
+  // the next line and every option after it is lost (the launch itself fails the same way); the
+  // file is refused at the first one rather than read as something bash would not run.
+  if (const size_t cr = text.find("\r\n"); cr != std::string::npos)
+    throw ConfigError(source + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + std::ptrdiff_t(cr), '\n')) +
+                      ": a Windows line ending (CR LF), which bash does not read as a line end (a backslash "
+                      "before it joins nothing); convert the file, e.g. sed -i 's/\\r$//' FILE");
   Lexer lexer(text, source);
   Parser parser(lexer.run(), source);
   const List program = parser.parse();

@@ -89,7 +89,24 @@ TEST(HostileImports, NumbersAndSizesPastTheBounds) {
   const std::string big_int = d.write("i.toml", kJob + "[parallelism]\ntensor_parallel_degree = 9223372036854775808\n");
   // toml11 reads a number past int64 as the largest int64; the bound still names the key.
   expect_rejected("import torchtitan " + big_int + " --gpus 8", {big_int, "tensor_parallel_degree", "between 1 and 16777216"});
-  expect_rejected("import torchtitan " + d.write("j.toml", kJob) + " --gpus 0", {"--gpus N"});
+  // 0 is no count of GPUs (main read it as "not given": Megatron's torchrun then won silently), and a
+  // number past int64 is quoted as typed, not as the largest int64.
+  expect_rejected("import torchtitan " + d.write("j.toml", kJob) + " --gpus 0", {"--gpus 0", "1 to 16777216"});
+  expect_rejected("import megatron " + launch + " --gpus 0", {"--gpus 0", "1 to 16777216"});
+  expect_rejected("import megatron " + launch + " --gpus-per-node 0", {"--gpus-per-node 0", "1 to 4096"});
+  expect_rejected("import megatron " + launch + " --gpus 99999999999999999999999",
+                  {"--gpus 99999999999999999999999:", "1 to 16777216"});
+  expect_rejected("import megatron " + launch + " --gpus ''", {"--gpus: the value is empty"});
+  expect_rejected("import megatron " + launch + " --gpus 8x", {"--gpus 8x", "1 to 16777216"});
+}
+
+// A launch script saved with Windows line endings: bash keeps each CR, so no backslash joins the
+// next line and the options after it are lost (main reported the first option missing from the
+// join, e.g. "--num-layers is missing"). Refused at the first CR LF, with the conversion.
+TEST(HostileImports, WindowsLineEndingsAreNamedNotMisread) {
+  ScratchDir d;
+  const std::string crlf = d.write("crlf.sh", "#!/bin/bash\r\nGPUS=8\r\n" + kLaunch + " \\\r\n  --seq-length 2048\r\n");
+  expect_rejected("import megatron " + crlf, {crlf + ":1:", "CR LF", "sed -i"});
 }
 
 TEST(HostileImports, OutputsAreCheckedFirstAndNeverHalfWritten) {
