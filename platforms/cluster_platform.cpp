@@ -17,7 +17,7 @@ PlatformSpec platform_spec(const Plan& plan) {
   spec.nodes = plan.cluster.nodes;
   spec.gpus_per_node = plan.cluster.gpus_per_node;
   spec.gpu_flops = hw.fp8_tflops * 1e12;
-  spec.comm_speed_factor = double(hw.sms - hw.comm_sms) / double(hw.sms);
+  spec.comm_speed_factor = double(hw.sms - plan.taxed_comm_sms()) / double(hw.sms);
   spec.ib_Bps = hw.ib_GBps * 1e9;
   spec.nvlink_Bps = hw.nvlink_GBps * 1e9;
   spec.ib_latency_s = hw.ib_latency_s;

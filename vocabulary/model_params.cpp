@@ -33,6 +33,11 @@ AttentionParams attention_params(const ModelConfig& m) {
     a.kv_up = h * kv_heads * (qk + v);
   }
   a.out = heads * v * h;
+  // Bias vectors (GPT-NeoX): one per output of each projection.
+  if (m.attention_bias) {
+    const int64_t kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : heads;
+    a.bias = m.is_mla() ? 0 : heads * qk + kv_heads * (qk + v) + h;
+  }
   return a;
 }
 
@@ -43,22 +48,32 @@ ModelParams count_params(const ModelConfig& m) {
   const int64_t h = m.hidden_size;
   p.attention = attention_params(m);
   p.recompute_per_layer = m.is_mla() ? p.attention.q_up + p.attention.kv_up : 0;
-  // Two RMSNorms per layer, plus MLA's norms on the query and key-value latents.
-  p.norms_per_layer = 2 * h + (m.is_mla() ? m.q_lora_rank + m.kv_lora_rank : 0);
-  p.dense_ffn = 3 * h * m.intermediate_size;
+  // Two norms per layer, plus MLA's norms on the query and key-value latents; LayerNorm adds a bias
+  // to each weight.
+  const int64_t norm_params = m.norm == Norm::LayerNorm ? 2 : 1;
+  p.norms_per_layer = norm_params * (2 * h + (m.is_mla() ? m.q_lora_rank + m.kv_lora_rank : 0));
+  // SwiGLU: gate, up and down matrices; a non-gated MLP (GELU, ReLU): up and down. Biases (GPT-NeoX)
+  // on the intermediate outputs and the hidden output.
+  const int64_t mats = m.mlp_matrices();
+  const auto mlp_bias = [&](int64_t width) { return m.mlp_bias ? (mats - 1) * width + h : 0; };
+  p.dense_ffn_bias = mlp_bias(m.intermediate_size);
+  p.dense_ffn = mats * h * m.intermediate_size + p.dense_ffn_bias;
   p.moe_layers = m.moe_layers();
   p.dense_layers = m.dense_layers();
   if (m.is_moe()) {
-    p.expert = 3 * h * m.moe_intermediate_size;
+    p.expert_bias = mlp_bias(m.moe_intermediate_size);
+    p.expert = mats * h * m.moe_intermediate_size + p.expert_bias;
     p.router = m.n_routed_experts * h + m.n_routed_experts;
     // DeepSeek: n_shared_experts experts of the routed width; Qwen2-MoE: one shared expert of its own width.
-    p.shared_experts = m.n_shared_experts * p.expert + 3 * h * m.shared_expert_intermediate_size;
+    const int64_t wide = m.shared_expert_intermediate_size;
+    p.shared_experts_bias = m.n_shared_experts * p.expert_bias + (wide > 0 ? mlp_bias(wide) : 0);
+    p.shared_experts = m.n_shared_experts * p.expert + (wide > 0 ? mats * h * wide + mlp_bias(wide) : 0);
     p.experts_per_layer = m.n_routed_experts;
     p.experts_per_token = m.num_experts_per_tok;
   }
   p.lm_head = m.vocab_size * h;
   p.embedding = m.tie_word_embeddings ? 0 : m.vocab_size * h;  // tied: one matrix, counted in the head
-  p.final_norm = h;
+  p.final_norm = norm_params * h;
   return p;
 }
 

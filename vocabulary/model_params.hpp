@@ -15,13 +15,17 @@ struct AttentionParams {
   int64_t q_up = 0;     // latent (or hidden) -> heads x qk dims
   int64_t kv_up = 0;    // latent (or hidden) -> heads x (k + v) dims
   int64_t out = 0;      // heads x v dims -> hidden
-  int64_t total() const { return q_down + kv_down + q_up + kv_up + out; }
+  int64_t bias = 0;     // bias vectors of the projections (GPT-NeoX), not matmul weights
+  int64_t total() const { return q_down + kv_down + q_up + kv_up + out + bias; }
 };
 
 struct ModelParams {
   AttentionParams attention;      // per layer
   int64_t norms_per_layer = 0;    // RMSNorm weights (not matmuls, counted in N as the seed does)
-  int64_t dense_ffn = 0;          // per dense layer (gate, up, down)
+  int64_t dense_ffn = 0;          // per dense layer (gate, up, down; or up, down), with its biases
+  int64_t dense_ffn_bias = 0;     //   of which bias vectors (GPT-NeoX): no matmul FLOPs
+  int64_t expert_bias = 0;        // the same for one routed expert
+  int64_t shared_experts_bias = 0;  // and for a layer's shared experts
   int64_t router = 0;             // per MoE layer, incl. the bias DeepSeek uses for balancing
   int64_t shared_experts = 0;     // per MoE layer
   int64_t expert = 0;             // one routed expert

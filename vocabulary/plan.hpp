@@ -15,6 +15,13 @@ namespace stepsim {
 // Number format of the large GEMMs (and of what they stash and dispatch).
 enum class Precision : uint8_t { FP8, BF16 };
 
+// The MLP's activation, by Hugging Face's `hidden_act` name: silu is the gated SwiGLU (three
+// matrices: gate, up, down); the GELU family and relu are non-gated (two matrices: up, down).
+enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast, Relu };
+
+// The layers' normalisation: RMSNorm (a weight per channel) or LayerNorm (a weight and a bias).
+enum class Norm : uint8_t { RmsNorm, LayerNorm };
+
 // Hugging Face config.json names, so a model's own config file can be read as-is.
 struct ModelConfig {
   std::string name = "model";
@@ -40,7 +47,15 @@ struct ModelConfig {
   int64_t vocab_size = 0;
   bool tie_word_embeddings = false;
   int64_t num_nextn_predict_layers = 0;  // DeepSeek-V3's MTP depth: not in the step (as in the seed); explain's MTP bar
+  HiddenAct hidden_act = HiddenAct::Silu;
+  double rotary_pct = 1;        // share of each head's dims rotary embeddings turn (GPT-NeoX); 0 = none
+  bool attention_bias = false;  // the attention projections carry bias vectors (GPT-NeoX)
+  bool mlp_bias = false;        // the MLP matrices carry bias vectors (GPT-NeoX)
+  Norm norm = Norm::RmsNorm;
 
+  // Gated (SwiGLU: gate, up and down matrices) or not (up and down).
+  bool gated_mlp() const { return hidden_act == HiddenAct::Silu; }
+  int64_t mlp_matrices() const { return gated_mlp() ? 3 : 2; }
   bool is_moe() const { return n_routed_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
   // The one definition of which layers are MoE: every layer from first_k_dense_replace on (the HF
@@ -118,7 +133,7 @@ struct ParallelConfig {
   // --ddp-bucket-size: parameters per gradient bucket under overlap_grad_reduce; 0 = Megatron's
   // default, max(40M, 1M x data-parallel size).
   int64_t ddp_bucket_size = 0;
-  Recompute recompute = Recompute::DeepSeek;
+  Recompute recompute = Recompute::None;  // DeepSeek's configs say `deepseek`
   bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
                           // (default: train.precision == fp8)
 };
@@ -153,6 +168,22 @@ struct HardwareConfig {
   double a2a_latency_s = 0;            // notify / handshake before every EP all-to-all
   double a2a_layout_latency_s = 0;     // extra for a forward dispatch that computes its layout
   double wgrad_efficiency() const { return wgrad_gemm_efficiency > 0 ? wgrad_gemm_efficiency : gemm_efficiency; }
+
+  // The per-op cost model (sim.compute: predicted; workloads/cost/). Each preset cites its sources;
+  // 0 = not set (predicted plans must set every one, a preset does).
+  double hbm_GBps = 0;               // HBM bandwidth, datasheet
+  double hbm_efficiency = 0;         // share of it a large elementwise kernel reaches
+  double gemm_bf16_peak_share = 0;   // share of the BF16 dense peak a large GEMM's main loop sustains
+  double gemm_fp8_peak_share = 0;    // the same for FP8
+  double gemm_wgrad_share = 1;       // weight-gradient GEMMs reach this share of the forward's (calibrate fits it)
+  double gemm_k_overhead = 0;        // per output tile, prologue and epilogue as this many K elements of BF16 main loop
+  int64_t gemm_tile_m = 0;           // output tile of the GEMM kernels (rows x columns); waves of tiles
+  int64_t gemm_tile_n = 0;           //   over the SMs quantise the time
+  double attention_fwd_tflops = 0;   // FlashAttention causal forward at long sequences, head dim 128
+  double attention_bwd_tflops = 0;   // its backward
+  double attention_seq_half = 0;     // sequence length at which it reaches half that rate
+  double attention_head_dim_half = 0;  // head dim at which it reaches half its rate (rate ~ d / (d + this))
+  double kernel_launch_s = 0;        // GPU idle time per kernel: launch and framework overhead
 };
 
 // The fabric between NICs (platforms/topology.hpp): a non-blocking switch, a two-level leaf/spine
@@ -218,9 +249,21 @@ enum class SimMode { Auto, Full, Reduced };
 // replay are left out (the NVLink legs of balanced all-to-alls that their IB legs outlast).
 enum class SimFidelity { Exact, Fast };
 
+// How compute ops get their time: predicted = the per-op cost model (workloads/cost/: GEMM shapes,
+// FlashAttention, memory-bound bytes, kernel launches); speed-of-light = every GEMM at the
+// achievable rate (fp8_tflops / bf16_tflops) times the profile's efficiencies, as the roofline.
+enum class ComputeModel : uint8_t { Predicted, SpeedOfLight };
+
+// Classes of the per-op cost model (bit mask): explain switches them on one at a time.
+enum CostClass : uint8_t { kCostGemm = 1, kCostAttention = 2, kCostMemory = 4, kCostLaunch = 8, kCostAll = 15 };
+
 struct SimConfig {
   SimMode mode = SimMode::Auto;
   SimFidelity fidelity = SimFidelity::Fast;
+  ComputeModel compute = ComputeModel::Predicted;
+  // Not a config key: which classes of the predicted model are charged (the rest cost nothing;
+  // GEMMs and attention left out run at speed of light instead).
+  uint8_t cost_classes = kCostAll;
 };
 
 enum class WorkloadKind { Model, Synthetic };
@@ -262,6 +305,13 @@ struct Plan {
   // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:
   // with 72-GPU domains and EP 64 each domain runs one group and its other 8 GPUs stay idle
   // (spares, not simulated), so an EP group never straddles two domains.
+  // SMs communication kernels take from compute (the SM tax): DeepEP's all-to-all kernels hold
+  // hardware.comm_sms while in flight, so only a model plan that runs an EP all-to-all pays it (an
+  // abstract synthetic pipeline pays what it is given).
+  bool runs_ep_all_to_all() const { return model.is_moe() && parallel.ep > 1; }
+  int64_t taxed_comm_sms() const {
+    return workload.kind == WorkloadKind::Synthetic || runs_ep_all_to_all() ? hardware.comm_sms : 0;
+  }
   int64_t nvlink_ranks() const {
     const int64_t d = cluster.nvlink_domain_gpus(), ep = parallel.ep;
     if (d <= cluster.gpus_per_node || d % ep == 0 || ep % d == 0) return d;
@@ -275,6 +325,9 @@ struct Plan {
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
+const char* to_string(HiddenAct a);
+const char* to_string(Norm n);
+const char* to_string(ComputeModel c);
 
 // DeepSeek-V3's published shape (the model DeepSeek's reported step and MTP belong to).
 bool is_deepseek_v3(const ModelConfig& m);

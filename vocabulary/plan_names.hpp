@@ -28,6 +28,16 @@ inline constexpr Named<Topology> kTopologies[] = {
 inline constexpr Named<SimMode> kSimModes[] = {{SimMode::Auto, "auto"}, {SimMode::Full, "full"}, {SimMode::Reduced, "reduced"}};
 inline constexpr Named<SimFidelity> kSimFidelities[] = {{SimFidelity::Exact, "exact"}, {SimFidelity::Fast, "fast"}};
 inline constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
+inline constexpr Named<ComputeModel> kComputeModels[] = {{ComputeModel::Predicted, "predicted"},
+                                                         {ComputeModel::SpeedOfLight, "speed-of-light"}};
+// Hugging Face hidden_act names: silu is gated (SwiGLU), the others are not.
+inline constexpr Named<HiddenAct> kHiddenActs[] = {{HiddenAct::Silu, "silu"},
+                                                   {HiddenAct::Gelu, "gelu"},
+                                                   {HiddenAct::GeluNew, "gelu_new"},
+                                                   {HiddenAct::GeluPytorchTanh, "gelu_pytorch_tanh"},
+                                                   {HiddenAct::GeluFast, "gelu_fast"},
+                                                   {HiddenAct::Relu, "relu"}};
+inline constexpr Named<Norm> kNorms[] = {{Norm::RmsNorm, "rmsnorm"}, {Norm::LayerNorm, "layernorm"}};
 
 template <typename E, size_t N>
 const char* name_of(const Named<E> (&table)[N], E value) {

@@ -175,6 +175,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"model.qk_rope_head_dim", 0, 16384, size},
       {"model.v_head_dim", 0, 16384, size},
       {"model.vocab_size", 0, 1 << 24, size},
+      {"model.rotary_pct", 0, 1, "a share of each head's dimensions"},
       {"train.global_batch", 0, 1 << 24, size},
       {"train.global_batch_tokens", 0, 1LL << 40, "over 10^12 tokens in one step is a unit mistake"},
       {"parallel.micro_batch_size", 0, 1 << 24, size},
@@ -221,6 +222,19 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"workload.fb_s", 0, 1e6, "a chunk of over 11 days is a unit mistake"},
       {"workload.send_bytes", 0, 1e15, "a petabyte per send is a unit mistake"},
       {"train.reported_step_s", 1e-6, 1e7, "a step outside a microsecond .. 4 months is a unit mistake"},
+      {"hardware.hbm_GBps", 1, 1e6, "a memory bandwidth outside 1 GB/s .. 1 PB/s is a unit mistake"},
+      {"hardware.hbm_efficiency", 0.01, 1, "a share of the HBM bandwidth; below 1 % is a unit mistake"},
+      {"hardware.gemm_bf16_peak_share", 0.01, 1, "a share of the dense peak; below 1 % is a unit mistake"},
+      {"hardware.gemm_fp8_peak_share", 0.01, 1, "a share of the dense peak; below 1 % is a unit mistake"},
+      {"hardware.gemm_wgrad_share", 0.01, 1, "a share of the forward GEMMs' rate; below 1 % is a unit mistake"},
+      {"hardware.gemm_k_overhead", 0, 1e6, "a tile's fixed cost of over a million K elements is a unit mistake"},
+      {"hardware.gemm_tile_m", 0, 4096, "GEMM output tiles are tens to hundreds of rows"},
+      {"hardware.gemm_tile_n", 0, 4096, "GEMM output tiles are tens to hundreds of columns"},
+      {"hardware.attention_fwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_head_dim_half", 0, 16384, "a head dimension; larger than model.head_dim's bound is a unit mistake"},
+      {"hardware.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
   };
   for (const auto& b : bounds) {
     Field& field = f.at(b.key);
@@ -331,6 +345,11 @@ const std::map<std::string, Field>& schema() {
     }
     f["model.name"] = {Kind::Text, into(&Plan::model, &ModelConfig::name)};
     f["model.tie_word_embeddings"] = {Kind::Bool, into(&Plan::model, &ModelConfig::tie_word_embeddings)};
+    f["model.hidden_act"] = choice<HiddenAct>(kHiddenActs, [](Plan& p, HiddenAct v) { p.model.hidden_act = v; });
+    f["model.rotary_pct"] = {Kind::NonNegativeNumber, into(&Plan::model, &ModelConfig::rotary_pct)};
+    f["model.attention_bias"] = {Kind::Bool, into(&Plan::model, &ModelConfig::attention_bias)};
+    f["model.mlp_bias"] = {Kind::Bool, into(&Plan::model, &ModelConfig::mlp_bias)};
+    f["model.norm"] = choice<Norm>(kNorms, [](Plan& p, Norm v) { p.model.norm = v; });
     // model.config_json is consumed before the walk (see apply_hf_config).
     f["model.config_json"] = {Kind::Path, [](Plan&, const json&) {}};
 
@@ -394,6 +413,24 @@ const std::map<std::string, Field>& schema() {
     f["hardware.a2a_latency_s"] = {Kind::NonNegativeNumber, into(&Plan::hardware, &HardwareConfig::a2a_latency_s)};
     f["hardware.a2a_layout_latency_s"] = {Kind::NonNegativeNumber,
                                           into(&Plan::hardware, &HardwareConfig::a2a_layout_latency_s)};
+    // The per-op cost model (sim.compute: predicted).
+    for (const auto& [key, member] : std::initializer_list<std::pair<const char*, double HardwareConfig::*>>{
+             {"hbm_GBps", &HardwareConfig::hbm_GBps},
+             {"hbm_efficiency", &HardwareConfig::hbm_efficiency},
+             {"gemm_bf16_peak_share", &HardwareConfig::gemm_bf16_peak_share},
+             {"gemm_fp8_peak_share", &HardwareConfig::gemm_fp8_peak_share},
+             {"gemm_wgrad_share", &HardwareConfig::gemm_wgrad_share},
+             {"attention_fwd_tflops", &HardwareConfig::attention_fwd_tflops},
+             {"attention_bwd_tflops", &HardwareConfig::attention_bwd_tflops}})
+      f[std::string("hardware.") + key] = {Kind::PositiveNumber, into(&Plan::hardware, member)};
+    for (const auto& [key, member] : std::initializer_list<std::pair<const char*, double HardwareConfig::*>>{
+             {"gemm_k_overhead", &HardwareConfig::gemm_k_overhead},
+             {"attention_seq_half", &HardwareConfig::attention_seq_half},
+             {"attention_head_dim_half", &HardwareConfig::attention_head_dim_half},
+             {"kernel_launch_s", &HardwareConfig::kernel_launch_s}})
+      f[std::string("hardware.") + key] = {Kind::NonNegativeNumber, into(&Plan::hardware, member)};
+    f["hardware.gemm_tile_m"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_m)};
+    f["hardware.gemm_tile_n"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_n)};
     // hardware.profile is merged in before the walk (see apply_hardware_layers).
     f["hardware.profile"] = {Kind::Path, [](Plan&, const json&) {}};
     f["hardware.memory_GiB"] = {Kind::PositiveNumber, into(&Plan::hardware, &HardwareConfig::memory_GiB)};
@@ -424,6 +461,7 @@ const std::map<std::string, Field>& schema() {
 
     f["sim.mode"] = choice<SimMode>(kSimModes, [](Plan& p, SimMode v) { p.sim.mode = v; });
     f["sim.fidelity"] = choice<SimFidelity>(kSimFidelities, [](Plan& p, SimFidelity v) { p.sim.fidelity = v; });
+    f["sim.compute"] = choice<ComputeModel>(kComputeModels, [](Plan& p, ComputeModel v) { p.sim.compute = v; });
 
     f["workload.kind"] = choice<WorkloadKind>(kWorkloadKinds, [](Plan& p, WorkloadKind v) { p.workload.kind = v; });
     f["workload.f_s"] = {Kind::PositiveNumber, into(&Plan::workload, &WorkloadConfig::f_s)};

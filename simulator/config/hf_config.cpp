@@ -69,10 +69,6 @@ void refuse_unmodelled(const std::string& path, const json& hf) {
     if (given(hf, key) && !(hf[key].is_number_integer() && hf[key].get<int64_t>() == 1))
       fail(key, shown(hf[key]) + ": dense layers between MoE layers are not modelled (every layer from "
                                  "first_k_dense_replace on is MoE); set it to 1 in the file");
-  for (const char* key : {"attention_bias", "mlp_bias"})
-    if (hf_bool(path, hf, key).value_or(false))
-      fail(key, "true: bias vectors are not modelled (a few parameters per layer, no matmul FLOPs); set it to false "
-                "in the file to plan without them");
   // Mistral: sliding_window alone turns it on; Qwen2: only with use_sliding_window true.
   const std::optional<bool> use_window = hf_bool(path, hf, "use_sliding_window");
   if (given(hf, "sliding_window") && use_window.value_or(!hf.contains("use_sliding_window")))
@@ -166,11 +162,21 @@ nlohmann::json read_hf_model_keys(const std::string& path,
     for (const Synonym& s : kSynonyms)
       if (s.read && key == s.name) name = s.key;
     if (name != key && names.count(name) && names[name] != key) continue;  // an equal second name
-    if (!known_int_keys.count(name) && name != "tie_word_embeddings") continue;
-    if (name == "tie_word_embeddings") {
-      out[name] = hf_bool(path, hf, "tie_word_embeddings").value_or(false);
+    if (name == "tie_word_embeddings" || name == "attention_bias" || name == "mlp_bias") {
+      out[name] = hf_bool(path, hf, key.c_str()).value_or(false);
       continue;
     }
+    // The activation (its name decides gated or not) and GPT-NeoX's share of rotary dimensions go
+    // through the YAML keys' checks; a LayerNorm's epsilon says the layers use LayerNorm.
+    if (name == "hidden_act" || name == "rotary_pct") {
+      if (!value.is_null()) out[name] = value;
+      continue;
+    }
+    if (name == "layer_norm_eps" || name == "layer_norm_epsilon") {
+      out["norm"] = "layernorm";
+      continue;
+    }
+    if (!known_int_keys.count(name)) continue;
     // Not given: as many key-value heads as heads, head_dim = hidden / heads. A 0 is a mistake.
     if (value.is_null() && (name == "num_key_value_heads" || name == "head_dim")) continue;
     if (name == "num_key_value_heads" && value == json(0))
@@ -184,6 +190,13 @@ nlohmann::json read_hf_model_keys(const std::string& path,
                         " leading dense layers disagree with first_k_dense_replace; keep one of the two");
     out["first_k_dense_replace"] = dense;
     note_name("first_k_dense_replace", "mlp_only_layers");
+  }
+  // GPT-NeoX (Pythia, GPT-NeoX-20B): every projection and MLP matrix has a bias (HF's
+  // GPTNeoXConfig defaults attention_bias to true and its MLP always has one), LayerNorm layers.
+  if (hf.contains("model_type") && hf["model_type"] == json("gpt_neox")) {
+    if (!out.contains("attention_bias")) out["attention_bias"] = true;
+    out["mlp_bias"] = true;
+    out["norm"] = "layernorm";
   }
   // Mixtral-style configs give the experts' width as intermediate_size and have no dense layers.
   if (out.contains("n_routed_experts") && !out.contains("moe_intermediate_size") && out.contains("intermediate_size")) {

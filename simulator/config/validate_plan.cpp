@@ -209,6 +209,37 @@ void validate_hardware_profile(const Plan& p, const auto& fail) {
                     "; raise the rate (fp8_tflops, bf16_tflops, ib_GBps) instead");
 }
 
+// sim.compute: predicted times each op from the per-op cost model's keys (a preset sets them all);
+// the speed-of-light profile's efficiencies and non-matmul knob would go unread, so they are refused.
+void validate_compute_model(const Plan& p, const auto& fail) {
+  const HardwareConfig& h = p.hardware;
+  if (p.sim.compute == ComputeModel::SpeedOfLight) return;
+  const std::pair<const char*, double> needed[] = {
+      {"hardware.hbm_GBps", h.hbm_GBps},
+      {"hardware.hbm_efficiency", h.hbm_efficiency},
+      {"hardware.gemm_bf16_peak_share", h.gemm_bf16_peak_share},
+      {"hardware.gemm_fp8_peak_share", h.gemm_fp8_peak_share},
+      {"hardware.gemm_tile_m", double(h.gemm_tile_m)},
+      {"hardware.gemm_tile_n", double(h.gemm_tile_n)},
+      {"hardware.attention_fwd_tflops", h.attention_fwd_tflops},
+      {"hardware.attention_bwd_tflops", h.attention_bwd_tflops}};
+  for (const auto& [key, v] : needed)
+    if (!(v > 0))
+      fail(key, "missing; sim.compute: predicted times every op from the hardware's per-op cost model: set "
+                "hardware.preset (h800, h100-sxm, h200, b200, gb200, mi300x) or the key, or sim.compute=speed-of-light");
+  const std::pair<const char*, bool> unread[] = {
+      {"hardware.gemm_efficiency", h.gemm_efficiency != 1},
+      {"hardware.wgrad_gemm_efficiency", h.wgrad_gemm_efficiency != 0},
+      {"hardware.bf16_gemm_efficiency", h.bf16_gemm_efficiency != 1},
+      {"hardware.attention_efficiency", h.attention_efficiency != 1},
+      {"hardware.nonmatmul_s_per_token_layer", h.nonmatmul_s_per_token_layer != 0}};
+  for (const auto& [key, set] : unread)
+    if (set)
+      fail(key, "only read with sim.compute: speed-of-light (the predicted model times kernels from their shapes "
+                "and bytes); set sim.compute=speed-of-light, or leave it out (calibrate a predicted profile with "
+                "`stepsim calibrate`)");
+}
+
 }  // namespace
 
 void validate_plan(const Plan& p) {
@@ -247,6 +278,7 @@ void validate_plan(const Plan& p) {
   validate_sizes(p);
   check_fabric();
   validate_hardware_profile(p, fail);
+  validate_compute_model(p, fail);
   // Memory is given in GiB per GPU; bytes or a cluster total by mistake would make every plan fit.
   if (p.hardware.memory_GiB > 1024 * 1024) {
     char v[64];

@@ -56,6 +56,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   f["recompute_flops"] = r.terms.recompute_flops;
   f["recompute_bf16_flops"] = r.terms.recompute_bf16_flops;
   f["model_flops"] = r.terms.model_flops;
+  f["megatron_flops"] = r.terms.megatron_flops > 0 ? nlohmann::json(r.terms.megatron_flops) : nlohmann::json();
 
   auto& p = j["params"];
   p["activated"] = r.activated_params;

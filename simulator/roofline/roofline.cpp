@@ -32,6 +32,7 @@ ComputeTerms compute_terms(const Plan& plan, const ModelParams& p) {
   t.attention_flops = core.training() * layers_x_seqs;
   // Model FLOPs count the attention core as forward + twice that in backward (no recompute).
   t.model_flops = t.matmul_flops + 3.0 * core.forward() * layers_x_seqs;
+  t.megatron_flops = megatron_flops(plan);
   // What the backward reruns: 2 FLOPs per recomputed parameter per token, plus attention cores.
   switch (plan.parallel.recompute) {
     case Recompute::None: break;
@@ -52,7 +53,7 @@ ComputeTerms compute_terms(const Plan& plan, const ModelParams& p) {
   t.attention_s = t.attention_flops / bf16;
   t.recompute_s = (t.recompute_flops - t.recompute_bf16_flops) / (fp8_gemms ? fp8 : bf16) + t.recompute_bf16_flops / bf16;
   t.sol_s = t.matmul_fp8_s + t.matmul_bf16_s + t.attention_s + t.recompute_s;
-  t.sm_tax_factor = double(plan.hardware.sms) / double(plan.hardware.sms - plan.hardware.comm_sms);
+  t.sm_tax_factor = double(plan.hardware.sms) / double(plan.hardware.sms - plan.taxed_comm_sms());
   return t;
 }
 
@@ -356,6 +357,22 @@ double reported_step_s(const Plan& plan) {
   if (plan.train.reported_step_s > 0) return plan.train.reported_step_s;
   if (!is_deepseek_v3(plan.model)) return 0;
   return kDeepSeekGpuHoursPerTrillionTokens * 3600.0 / 1e12 * double(plan.train.tokens_per_step()) / double(plan.gpus());
+}
+
+double megatron_flops(const Plan& plan) {
+  const ModelConfig& m = plan.model;
+  if (m.is_mla()) return 0;
+  const double b = double(plan.train.global_batch), s = double(plan.train.seq_len), h = double(m.hidden_size);
+  const double heads = double(m.num_attention_heads);
+  const double groups = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads);
+  const double query_ratio = double(qk_head_dim(m)) * heads / h;
+  const double attention = (1 + groups / heads + s / h) * query_ratio;
+  const double gate = m.gated_mlp() ? 1.5 : 1.0;
+  double per_layer_sum = 0;
+  for (int64_t l = 0; l < m.num_hidden_layers; ++l)
+    per_layer_sum += attention + (m.is_moe_layer(l) ? double(m.moe_intermediate_size) / h * double(m.num_experts_per_tok)
+                                                    : double(m.intermediate_size) / h) * gate;
+  return 12 * b * s * h * h * per_layer_sum + 6 * b * s * h * double(m.vocab_size);
 }
 
 double mfu(const Plan& plan, const Roofline& r, double step_s) {

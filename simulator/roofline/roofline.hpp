@@ -18,6 +18,7 @@ struct ComputeTerms {
   double recompute_flops = 0;      // what parallel.recompute reruns in backward (DeepSeek: MLA up-projections)
   double recompute_bf16_flops = 0; // of which attention core and routers, at the BF16 rate
   double model_flops = 0;          // 6ND + the attention core's forward and backward, no recompute: MFU's numerator
+  double megatron_flops = 0;       // Megatron-LM's count of the same step (see megatron_flops()); 0 for MLA
   double matmul_fp8_s = 0;         // (6ND - BF16 part) at the FP8 rate; 0 under train.precision bf16
   double matmul_bf16_s = 0;        // BF16 part at the BF16 rate (every matmul under bf16)
   double bf16_correction_s = 0;    // what the BF16 part adds over the FP8 rate; 0 under bf16
@@ -162,6 +163,13 @@ Roofline compute_roofline(const Plan& plan);
 // The step a run reported, to compare with: train.reported_step_s, or for DeepSeek-V3 its published
 // 180K H800 GPU-hours per trillion tokens at this batch; 0 when neither applies.
 double reported_step_s(const Plan& plan);
+
+// Megatron-LM's count of a step's FLOPs (megatron/training/training.py num_floating_point_operations,
+// Megatron-Core r0.8), what its logs turn into "TFLOP/s per GPU": per layer 12 B s h^2 [(1 + g/a +
+// s/h) a d / h + (f / h) k (3/2 for SwiGLU)] with g key-value heads, a heads, d head dim, f the MLP
+// width and k experts per token (1 for a dense layer), plus the logits 6 B s h V. The attention
+// scores count all s^2 (no causal halving), no recompute, no shared experts. 0 for MLA models.
+double megatron_flops(const Plan& plan);
 
 // Model FLOPs utilisation of a step of `step_s` seconds: model FLOPs / (step x GPUs x dense peak).
 double mfu(const Plan& plan, const Roofline& r, double step_s);

@@ -79,7 +79,7 @@ TEST(HfKeys, SharedExpertWidthCounts) {
   EXPECT_EQ(count_params(p.model).shared_experts, 3 * 1024 * 2048);
 }
 
-TEST(HfKeys, SlidingWindowBiasesAndOtherLayerTypesAreRefused) {
+TEST(HfKeys, SlidingWindowAndOtherLayerTypesAreRefused) {
   // Mistral: a window turns sliding-window attention on.
   rejection(qwen_moe_json(R"("sliding_window": 4096)"), {"sliding_window", "set sliding_window to null"});
   // Qwen: only with use_sliding_window true; false (as Qwen2-57B-A14B ships) is full attention.
@@ -87,8 +87,7 @@ TEST(HfKeys, SlidingWindowBiasesAndOtherLayerTypesAreRefused) {
             {"use_sliding_window", "set use_sliding_window to false"});
   EXPECT_EQ(load_model_json(qwen_moe_json(R"("sliding_window": 4096, "use_sliding_window": false)")).model.hidden_size,
             1024);
-  rejection(qwen_moe_json(R"("attention_bias": true)"), {"attention_bias", "set it to false"});
-  rejection(qwen_moe_json(R"("mlp_bias": true)"), {"mlp_bias", "set it to false"});
+  rejection(qwen_moe_json(R"("attention_bias": 1)"), {"attention_bias", "true or false"});
   rejection(qwen_moe_json(R"("layer_types": ["full_attention", "sliding_attention"])"),
             {"layer_types", "sliding_attention"});
   rejection(qwen_moe_json(R"("tie_word_embeddings": "yes")"), {"tie_word_embeddings", "true or false"});
@@ -150,6 +149,41 @@ TEST(HfKeys, LongNameOrPathIsShortenedNotRefused) {
   EXPECT_EQ(p.model.name.substr(0, 10), "xxxxxxxxxx");
   p = load_model_json(qwen_moe_json(R"("_name_or_path": "org/model\u001b[31m")"));
   EXPECT_EQ(p.model.name, "org/model?[31m");  // no control characters reach the terminal
+}
+
+TEST(HfKeys, BiasesAreCountedNotRefused) {
+  // Qwen-MoE test model: hidden 1024, 16 heads of 64 (multi-head here), 4 KV heads.
+  const Plan none = load_model_json(qwen_moe_json(""));
+  const Plan with = load_model_json(qwen_moe_json(R"("attention_bias": true, "mlp_bias": true)"));
+  const auto a = count_params(with.model), b = count_params(none.model);
+  // One bias per output of q, k, v and the output projection.
+  const int64_t kv = none.model.num_key_value_heads > 0 ? none.model.num_key_value_heads : none.model.num_attention_heads;
+  EXPECT_EQ(a.attention.bias, 16 * 64 + 2 * kv * 64 + 1024);
+  EXPECT_EQ(b.attention.bias, 0);
+  EXPECT_GT(a.expert, b.expert);
+}
+
+TEST(HfKeys, HiddenActDecidesGatedOrNot) {
+  EXPECT_TRUE(load_model_json(qwen_moe_json(R"("hidden_act": "silu")")).model.gated_mlp());
+  for (const char* act : {"gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu"})
+    EXPECT_FALSE(load_model_json(qwen_moe_json(R"("hidden_act": ")" + std::string(act) + R"(")")).model.gated_mlp())
+        << act;
+  rejection(qwen_moe_json(R"("hidden_act": "swiglu_2")"), {"hidden_act", "swiglu_2", "silu"});
+  rejection(qwen_moe_json(R"("rotary_pct": 1.5)"), {"rotary_pct", "1.5"});
+}
+
+TEST(HfKeys, GptNeoXHasBiasesAndLayerNorm) {
+  TempFile json("config.json", R"({"model_type": "gpt_neox", "hidden_size": 512, "num_hidden_layers": 6,
+    "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 50304, "hidden_act": "gelu",
+    "rotary_pct": 0.25, "layer_norm_eps": 1e-5, "tie_word_embeddings": false, "use_parallel_residual": true})");
+  const Plan p = load_plan_from_string(config_with_model(json.path()), "cfg.yaml", {});
+  EXPECT_TRUE(p.model.attention_bias);
+  EXPECT_TRUE(p.model.mlp_bias);
+  EXPECT_EQ(p.model.norm, Norm::LayerNorm);
+  EXPECT_DOUBLE_EQ(p.model.rotary_pct, 0.25);
+  // Pythia-70M's card: 18,915,328 non-embedding parameters (6 x (12 x 512^2 + 13 x 512) + 2 x 512).
+  const auto c = count_params(p.model);
+  EXPECT_EQ(c.total() - c.embedding - c.lm_head, 18'915'328);
 }
 
 TEST(HfKeys, Qwen3MoeHeadDimWiderThanHiddenOverHeads) {

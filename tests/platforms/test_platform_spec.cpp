@@ -24,6 +24,9 @@ Plan h800_plan(int64_t nodes, int64_t gpus_per_node, int64_t comm_sms) {
   plan.hardware.comm_sms = comm_sms;
   plan.cluster.nodes = nodes;
   plan.cluster.gpus_per_node = gpus_per_node;
+  // An MoE model with an EP all-to-all: the only plans whose compute pays the SM tax.
+  plan.model.n_routed_experts = 256;
+  plan.parallel.ep = 64;
   return plan;
 }
 
@@ -51,6 +54,17 @@ TEST(PlatformSpec, FromPlan) {
 
 TEST(PlatformSpec, NoCommSmsMeansNoSlowdown) {
   EXPECT_DOUBLE_EQ(platform_spec(h800_plan(2, 8, 0)).comm_speed_factor, 1.0);
+}
+
+TEST(PlatformSpec, NoEpAllToAllMeansNoSmTax) {
+  // DeepEP's SMs are charged only where its all-to-all runs: not to a dense model, nor at EP 1.
+  Plan dense = h800_plan(2, 8, 20);
+  dense.model.n_routed_experts = 0;
+  dense.parallel.ep = 1;
+  EXPECT_DOUBLE_EQ(platform_spec(dense).comm_speed_factor, 1.0);
+  Plan ep1 = h800_plan(2, 8, 20);
+  ep1.parallel.ep = 1;
+  EXPECT_DOUBLE_EQ(platform_spec(ep1).comm_speed_factor, 1.0);
 }
 
 TEST(PlatformSpec, Names) {
