@@ -14,10 +14,48 @@ double at(const std::map<std::string, double>& m, const std::string& k) {
   return it == m.end() ? 0.0 : it->second;
 }
 
+
+// The all-to-all's share of link bandwidth and its handshakes (both compute models).
+void fit_all_to_all(const traces::ProfileSummary& trace, const CaptureSol& sol, const PhaseMap& real,
+                    HardwareConfig& hw, std::vector<std::pair<std::string, std::string>>& d) {
+  const double layers = double(trace.layers);
+  const auto cls = [&](const std::string& phase, const std::string& c) {
+    const auto it = trace.phase_class_s.find(phase);
+    return it == trace.phase_class_s.end() ? 0.0 : at(it->second, c) / layers;
+  };
+  const auto need = [&](double v, const std::string& what) {
+    if (!(v > 0))
+      throw ConfigError(trace.path + ": no " + what + " kernels found; cannot calibrate from this trace");
+    return v;
+  };
+  const double xfer_f = cls("comm_F", "ep_dispatch") + cls("comm_F", "ep_combine");
+  const double xfer_b = cls("comm_B", "ep_dispatch") + cls("comm_B", "ep_combine");
+  need(xfer_f + xfer_b, "DeepEP dispatch / combine");
+  const double xfer_sol = sol.phase_s.at("comm_F") + sol.phase_s.at("comm_B");
+  hw.a2a_efficiency = std::min(1.0, xfer_sol / (xfer_f + xfer_b));
+  d.push_back({"a2a_efficiency", fmt::format("dispatch + combine transfers F + B: SOL {:.3f} ms / trace {:.3f} ms",
+                                             xfer_sol * 1e3, (xfer_f + xfer_b) * 1e3)});
+  const double sim_xfer_f = sol.phase_s.at("comm_F") / hw.a2a_efficiency;
+  const double sim_xfer_b = sol.phase_s.at("comm_B") / hw.a2a_efficiency;
+  hw.a2a_latency_s = std::max(0.0, (real.at("comm_B") - sim_xfer_b) / 2);
+  hw.a2a_layout_latency_s = std::max(0.0, real.at("comm_F") - sim_xfer_f - 2 * hw.a2a_latency_s);
+  d.push_back({"a2a_latency_s",
+               fmt::format("comm_B {:.3f} ms less its two transfers at that efficiency ({:.3f} ms), per all-to-all "
+                           "(trace notify kernels in B: {:.3f} ms)",
+                           real.at("comm_B") * 1e3, sim_xfer_b * 1e3, cls("comm_B", "ep_notify") * 1e3)});
+  d.push_back({"a2a_layout_latency_s",
+               fmt::format("comm_F {:.3f} ms less its transfers ({:.3f} ms) and two handshakes (trace notify kernels "
+                           "in F: {:.3f} ms)",
+                           real.at("comm_F") * 1e3, sim_xfer_f * 1e3, cls("comm_F", "ep_notify") * 1e3)});
+}
+
+Calibration calibrate_predicted(const traces::ProfileSummary& trace, const Plan& plan);
+
 }  // namespace
 
 Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
   require_capture(plan, "calibrate");
+  if (plan.sim.compute == ComputeModel::Predicted) return calibrate_predicted(trace, plan);
   const CaptureSol sol = capture_sol(plan);
   const PhaseMap real = capture_real(trace);
   const double layers = double(trace.layers);
@@ -43,6 +81,7 @@ Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
   const double tax = 1 + f * (k - 1);
 
   Calibration c;
+  c.model = ComputeModel::SpeedOfLight;
   c.hardware = hw0;
   HardwareConfig& hw = c.hardware;
   auto& d = c.derivation;
@@ -91,44 +130,126 @@ Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
                            "/ {:.0f} tokens (a third charged to F, two thirds to B)",
                            (real.at("F") + real.at("B")) * 1e3, matmul_fb * 1e3, nonmatmul * 1e3, tax, sol.tokens)});
 
-  const double xfer_f = cls("comm_F", "ep_dispatch") + cls("comm_F", "ep_combine");
-  const double xfer_b = cls("comm_B", "ep_dispatch") + cls("comm_B", "ep_combine");
-  need(xfer_f + xfer_b, "DeepEP dispatch / combine");
-  const double xfer_sol = sol.phase_s.at("comm_F") + sol.phase_s.at("comm_B");
-  hw.a2a_efficiency = std::min(1.0, xfer_sol / (xfer_f + xfer_b));
-  d.push_back({"a2a_efficiency", fmt::format("dispatch + combine transfers F + B: SOL {:.3f} ms / trace {:.3f} ms",
-                                             xfer_sol * 1e3, (xfer_f + xfer_b) * 1e3)});
-  const double sim_xfer_f = sol.phase_s.at("comm_F") / hw.a2a_efficiency;
-  const double sim_xfer_b = sol.phase_s.at("comm_B") / hw.a2a_efficiency;
-  hw.a2a_latency_s = std::max(0.0, (real.at("comm_B") - sim_xfer_b) / 2);
-  hw.a2a_layout_latency_s = std::max(0.0, real.at("comm_F") - sim_xfer_f - 2 * hw.a2a_latency_s);
-  d.push_back({"a2a_latency_s",
-               fmt::format("comm_B {:.3f} ms less its two transfers at that efficiency ({:.3f} ms), per all-to-all "
-                           "(trace notify kernels in B: {:.3f} ms)",
-                           real.at("comm_B") * 1e3, sim_xfer_b * 1e3, cls("comm_B", "ep_notify") * 1e3)});
-  d.push_back({"a2a_layout_latency_s",
-               fmt::format("comm_F {:.3f} ms less its transfers ({:.3f} ms) and two handshakes (trace notify kernels "
-                           "in F: {:.3f} ms)",
-                           real.at("comm_F") * 1e3, sim_xfer_f * 1e3, cls("comm_F", "ep_notify") * 1e3)});
+  fit_all_to_all(trace, sol, real, hw, d);
   return c;
 }
+
+namespace {
+
+// sim.compute: predicted: the per-op cost model's keys that a capture shows, each scaled so the
+// model, under the same average SM tax, takes as long as the trace's kernels of that class:
+//   gemm_fp8_peak_share    FP8 forward + input-gradient GEMM kernels (F and B)
+//   attention_{fwd,bwd}_tflops  the FlashAttention forward (F) and backward (B) kernels
+//   hbm_efficiency         every other kernel of F and B (norms, casts, SwiGLU, top-k, permutes)
+//   kernel_launch_s        F + B spans less all their kernels (the idle gaps), per modelled launch
+//   gemm_wgrad_share       the W span against the model's weight-gradient GEMMs at that share
+// The BF16 peak share stays the preset's: the capture's only BF16 GEMMs are its routers.
+Calibration calibrate_predicted(const traces::ProfileSummary& trace, const Plan& plan) {
+  const CaptureSol sol = capture_sol(plan);
+  const PhaseMap real = capture_real(trace);
+  const auto pred = capture_predicted(plan);
+  const double layers = double(trace.layers);
+  const auto cls = [&](const std::string& phase, const std::string& c) {
+    const auto it = trace.phase_class_s.find(phase);
+    return it == trace.phase_class_s.end() ? 0.0 : at(it->second, c) / layers;
+  };
+  const auto kernels = [&](const std::string& phase) { return at(trace.phase_s, phase) / layers; };
+  const auto model = [&](const std::string& phase, const std::string& c) { return at(pred.at(phase), c); };
+  const auto need = [&](double v, const std::string& what) {
+    if (!(v > 0))
+      throw ConfigError(trace.path + ": no " + what + " kernels found; cannot calibrate from this trace");
+    return v;
+  };
+  const HardwareConfig& hw0 = plan.hardware;
+  const double k = double(hw0.sms) / double(hw0.sms - plan.taxed_comm_sms());
+  const double comm_busy = at(trace.phase_s, "comm_F") + at(trace.phase_s, "comm_B");
+  const double f = trace.capture_span_s > 0 ? std::clamp(comm_busy / trace.capture_span_s, 0.0, 1.0) : 1.0;
+  const double tax = 1 + f * (k - 1);
+  Calibration c;
+  c.model = ComputeModel::Predicted;
+  c.hardware = hw0;
+  HardwareConfig& hw = c.hardware;
+  auto& d = c.derivation;
+  const auto share = [](double v) { return std::clamp(v, 0.01, 1.0); };
+  d.push_back({"comm_sms", fmt::format("the capture config's DeepEP SMs; the trace's communication stream is busy "
+                                       "{:.1f} % of the capture, so kernels see an average SM-tax factor "
+                                       "1 + {:.3f} x ({:.4f} - 1) = {:.4f}",
+                                       100 * f, f, k, tax)});
+  const double fp8_real = need(cls("F", "gemm_moe_fp8") + cls("F", "gemm_dense_fp8") + cls("B", "gemm_moe_fp8") +
+                                   cls("B", "gemm_dense_fp8"),
+                               "FP8 GEMM");
+  const double fp8_model = model("F", "fp8_gemm") + model("B", "fp8_gemm");
+  hw.gemm_fp8_peak_share = share(hw0.gemm_fp8_peak_share * fp8_model * tax / fp8_real);
+  d.push_back({"gemm_fp8_peak_share",
+               fmt::format("FP8 GEMMs of F and B: the model's {:.3f} ms at {:.4f} x {:.4f} / trace {:.3f} ms, times {:.4f}",
+                           fp8_model * 1e3, hw0.gemm_fp8_peak_share, tax, fp8_real * 1e3, hw0.gemm_fp8_peak_share)});
+  const double att_f = need(cls("F", "attention"), "forward attention"), att_b = need(cls("B", "attention"), "backward attention");
+  hw.attention_fwd_tflops = hw0.attention_fwd_tflops * model("F", "attention") * tax / att_f;
+  hw.attention_bwd_tflops = hw0.attention_bwd_tflops * model("B", "attention") * tax / att_b;
+  d.push_back({"attention_fwd_tflops", fmt::format("{:g} x the model's {:.3f} ms x {:.4f} / trace {:.3f} ms (F)",
+                                                   hw0.attention_fwd_tflops, model("F", "attention") * 1e3, tax, att_f * 1e3)});
+  d.push_back({"attention_bwd_tflops", fmt::format("{:g} x the model's {:.3f} ms x {:.4f} / trace {:.3f} ms (B)",
+                                                   hw0.attention_bwd_tflops, model("B", "attention") * 1e3, tax, att_b * 1e3)});
+  double matmul_fb = 0;
+  for (const char* ph : {"F", "B"})
+    for (const char* cl : {"gemm_moe_fp8", "gemm_dense_fp8", "gemm_wgrad_fp8", "gemm_bf16", "attention"})
+      matmul_fb += cls(ph, cl);
+  const double memory_real = need(kernels("F") + kernels("B") - matmul_fb, "non-matmul");
+  const double memory_model = model("F", "memory") + model("B", "memory");
+  hw.hbm_efficiency = share(hw0.hbm_efficiency * memory_model * tax / memory_real);
+  d.push_back({"hbm_efficiency", fmt::format("F + B kernels less their matmuls, {:.3f} ms, against the model's "
+                                             "memory-bound {:.3f} ms at {:.3f} x {:.4f}",
+                                             memory_real * 1e3, memory_model * 1e3, hw0.hbm_efficiency, tax)});
+  const double gaps = std::max(0.0, real.at("F") + real.at("B") - kernels("F") - kernels("B"));
+  const double launches = model("F", "kernels") + model("B", "kernels");
+  hw.kernel_launch_s = launches > 0 ? gaps / launches / tax : 0.0;
+  d.push_back({"kernel_launch_s", fmt::format("F + B spans {:.3f} ms less their kernels {:.3f} ms = {:.3f} ms idle, "
+                                              "over the model's {:.0f} launches per layer, / {:.4f}",
+                                              (real.at("F") + real.at("B")) * 1e3, (kernels("F") + kernels("B")) * 1e3,
+                                              gaps * 1e3, launches, tax)});
+  // W: the model's weight-gradient GEMMs at the fitted share, its BF16 GEMMs and launches.
+  const double w_fp8 = model("W", "fp8_gemm") * hw0.gemm_fp8_peak_share / hw.gemm_fp8_peak_share;
+  const double w_rest = model("W", "bf16_gemm") + model("W", "kernels") * hw.kernel_launch_s;
+  const double w_real = need(real.at("W") / tax - w_rest, "weight-gradient");
+  hw.gemm_wgrad_share = share(w_fp8 / w_real);
+  d.push_back({"gemm_wgrad_share", fmt::format("W span {:.3f} ms / {:.4f} less its BF16 GEMMs and launches {:.3f} ms, "
+                                               "against the model's weight-gradient GEMMs {:.3f} ms",
+                                               real.at("W") * 1e3, tax, w_rest * 1e3, w_fp8 * 1e3)});
+  fit_all_to_all(trace, sol, real, hw, d);
+  return c;
+}
+
+}  // namespace
 
 std::string profile_yaml(const Calibration& c, const std::string& trace_path) {
   const HardwareConfig& h = c.hardware;
   std::string out = fmt::format(
       "# Hardware profile made by `stepsim calibrate {}`.\n"
       "# Load it with --set hardware.profile=PATH (keys set in the config or by --set win).\n"
-      "# Efficiencies are shares of the stated rates (fp8_tflops {}, bf16_tflops {}, ib_GBps {}, nvlink_GBps {}).\n"
+      "# {} (fp8_tflops {}, bf16_tflops {}, ib_GBps {}, nvlink_GBps {}).\n"
       "# How each value was derived (per layer of the capture):\n",
-      trace_path, h.fp8_tflops, h.bf16_tflops, h.ib_GBps, h.nvlink_GBps);
+      trace_path,
+      c.model == ComputeModel::Predicted
+          ? "Keys of the per-op cost model (sim.compute: predicted): use it with a predicted config"
+          : "Efficiencies are shares of the stated rates (sim.compute: speed-of-light)",
+      h.fp8_tflops, h.bf16_tflops, h.ib_GBps, h.nvlink_GBps);
   for (const auto& [key, how] : c.derivation) out += fmt::format("#   {}: {}\n", key, how);
   out += "hardware:\n";
   out += fmt::format("  comm_sms: {}\n", h.comm_sms);
-  out += fmt::format("  gemm_efficiency: {:.4f}\n", h.gemm_efficiency);
-  out += fmt::format("  wgrad_gemm_efficiency: {:.4f}\n", h.wgrad_gemm_efficiency);
-  out += fmt::format("  bf16_gemm_efficiency: {:.4f}\n", h.bf16_gemm_efficiency);
-  out += fmt::format("  attention_efficiency: {:.4f}\n", h.attention_efficiency);
-  out += fmt::format("  nonmatmul_s_per_token_layer: {:.4e}\n", h.nonmatmul_s_per_token_layer);
+  if (c.model == ComputeModel::Predicted) {
+    out += fmt::format("  gemm_fp8_peak_share: {:.4f}\n", h.gemm_fp8_peak_share);
+    out += fmt::format("  gemm_wgrad_share: {:.4f}\n", h.gemm_wgrad_share);
+    out += fmt::format("  attention_fwd_tflops: {:.1f}\n", h.attention_fwd_tflops);
+    out += fmt::format("  attention_bwd_tflops: {:.1f}\n", h.attention_bwd_tflops);
+    out += fmt::format("  hbm_efficiency: {:.4f}\n", h.hbm_efficiency);
+    out += fmt::format("  kernel_launch_s: {:.4e}\n", h.kernel_launch_s);
+  } else {
+    out += fmt::format("  gemm_efficiency: {:.4f}\n", h.gemm_efficiency);
+    out += fmt::format("  wgrad_gemm_efficiency: {:.4f}\n", h.wgrad_gemm_efficiency);
+    out += fmt::format("  bf16_gemm_efficiency: {:.4f}\n", h.bf16_gemm_efficiency);
+    out += fmt::format("  attention_efficiency: {:.4f}\n", h.attention_efficiency);
+    out += fmt::format("  nonmatmul_s_per_token_layer: {:.4e}\n", h.nonmatmul_s_per_token_layer);
+  }
   out += fmt::format("  a2a_efficiency: {:.4f}\n", h.a2a_efficiency);
   out += fmt::format("  a2a_latency_s: {:.4e}\n", h.a2a_latency_s);
   out += fmt::format("  a2a_layout_latency_s: {:.4e}\n", h.a2a_layout_latency_s);

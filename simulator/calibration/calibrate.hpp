@@ -14,6 +14,7 @@
 namespace stepsim::calib {
 
 struct Calibration {
+  ComputeModel model = ComputeModel::SpeedOfLight;  // which keys were derived (the plan's sim.compute)
   HardwareConfig hardware;  // the capture plan's hardware with the derived keys set
   // Derived key -> how it was derived, with the numbers (written as YAML comments).
   std::vector<std::pair<std::string, std::string>> derivation;
@@ -35,6 +36,10 @@ struct Calibration {
 //   a2a_layout_latency_s  what the forward pair takes beyond that: the forward dispatch's
 //                         non-cached notify and layout
 // comm_sms stays the plan's (the trace's DeepEP configuration, 20 of 132 SMs).
+// That is the speed-of-light profile (sim.compute: speed-of-light). Under sim.compute: predicted it
+// fits the per-op cost model's keys instead (the GEMMs' FP8 peak share and weight-gradient share,
+// the attention rates, the HBM efficiency, the launch cost), which carry to other models; the
+// all-to-all keys are fitted the same way in both.
 Calibration calibrate(const traces::ProfileSummary& trace, const Plan& capture_plan);
 
 // The profile as YAML (a `hardware:` map, loadable with hardware.profile), derivations as comments.

@@ -4,6 +4,7 @@
 
 #include "schedules/registry.hpp"
 #include "vocabulary/config_error.hpp"
+#include "workloads/cost/part_cost.hpp"
 #include "workloads/traffic/ep_traffic.hpp"
 #include "workloads/layers/layer_work.hpp"
 #include "workloads/model/model_workload.hpp"
@@ -72,6 +73,43 @@ CaptureSol capture_sol(const Plan& plan) {
                          all_to_all_sol_s(plan, layout, sol.tokens, combine_bytes_per_token(plan.model));
   sol.phase_s["comm_F"] = sol.phase_s["comm_B"] = one_way;
   return sol;
+}
+
+std::map<std::string, PhaseMap> capture_predicted(const Plan& plan) {
+  require_capture(plan, "this command");
+  const double sequences = plan.sequences_per_replica() / double(plan.parallel.microbatches);
+  cost::MicrobatchShape shape;
+  shape.tokens = sequences * double(plan.train.seq_len);
+  shape.routed_rows = shape.tokens / double(plan.parallel.tp * plan.parallel.cp) * double(plan.model.num_experts_per_tok);
+  shape.experts_per_gpu = plan.model.is_moe() ? double(plan.model.n_routed_experts) / double(plan.parallel.ep) : 1.0;
+  const std::pair<LayerPart, const char*> parts[] = {{LayerPart::AttnF, "F"}, {LayerPart::MlpF, "F"},
+                                                     {LayerPart::AttnB, "B"}, {LayerPart::MlpB, "B"},
+                                                     {LayerPart::AttnW, "W"}, {LayerPart::MlpW, "W"}};
+  Plan counting = plan;  // launches counted at one second each
+  counting.hardware.kernel_launch_s = 1;
+  Plan no_launch = plan;
+  no_launch.hardware.kernel_launch_s = 0;
+  std::map<std::string, PhaseMap> out;
+  const int64_t layers = plan.model.num_hidden_layers;
+  for (int64_t l = 0; l < layers; ++l) {
+    const LayerWork w = layer_work(plan, l, sequences, shape.routed_rows);
+    for (const auto& [part, phase] : parts) {
+      const PartWork& pw = w.part(part);
+      PhaseMap& m = out[phase];
+      m["kernels"] += cost::part_seconds(counting, pw, shape).all().launch / double(layers);
+      // GEMMs by number format: time each precision's kernels on their own.
+      for (const Precision p : {Precision::FP8, Precision::BF16}) {
+        PartWork only;
+        for (const Kernel& k : pw.kernels)
+          if (k.cls == KernelClass::Gemm && k.precision == p) only.kernels.push_back(k);
+        m[p == Precision::FP8 ? "fp8_gemm" : "bf16_gemm"] += cost::part_seconds(no_launch, only, shape).all().gemm / double(layers);
+      }
+      const cost::ClassSeconds all = cost::part_seconds(no_launch, pw, shape).all();
+      m["attention"] += all.attention / double(layers);
+      m["memory"] += all.memory / double(layers);
+    }
+  }
+  return out;
 }
 
 PhaseMap capture_sim(const Plan& plan, const SimResult& result) {

@@ -29,6 +29,11 @@ struct CaptureSol {
 };
 CaptureSol capture_sol(const Plan& plan);
 
+// The per-op cost model's view of one layer of the capture (sim.compute: predicted, no SM tax),
+// per phase F / B / W and class: "fp8_gemm", "bf16_gemm", "attention", "memory" (seconds at the
+// plan's hardware keys) and "kernels" (launches counted).
+std::map<std::string, PhaseMap> capture_predicted(const Plan& plan);
+
 // The same phases from a simulated capture (record_spans on): compute spans by phase and EP
 // all-to-all spans by phase on the simulated GPU 0, summed, divided by the layers.
 PhaseMap capture_sim(const Plan& plan, const SimResult& result);

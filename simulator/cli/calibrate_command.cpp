@@ -47,15 +47,25 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
     nlohmann::json j;
     j["profile"] = out_path;
     const HardwareConfig& h = c.hardware;
-    j["hardware"] = {{"comm_sms", h.comm_sms},
-                     {"gemm_efficiency", h.gemm_efficiency},
-                     {"wgrad_gemm_efficiency", h.wgrad_gemm_efficiency},
-                     {"bf16_gemm_efficiency", h.bf16_gemm_efficiency},
-                     {"attention_efficiency", h.attention_efficiency},
-                     {"nonmatmul_s_per_token_layer", h.nonmatmul_s_per_token_layer},
-                     {"a2a_efficiency", h.a2a_efficiency},
-                     {"a2a_latency_s", h.a2a_latency_s},
-                     {"a2a_layout_latency_s", h.a2a_layout_latency_s}};
+    j["compute"] = to_string(c.model);
+    if (c.model == ComputeModel::Predicted)
+      j["hardware"] = {{"comm_sms", h.comm_sms},
+                       {"gemm_fp8_peak_share", h.gemm_fp8_peak_share},
+                       {"gemm_wgrad_share", h.gemm_wgrad_share},
+                       {"attention_fwd_tflops", h.attention_fwd_tflops},
+                       {"attention_bwd_tflops", h.attention_bwd_tflops},
+                       {"hbm_efficiency", h.hbm_efficiency},
+                       {"kernel_launch_s", h.kernel_launch_s}};
+    else
+      j["hardware"] = {{"comm_sms", h.comm_sms},
+                       {"gemm_efficiency", h.gemm_efficiency},
+                       {"wgrad_gemm_efficiency", h.wgrad_gemm_efficiency},
+                       {"bf16_gemm_efficiency", h.bf16_gemm_efficiency},
+                       {"attention_efficiency", h.attention_efficiency},
+                       {"nonmatmul_s_per_token_layer", h.nonmatmul_s_per_token_layer}};
+    j["hardware"]["a2a_efficiency"] = h.a2a_efficiency;
+    j["hardware"]["a2a_latency_s"] = h.a2a_latency_s;
+    j["hardware"]["a2a_layout_latency_s"] = h.a2a_layout_latency_s;
     for (const auto& p : calib::phase_names())
       j["check"][p] = {{"real_s", real.at(p)}, {"sim_s", sim.at(p)}, {"error", sim.at(p) / real.at(p) - 1}};
     std::cout << io::json_text(j, 2) << "\n";

@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
   auto* explain = app.add_subcommand("explain", "the waterfall from speed of light to the calibrated step and the reported one");
   add_plan_args(explain, expl);
   explain->add_option("--profile", expl_profile,
-                      "hardware profile (default: workloads/hardware/h800-calibrated.yaml; --set hardware.profile wins)");
+                      "hardware profile (default for DeepSeek-V3 at speed of light on H800s: workloads/hardware/h800-calibrated.yaml; "
+                      "--set hardware.profile wins)");
   explain->add_option("--png", expl_png, "also draw the waterfall as a PNG");
   bool expl_no_routing = false;
   explain->add_flag("--no-routing-sim", expl_no_routing, "skip the routing-imbalance replay (minutes); its bar is 0");
@@ -173,10 +174,18 @@ int main(int argc, char** argv) {
       return stepsim::run_calibrate(cal_trace, load(cal), cal_out, cal.json, cal.quiet);
     }
     if (*explain) {
-      const std::string profile = expl_profile.empty()
-                                      ? std::string(STEPSIM_SOURCE_DIR) + "/workloads/hardware/h800-calibrated.yaml"
-                                      : expl_profile;
-      expl.sets.insert(expl.sets.begin(), "hardware.profile=" + profile);
+      // The shipped calibrated profile is DeepSeek's trace on the H800 under the speed-of-light model:
+      // the default only for DeepSeek-V3 at speed of light on H800s (the seed's plan). Any other plan
+      // explains its own model (predicted: class by class), with --profile if one is given.
+      std::string profile = expl_profile;
+      if (profile.empty()) {
+        const stepsim::Plan bare = stepsim::load_plan(expl.config.empty() ? stepsim::default_config_path() : expl.config,
+                                                      expl.sets);
+        if (bare.sim.compute == stepsim::ComputeModel::SpeedOfLight && stepsim::is_deepseek_v3(bare.model) &&
+            bare.hardware.name == "H800")
+          profile = std::string(STEPSIM_SOURCE_DIR) + "/workloads/hardware/h800-calibrated.yaml";
+      }
+      if (!profile.empty()) expl.sets.insert(expl.sets.begin(), "hardware.profile=" + profile);
       return stepsim::run_explain(load(expl), expl.json, expl.quiet, expl_png, !expl_no_routing);
     }
     if (*simulate) return stepsim::run_simulate(load(sim), sim.json, sim.quiet, sim.trace, sim.trace_ranks,

@@ -11,6 +11,7 @@
 #include "simulator/report/straggler_report.hpp"
 #include "vocabulary/rank_layout.hpp"
 #include "simulator/report/percent.hpp"
+#include "workloads/cost/compute_breakdown.hpp"
 
 namespace stepsim {
 namespace {
@@ -30,8 +31,74 @@ Spread spread(const SimResult& r, double RankResult::*field) {
 
 nlohmann::json spread_json(const Spread& s) { return {{"min", s.min}, {"mean", s.mean}, {"max", s.max}}; }
 
+nlohmann::json classes_json(const cost::ClassSeconds& c) {
+  return {{"gemm_s", c.gemm}, {"attention_s", c.attention}, {"memory_bound_s", c.memory}, {"launch_s", c.launch},
+          {"total_s", c.total()}};
+}
+
+const RankResult* critical(const SimResult& r) {
+  for (const auto& rank : r.ranks)
+    if (rank.rank == r.critical_rank) return &rank;
+  return nullptr;
+}
 
 }  // namespace
+
+// Where the critical GPU's time goes: its compute by layer kind and class (the cost model's own
+// numbers for the mean microbatch), and what it waited for.
+nlohmann::json compute_breakdown_json(const Plan& plan, const SimResult& r) {
+  const RankResult* crit = critical(r);
+  if (plan.workload.kind != WorkloadKind::Model || !crit) return nullptr;
+  const int64_t pipeline_rank = RankLayout(plan).pipeline_rank(crit->rank);
+  const cost::ComputeBreakdown b = cost::compute_breakdown(plan, pipeline_rank);
+  nlohmann::json j;
+  j["model"] = to_string(b.model);
+  j["gpu"] = crit->rank;
+  j["pipeline_rank"] = pipeline_rank;
+  j["microbatches_per_chunk"] = b.microbatches;
+  j["per_microbatch"] = nlohmann::json::array();
+  for (const auto& k : b.kinds) {
+    nlohmann::json e = classes_json(k.total());
+    e["kind"] = k.kind;
+    e["on_rank"] = k.on_rank;
+    e["forward_s"] = k.forward.total();
+    e["input_grad_s"] = k.input_grad.total();
+    e["weight_grad_s"] = k.weight_grad.total();
+    j["per_microbatch"].push_back(e);
+  }
+  j["step"] = classes_json(b.step);
+  j["step"]["simulated_compute_s"] = crit->compute_s;
+  j["step"]["exposed_comm_s"] = crit->exposed_comm_s;
+  j["step"]["exposed_by_kind"] = {{"ep_s", crit->exposed_ep_s}, {"pp_s", crit->exposed_pp_s},
+                                  {"dp_s", crit->exposed_dp_s}, {"tp_s", crit->exposed_tp_s},
+                                  {"cp_s", crit->exposed_cp_s}};
+  j["step"]["bubble_s"] = crit->bubble_s;
+  return j;
+}
+
+std::string compute_breakdown_text(const Plan& plan, const SimResult& r) {
+  const RankResult* crit = critical(r);
+  if (plan.workload.kind != WorkloadKind::Model || !crit) return "";
+  const int64_t pipeline_rank = RankLayout(plan).pipeline_rank(crit->rank);
+  const cost::ComputeBreakdown b = cost::compute_breakdown(plan, pipeline_rank);
+  std::string out = fmt::format("\nwhere GPU {}'s time goes (sim.compute {}; ms per microbatch, {:g} microbatches per chunk):\n",
+                    crit->rank, to_string(b.model), b.microbatches);
+  out += fmt::format("  {:<16}{:>8}{:>10}{:>11}{:>14}{:>9}{:>10}\n", "kind", "on rank", "GEMM", "attention",
+                     "memory-bound", "launch", "total");
+  for (const auto& k : b.kinds) {
+    const cost::ClassSeconds c = k.total();
+    out += fmt::format("  {:<16}{:>8}{:>10.3f}{:>11.3f}{:>14.3f}{:>9.3f}{:>10.3f}\n", k.kind, k.on_rank, c.gemm * 1e3,
+                       c.attention * 1e3, c.memory * 1e3, c.launch * 1e3, c.total() * 1e3);
+  }
+  const cost::ClassSeconds& st = b.step;
+  out += fmt::format("  step (s): GEMM {:.3f}, attention {:.3f}, memory-bound {:.3f}, launch {:.3f} = compute {:.3f} "
+                     "(simulated {:.3f}); exposed communication {:.3f} (EP {:.3f}, PP {:.3f}, DP {:.3f}, TP {:.3f}, "
+                     "CP {:.3f}); bubble {:.3f}\n",
+                     st.gemm, st.attention, st.memory, st.launch, st.total(), crit->compute_s, crit->exposed_comm_s,
+                     crit->exposed_ep_s, crit->exposed_pp_s, crit->exposed_dp_s, crit->exposed_tp_s, crit->exposed_cp_s,
+                     crit->bubble_s);
+  return out;
+}
 
 StepSummary summarize(const SimResult& r) {
   StepSummary s;
@@ -66,6 +133,11 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   const bool model = plan.workload.kind == WorkloadKind::Model && r.step_time_s > 0;
   j["mfu"] = model ? mfu(plan, roof, r.step_time_s) : 0.0;
   j["achieved_tflops_per_gpu"] = model ? roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12 : 0.0;
+  // The step's FLOPs as Megatron-LM counts them (full S^2 attention), per GPU per second: what its
+  // logs report, to compare with published Megatron throughputs like with like.
+  j["megatron_tflops_per_gpu"] = model && roof.terms.megatron_flops > 0
+                                     ? nlohmann::json(roof.terms.megatron_flops / r.step_time_s / double(plan.gpus()) / 1e12)
+                                     : nlohmann::json();
   j["exposed_by_kind"] = {{"ep_s", spread(r, &RankResult::exposed_ep_s).mean},
                           {"pp_s", spread(r, &RankResult::exposed_pp_s).mean},
                           {"dp_s", spread(r, &RankResult::exposed_dp_s).mean},
@@ -111,7 +183,9 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
               {"fidelity_description", r.fidelity},
               {"workload", r.workload},
               {"schedule", r.schedule},
-              {"ranks_simulated", r.ranks.size()}};
+              {"ranks_simulated", r.ranks.size()},
+              {"compute", to_string(plan.sim.compute)}};
+  j["compute_breakdown"] = compute_breakdown_json(plan, r);
   return j;
 }
 
@@ -154,7 +228,7 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
     parts.push_back(fmt::format(
         "compute {:+.3f} s ({}; the roofline spreads FLOPs evenly, the pipeline gives this rank {:.3f} s against a mean of {:.3f} s{})",
         d_compute, d_compute > 0 ? "more" : "less", crit->compute_s, s.compute.mean,
-        plan.hardware.comm_sms > 0 ? ", and communication kernels take SMs from compute while in flight" : ""));
+        plan.taxed_comm_sms() > 0 ? ", and communication kernels take SMs from compute while in flight" : ""));
   if (std::abs(d_exposed) > 0.005 * roof.step_time_s) {
     std::string what = fmt::format("exposed communication {:+.3f} s (the roofline hides every transfer behind compute; "
                                    "here the compute stream waited {:.3f} s on transfers: EP all-to-all {:.3f} s",
@@ -242,8 +316,16 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
                      plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms,
                      plan.hardware.nonmatmul_s_per_token_layer);
-  out += fmt::format("replay: {} GPUs simulated, {} SimGrid activities, {:.2f} s wall; mode {}; fidelity {}\n\n",
+  out += fmt::format("replay: {} GPUs simulated, {} SimGrid activities, {:.2f} s wall; mode {}; fidelity {}\n",
                      r.ranks.size(), r.activities, r.wall_s, r.mode, r.fidelity);
+  out += plan.sim.compute == ComputeModel::Predicted
+             ? fmt::format("compute: predicted (per-op cost model: GEMMs by shape at {:.3g} / {:.3g} of the BF16 / FP8 "
+                           "peak, attention at {:g} / {:g} TFLOP/s forward / backward, memory-bound kernels at {:g} x "
+                           "{:g} GB/s, {:g} us per kernel launch); the roofline beside it is speed of light\n\n",
+                           plan.hardware.gemm_bf16_peak_share, plan.hardware.gemm_fp8_peak_share,
+                           plan.hardware.attention_fwd_tflops, plan.hardware.attention_bwd_tflops,
+                           plan.hardware.hbm_efficiency, plan.hardware.hbm_GBps, plan.hardware.kernel_launch_s * 1e6)
+             : std::string("compute: speed-of-light (every GEMM at the achievable rate above, as the roofline)\n\n");
   out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}{:>12}\n", "per rank (s)", "min", "mean", "max",
                      fmt::format("GPU {}*", r.critical_rank), "roofline");
   const RankResult* crit = nullptr;
@@ -272,6 +354,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12, pct(roof.mfu));
   const std::string why = explain_difference(plan, r, roof);
   if (!why.empty()) out += why + "\n";
+  out += compute_breakdown_text(plan, r);
   out += stragglers_text(plan, r);
   out += memory_text(plan, r);
   return out;

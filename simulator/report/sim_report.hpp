@@ -27,6 +27,11 @@ StepSummary summarize(const SimResult& r);
 nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& roof);
 std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof);
 
+// Where the critical GPU's time goes: compute by layer kind and class (GEMM, attention, memory-bound,
+// launch) and exposed communication by kind (null / empty for the synthetic workload).
+nlohmann::json compute_breakdown_json(const Plan& plan, const SimResult& r);
+std::string compute_breakdown_text(const Plan& plan, const SimResult& r);
+
 // Sentences attributing the difference between simulated and roofline step time (empty when the
 // two agree within 2 %).
 std::string explain_difference(const Plan& plan, const SimResult& r, const Roofline& roof);

@@ -20,6 +20,9 @@ namespace stepsim::test {
 inline std::string source_path(const std::string& rel) { return std::string(STEPSIM_SOURCE_DIR) + "/" + rel; }
 inline std::string capture_yaml() { return source_path("workloads/deepseek-profile-capture.yaml"); }
 inline std::string calibrated_profile() { return source_path("workloads/hardware/h800-calibrated.yaml"); }
+// The capture under the speed-of-light model, which h800-calibrated.yaml's efficiencies belong to
+// (the capture config runs the predicted model by default).
+inline const char* kSpeedOfLight = "sim.compute=speed-of-light";
 
 // DeepSeek's train.json: the test copy if the tree has it, else the shared reference.
 inline std::string train_json() {

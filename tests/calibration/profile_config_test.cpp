@@ -48,7 +48,7 @@ TEST(ProfileConfig, DefaultsAreSpeedOfLight) {
 TEST(ProfileConfig, ProfileFillsUnsetKeysAndExplicitKeysWin) {
   ProfileFile prof("hardware:\n  gemm_efficiency: 0.6\n  a2a_latency_s: 0.002\n  comm_sms: 24\n");
   // The capture config sets comm_sms: 20 itself, so the profile's 24 must not win.
-  const Plan p = load_plan(test::capture_yaml(), {"hardware.profile=" + prof.path.string(), "hardware.a2a_latency_s=0.003"});
+  const Plan p = load_plan(test::capture_yaml(), {test::kSpeedOfLight, "hardware.profile=" + prof.path.string(), "hardware.a2a_latency_s=0.003"});
   EXPECT_EQ(p.hardware.gemm_efficiency, 0.6);
   EXPECT_EQ(p.hardware.comm_sms, 20);
   EXPECT_EQ(p.hardware.a2a_latency_s, 0.003);
@@ -56,7 +56,7 @@ TEST(ProfileConfig, ProfileFillsUnsetKeysAndExplicitKeysWin) {
 }
 
 TEST(ProfileConfig, ShippedProfileLoads) {
-  const Plan p = load_plan(test::capture_yaml(), {"hardware.profile=" + test::calibrated_profile()});
+  const Plan p = load_plan(test::capture_yaml(), {test::kSpeedOfLight, "hardware.profile=" + test::calibrated_profile()});
   EXPECT_LT(p.hardware.gemm_efficiency, 1.0);
   EXPECT_GT(p.hardware.a2a_latency_s, 0.0);
   EXPECT_GT(p.hardware.nonmatmul_s_per_token_layer, 0.0);

@@ -150,12 +150,12 @@ TEST(ConfigErrors, ListForASection) {
 }
 
 TEST(ConfigErrors, ScalarForASection) {
-  const auto text = replaced(default_text(), "sim:\n  mode: auto", "sim: auto");
+  const auto text = replaced(default_text(), "sim:\n  mode: auto\n  compute: speed-of-light", "sim: auto");
   expect_text_rejects(text, "type.yaml", {"type.yaml", "sim", "expected a section"});
 }
 
 TEST(ConfigErrors, EmptySection) {
-  const auto text = replaced(default_text(), "sim:\n  mode: auto", "sim:");
+  const auto text = replaced(default_text(), "sim:\n  mode: auto\n  compute: speed-of-light", "sim:");
   expect_text_rejects(text, "type.yaml", {"type.yaml", "sim", "expected a section", "null"});
 }
 

@@ -130,7 +130,8 @@ TEST(ModelStep, CommKernelsTakeSmsFromCompute) {
 }
 
 TEST(ModelStep, DenseModelRunsWithoutExpertTraffic) {
-  const Plan plan = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml");
+  const Plan plan = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml",
+                              {"sim.compute=speed-of-light"});
   const SimResult r = simulate_plan(plan);
   expect_exact_split(r);
   EXPECT_DOUBLE_EQ(r.ep_comm_s, 0.0);

@@ -13,7 +13,7 @@ namespace {
 
 Plan llama(const char* recompute) {
   return load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml",
-                   {std::string("parallel.recompute=") + recompute});
+                   {std::string("parallel.recompute=") + recompute, "sim.compute=speed-of-light"});
 }
 
 double mean_compute(const Plan& plan) {

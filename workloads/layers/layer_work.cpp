@@ -40,6 +40,123 @@ std::string_view recomputed_name(std::string_view forward) {
   return "recompute";
 }
 
+Kernel kernel(std::string_view name, double flops, Precision p, KernelClass cls = KernelClass::Gemm,
+              KernelPass pass = KernelPass::Forward) {
+  Kernel k;
+  k.name = name;
+  k.flops = flops;
+  k.precision = p;
+  k.cls = cls;
+  k.pass = pass;
+  return k;
+}
+
+// A GEMM kernel of one or two matrices.
+Kernel gemm_kernel(std::string_view name, double flops, Precision p, KernelPass pass, GemmShape a,
+                   GemmShape b = {}) {
+  Kernel k = kernel(name, flops, p, KernelClass::Gemm, pass);
+  k.gemm[0] = a;
+  k.gemm[1] = b;
+  k.gemms = b.n > 0 ? 2 : 1;
+  return k;
+}
+
+// BF16 activation bytes; FP8 quantisation reads BF16 and writes FP8 plus one FP32 scale per 128
+// values (DeepSeek-V3 report 3.3.2's 1x128 tiles).
+constexpr double kAct = 2;
+constexpr double kQuantise = 2 + 1 + 4.0 / 128;
+
+// The memory-bound kernels of each part (the per-op cost model's bytes): norms, RoPE, residual adds,
+// activations, FP8 casts, MoE routing, permutes and unpermutes, the embedding on layer 0.
+struct MemoryShape {
+  double h, f, fe, fs;    // hidden, dense FFN width, one expert's, the shared experts' together
+  double rope;            // rotary dims per token (q and k)
+  double latent;          // MLA's q and kv latents
+  double attn_out;        // heads x v
+  double experts;         // routed experts (router scores)
+  bool gated, fp8, moe, first;
+};
+
+MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
+  const ModelConfig& m = plan.model;
+  MemoryShape s{};
+  s.h = double(m.hidden_size);
+  s.f = double(m.intermediate_size);
+  s.fe = double(m.moe_intermediate_size);
+  s.fs = double(m.n_shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size);
+  const double heads = double(m.num_attention_heads);
+  const double kv_heads = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads);
+  s.rope = m.is_mla() ? heads * double(m.qk_rope_head_dim) + double(m.qk_rope_head_dim)
+                      : m.rotary_pct * double(qk_head_dim(m)) * (heads + kv_heads);
+  s.latent = m.is_mla() ? double(m.q_lora_rank + m.kv_lora_rank) : 0.0;
+  s.attn_out = heads * double(v_head_dim(m));
+  s.experts = double(m.n_routed_experts);
+  s.gated = m.gated_mlp();
+  s.fp8 = plan.train.precision == Precision::FP8;
+  s.moe = moe;
+  s.first = layer == 0;
+  return s;
+}
+
+void add(PartWork& w, std::string_view name, double per_token, double per_row = 0, int kernels = 1,
+         bool shared_expert = false) {
+  if (per_token > 0 || per_row > 0) w.memory.push_back({name, per_token, per_row, kernels, shared_expert});
+}
+
+void attention_forward_memory(PartWork& w, const MemoryShape& s) {
+  add(w, "attn_norm", 4 * s.h);
+  add(w, "latent_norms", 2 * kAct * s.latent, 0, 2);
+  add(w, "rope", 2 * kAct * s.rope);
+  if (s.fp8) add(w, "quantise", kQuantise * (s.h + s.attn_out), 0, 2);
+  if (s.moe) add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
+  add(w, "attn_residual", 3 * kAct * s.h);
+  if (s.first) add(w, "embedding", 2 * kAct * s.h);
+}
+
+void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
+  const double act = s.gated ? 3 * kAct : 2 * kAct;  // SwiGLU reads gate and up, writes one; GELU reads one
+  add(w, "mlp_norm", 4 * s.h);
+  if (!s.moe) {
+    add(w, "activation", act * s.f);
+    if (s.fp8) add(w, "quantise", kQuantise * (s.h + s.f), 0, 2);
+  } else {
+    add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
+    add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
+    add(w, "expert_activation", 0, act * s.fe);
+    if (s.fp8) add(w, "quantise", kQuantise * s.h, kQuantise * s.fe, 2);
+    add(w, "shared_activation", act * s.fs, 0, 1, true);
+    if (s.fp8) add(w, "shared_quantise", kQuantise * s.fs, 0, 1, true);
+  }
+  add(w, "mlp_residual", 3 * kAct * s.h);
+}
+
+void attention_backward_memory(PartWork& w, const MemoryShape& s) {
+  add(w, "attn_norm_bwd", 6 * s.h, 0, 2);  // dy and x read, dx written; the weight's gradient reduced
+  add(w, "latent_norms_bwd", 3 * kAct * s.latent, 0, 2);
+  add(w, "rope_bwd", 2 * kAct * s.rope);
+  if (s.fp8) add(w, "quantise_grads", 2 * kQuantise * (s.h + s.attn_out), 0, 4);  // dgrad inputs, wgrad transposes
+  if (s.moe) add(w, "router_bwd", 2 * 4 * s.experts);
+  add(w, "residual_grad", 3 * kAct * s.h);
+  if (s.first) add(w, "embedding_bwd", kAct * s.h + 2 * 4 * s.h);  // FP32 gradient rows read and written
+}
+
+void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
+  const double act = s.gated ? 5 * kAct : 3 * kAct;  // SwiGLU: dy, gate, up read, two gradients written
+  add(w, "mlp_norm_bwd", 6 * s.h, 0, 2);
+  if (!s.moe) {
+    add(w, "activation_bwd", act * s.f);
+    if (s.fp8) add(w, "quantise_grads", 2 * kQuantise * (s.h + s.f), 0, 4);
+  } else {
+    add(w, "permute_bwd", kAct * s.h, kAct * s.h);
+    add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
+    add(w, "expert_activation_bwd", 0, act * s.fe);
+    if (s.fp8) add(w, "quantise_grads", 2 * kQuantise * s.h, 2 * kQuantise * s.fe, 4);
+    add(w, "shared_activation_bwd", act * s.fs, 0, 1, true);
+    if (s.fp8) add(w, "shared_quantise_grads", 2 * kQuantise * s.fs, 0, 2, true);
+  }
+  add(w, "residual_grad", 3 * kAct * s.h);
+}
+
 }  // namespace
 
 LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double routed_rows) {
@@ -55,6 +172,10 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   w.tokens = t;
   w.routed_rows = w.moe ? routed_rows : 0;
   const double nonmatmul = plan.hardware.nonmatmul_s_per_token_layer * t;
+  const double h = double(m.hidden_size);
+  const double heads = double(m.num_attention_heads);
+  const double kv_heads = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads);
+  const double qk = double(qk_head_dim(m)), v = double(v_head_dim(m));
 
   // Attention block: F runs each projection once; B computes input gradients (same FLOPs as F)
   // and runs the FlashAttention backward (QK^T-shaped 3 more times, PV-shaped 2 more); W computes
@@ -62,21 +183,34 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   auto& af = w.parts[int(LayerPart::AttnF)];
   auto& ab = w.parts[int(LayerPart::AttnB)];
   auto& aw = w.parts[int(LayerPart::AttnW)];
-  const std::pair<std::string_view, double> projections[] = {
-      {"q_down", double(a.q_down)}, {"kv_down", double(a.kv_down)}, {"q_up", double(a.q_up)},
-      {"kv_up", double(a.kv_up)},   {"attn_out", double(a.out)}};
-  for (const auto& [name, params] : projections) {
-    if (params == 0) continue;
-    af.kernels.push_back({name, gemm(params, t), gemm_precision});
-    ab.kernels.push_back({name, gemm(params, t), gemm_precision});
-    aw.kernels.push_back({name, gemm(params, t), gemm_precision});
+  // Shapes (n outputs, k deep) of each projection; MLA's up-projections read the latents.
+  const GemmShape q_up = m.is_mla() ? GemmShape{heads * qk, double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden_size)}
+                                    : GemmShape{heads * qk, h};
+  const GemmShape kv_up = m.is_mla() ? GemmShape{heads * double(m.qk_nope_head_dim + m.v_head_dim), double(m.kv_lora_rank)}
+                                     : GemmShape{kv_heads * (qk + v), h};
+  const struct {
+    std::string_view name;
+    double params;
+    GemmShape shape;
+  } projections[] = {{"q_down", double(a.q_down), {double(m.q_lora_rank), h}},
+                     {"kv_down", double(a.kv_down), {double(m.kv_lora_rank + m.qk_rope_head_dim), h}},
+                     {"q_up", double(a.q_up), q_up},
+                     {"kv_up", double(a.kv_up), kv_up},
+                     {"attn_out", double(a.out), {h, heads * v, TpSplit::Reduction}}};
+  for (const auto& pr : projections) {
+    if (pr.params == 0) continue;
+    af.kernels.push_back(gemm_kernel(pr.name, gemm(pr.params, t), gemm_precision, KernelPass::Forward, pr.shape));
+    ab.kernels.push_back(gemm_kernel(pr.name, gemm(pr.params, t), gemm_precision, KernelPass::InputGrad, pr.shape));
+    aw.kernels.push_back(gemm_kernel(pr.name, gemm(pr.params, t), gemm_precision, KernelPass::WeightGrad, pr.shape));
   }
-  af.kernels.push_back({"attention_core", sequences * core.forward(), Precision::BF16});
-  ab.kernels.push_back({"attention_core_bwd", sequences * (3 * core.qk + 2 * core.pv), Precision::BF16});
+  af.kernels.push_back(kernel("attention_core", sequences * core.forward(), Precision::BF16, KernelClass::Attention));
+  ab.kernels.push_back(kernel("attention_core_bwd", sequences * (3 * core.qk + 2 * core.pv), Precision::BF16,
+                              KernelClass::Attention, KernelPass::InputGrad));
   if (w.moe) {
-    af.kernels.push_back({"router", gemm(double(p.router), t), Precision::BF16});
-    ab.kernels.push_back({"router", gemm(double(p.router), t), Precision::BF16});
-    aw.kernels.push_back({"router", gemm(double(p.router), t), Precision::BF16});
+    const GemmShape router{double(m.n_routed_experts), h, TpSplit::Tokens};
+    af.kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, KernelPass::Forward, router));
+    ab.kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, KernelPass::InputGrad, router));
+    aw.kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, KernelPass::WeightGrad, router));
   }
   // Non-matmul kernels: about a third in forward, two thirds in backward (DeepSeek's trace:
   // 2.7 ms of F, 5.3 ms of B per layer), split evenly between attention and MLP.
@@ -84,20 +218,44 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   ab.nonmatmul_s = nonmatmul / 3.0;
 
   // MLP block: dense FFN, or shared experts over all tokens plus routed experts over the rows
-  // this GPU's experts received.
+  // this GPU's experts received. Gated MLPs run gate and up as one GEMM, then down.
   auto& mf = w.parts[int(LayerPart::MlpF)];
   auto& mb = w.parts[int(LayerPart::MlpB)];
   auto& mw = w.parts[int(LayerPart::MlpW)];
+  const double in_mats = double(m.mlp_matrices() - 1);
+  const auto mlp_shape = [&](double width, TpSplit first, TpSplit last) {
+    return std::pair{GemmShape{in_mats * width, h, first}, GemmShape{h, width, last}};
+  };
   std::vector<Kernel> mlp;
   if (w.moe) {
-    if (p.shared_experts > 0) mlp.push_back({"shared_experts", gemm(double(p.shared_experts), t), gemm_precision});
-    mlp.push_back({"routed_experts", gemm(double(p.expert), w.routed_rows), gemm_precision});
+    if (p.shared_experts > 0) {
+      const double fs = double(m.n_shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size);
+      const auto [up, down] = mlp_shape(fs, TpSplit::Tokens, TpSplit::Tokens);
+      mlp.push_back(gemm_kernel("shared_experts", gemm(double(p.shared_experts - p.shared_experts_bias), t),
+                                gemm_precision, KernelPass::Forward, up, down));
+    }
+    const auto [up, down] = mlp_shape(double(m.moe_intermediate_size), TpSplit::Tokens, TpSplit::Tokens);
+    Kernel routed = gemm_kernel("routed_experts", gemm(double(p.expert - p.expert_bias), w.routed_rows), gemm_precision,
+                                KernelPass::Forward, up, down);
+    routed.routed = true;
+    mlp.push_back(routed);
   } else {
-    mlp.push_back({"dense_ffn", gemm(double(p.dense_ffn), t), gemm_precision});
+    const auto [up, down] = mlp_shape(double(m.intermediate_size), TpSplit::Columns, TpSplit::Reduction);
+    mlp.push_back(gemm_kernel("dense_ffn", gemm(double(p.dense_ffn - p.dense_ffn_bias), t), gemm_precision,
+                              KernelPass::Forward, up, down));
   }
   mf.kernels = mb.kernels = mw.kernels = mlp;
+  for (Kernel& k : mb.kernels) k.pass = KernelPass::InputGrad;
+  for (Kernel& k : mw.kernels) k.pass = KernelPass::WeightGrad;
   mf.nonmatmul_s = nonmatmul / 6.0;
   mb.nonmatmul_s = nonmatmul / 3.0;
+
+  // Memory-bound kernels (the per-op cost model).
+  const MemoryShape ms = memory_shape(plan, layer, w.moe);
+  attention_forward_memory(af, ms);
+  mlp_forward_memory(mf, ms);
+  attention_backward_memory(ab, ms);
+  mlp_backward_memory(mb, ms);
 
   // What the backward rebuilds before it can run (recomputed kernels keep their own precision and
   // efficiency). DeepSeek's norms and SwiGLU are non-matmul work, inside the calibrated knob.
@@ -105,17 +263,34 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
     case Recompute::None: break;
     case Recompute::DeepSeek:
       if (p.recompute_per_layer > 0)
-        ab.kernels.push_back({"recompute_up_proj", gemm(double(p.recompute_per_layer), t), gemm_precision});
+        ab.kernels.push_back(gemm_kernel("recompute_up_proj", gemm(double(p.recompute_per_layer), t), gemm_precision,
+                                         KernelPass::Forward, q_up, kv_up));
+      // The norms and SwiGLU again (report 3.2.3): memory-bound.
+      add(ab, "recompute_norms", 4 * ms.h + 2 * kAct * ms.latent, 0, 3);
+      if (!w.moe) add(mb, "recompute_activation", (ms.gated ? 3 : 2) * kAct * ms.f);
+      else add(mb, "recompute_activation", (ms.gated ? 3 : 2) * kAct * ms.fs, (ms.gated ? 3 : 2) * kAct * ms.fe, 2);
+      add(mb, "recompute_mlp_norm", 4 * ms.h);
       break;
     case Recompute::Selective:  // Megatron: the attention core's forward, again
-      ab.kernels.push_back({"recompute_attention_core", sequences * core.forward(), Precision::BF16});
+      ab.kernels.push_back(kernel("recompute_attention_core", sequences * core.forward(), Precision::BF16, KernelClass::Attention));
       break;
     case Recompute::Full:  // the whole forward of the layer, again
-      for (const Kernel& k : af.kernels)
-        ab.kernels.push_back({recomputed_name(k.name), k.flops, k.precision});
-      for (const Kernel& k : mf.kernels) mb.kernels.push_back({recomputed_name(k.name), k.flops, k.precision});
+      for (const Kernel& k : af.kernels) {
+        Kernel r = k;
+        r.name = recomputed_name(k.name);
+        r.pass = KernelPass::Forward;
+        ab.kernels.push_back(r);
+      }
+      for (const Kernel& k : mf.kernels) {
+        Kernel r = k;
+        r.name = recomputed_name(k.name);
+        r.pass = KernelPass::Forward;
+        mb.kernels.push_back(r);
+      }
       ab.nonmatmul_s += af.nonmatmul_s;
       mb.nonmatmul_s += mf.nonmatmul_s;
+      ab.memory.insert(ab.memory.end(), af.memory.begin(), af.memory.end());
+      mb.memory.insert(mb.memory.end(), mf.memory.begin(), mf.memory.end());
       break;
   }
   return w;
@@ -125,7 +300,24 @@ PartWork lm_head_work(const Plan& plan, double sequences) {
   const double t = sequences * double(plan.train.seq_len);
   PartWork w;
   // BF16 whatever the layers' precision (DeepSeek-V3 report 3.3.1).
-  w.kernels.push_back({"lm_head", gemm(double(plan.model.vocab_size * plan.model.hidden_size), t), Precision::BF16});
+  w.kernels.push_back(kernel("lm_head", gemm(double(plan.model.vocab_size * plan.model.hidden_size), t), Precision::BF16));
+  return w;
+}
+
+HeadWork lm_head_passes(const Plan& plan, double sequences) {
+  const ModelConfig& m = plan.model;
+  const double t = sequences * double(plan.train.seq_len);
+  const double flops = gemm(double(m.vocab_size * m.hidden_size), t);
+  const GemmShape logits{double(m.vocab_size), double(m.hidden_size)};  // vocabulary-parallel: columns over TP
+  const double h = double(m.hidden_size), vocab = double(m.vocab_size);
+  HeadWork w;
+  w.forward.kernels.push_back(gemm_kernel("lm_head", flops, Precision::BF16, KernelPass::Forward, logits));
+  add(w.forward, "final_norm", 4 * h);
+  add(w.forward, "cross_entropy", kCrossEntropyForwardBytesPerLogit * vocab, 0, 7);
+  w.input_grad.kernels.push_back(gemm_kernel("lm_head", flops, Precision::BF16, KernelPass::InputGrad, logits));
+  add(w.input_grad, "cross_entropy_bwd", kCrossEntropyBackwardBytesPerLogit * vocab, 0, 2);
+  add(w.input_grad, "final_norm_bwd", 6 * h, 0, 2);
+  w.weight_grad.kernels.push_back(gemm_kernel("lm_head", flops, Precision::BF16, KernelPass::WeightGrad, logits));
   return w;
 }
 

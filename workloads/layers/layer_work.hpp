@@ -1,6 +1,8 @@
 // The compute of one layer for one microbatch on one GPU, kernel by kernel (FLOPs and precision),
 // grouped into the parts a schedule interleaves: attention and MLP, each in forward (F),
-// input-gradient backward (B) and weight-gradient backward (W). No timing decisions here.
+// input-gradient backward (B) and weight-gradient backward (W). No timing decisions here: the
+// speed-of-light path charges the FLOPs at the stated rates, the per-op cost model
+// (workloads/cost/) times each kernel from the shapes and bytes listed here.
 #pragma once
 
 #include <cstdint>
@@ -15,17 +17,53 @@ enum class LayerPart : uint8_t { AttnF, MlpF, MlpB, AttnB, MlpW, AttnW };
 inline constexpr int kLayerParts = 6;
 std::string_view to_string(LayerPart p);
 
+// How Megatron's tensor parallelism splits a GEMM: its output columns (column-parallel: QKV, the
+// MLP's first matrices), its reduction (row-parallel: the output projection, the MLP's last
+// matrix), or not at all, the GPU running it on its 1/tp token shard (routers, experts).
+enum class TpSplit : uint8_t { Columns, Reduction, Tokens };
+
+// One GEMM as the forward runs it: rows x n outputs, k deep (rows = the part's tokens, or one
+// expert's routed rows). A backward part runs it transposed: its input gradient (rows x k, n deep)
+// or its weight gradient (k x n, rows deep).
+struct GemmShape {
+  double n = 0, k = 0;
+  TpSplit split = TpSplit::Columns;
+};
+
+enum class KernelClass : uint8_t { Gemm, Attention };
+// Which pass a kernel belongs to: the forward (also what a backward recomputes), the input
+// gradient or the weight gradient.
+enum class KernelPass : uint8_t { Forward, InputGrad, WeightGrad };
+
 struct Kernel {
   std::string_view name;  // e.g. "q_up", "attention_core_bwd", "routed_experts"
-  double flops = 0;
+  double flops = 0;       // the replica's (before TP / CP splits)
   Precision precision = Precision::FP8;
+  KernelClass cls = KernelClass::Gemm;
+  KernelPass pass = KernelPass::Forward;
+  // GEMMs: one or two matrices (an MLP's gate-and-up, then its down), each one launch.
+  GemmShape gemm[2] = {};
+  int gemms = 0;
+  bool routed = false;  // routed experts: rows are one expert's, over the GPU's experts
+};
+
+// A memory-bound kernel group (norms, activations, RoPE, residual adds, casts, MoE permutes,
+// softmax and cross-entropy): bytes read and written, per token of the replica's microbatch (TP
+// and CP shard them) and per routed row.
+struct MemoryOp {
+  std::string_view name;
+  double bytes_per_token = 0;
+  double bytes_per_row = 0;
+  int kernels = 1;
+  bool shared_expert = false;  // part of the shared experts (they can run on their own)
 };
 
 struct PartWork {
   std::vector<Kernel> kernels;
+  std::vector<MemoryOp> memory;  // the per-op cost model's memory-bound kernels
   double nonmatmul_s = 0;  // norms, SwiGLU, casts: hardware.nonmatmul_s_per_token_layer model
   double flops(Precision p) const;
-  // Seconds at the plan's achievable rates (what the engine charges).
+  // Seconds at the plan's achievable rates (what the engine charges at speed of light).
   double seconds(const HardwareConfig& hw) const;
 };
 
@@ -43,5 +81,21 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
 
 // The LM head on the last stage, in BF16: F, B (input gradient) and W each cost this much.
 PartWork lm_head_work(const Plan& plan, double sequences);
+
+// The head's three passes for the per-op cost model: F = final norm, logits GEMM, softmax and
+// cross-entropy over the vocabulary; B = their backward (input gradient); W = the weight gradient.
+// Their FLOPs equal lm_head_work's each.
+struct HeadWork {
+  PartWork forward, input_grad, weight_grad;
+};
+HeadWork lm_head_passes(const Plan& plan, double sequences);
+
+// Memory-bound bytes of softmax + cross-entropy over the vocabulary per logit, as Megatron-Core's
+// unfused vocab-parallel cross-entropy (tensor_parallel/cross_entropy.py, core r0.8) moves them:
+// forward: cast to FP32 (2 read + 4 written), max (4), subtract (4 + 4), exp (4 + 4), sum (4),
+// normalise (4 + 4) = 38; backward: scale by the loss gradient (4 + 4) and cast back to BF16
+// (4 + 2) = 14.
+inline constexpr double kCrossEntropyForwardBytesPerLogit = 38;
+inline constexpr double kCrossEntropyBackwardBytesPerLogit = 14;
 
 }  // namespace stepsim

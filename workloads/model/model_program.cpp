@@ -254,8 +254,9 @@ OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart pa
   const double shared = (c.shared_fp8_flops_per_seq + c.shared_bf16_flops_per_seq * (fp8_rate / bf16_rate)) * seqs;
   double flops = c.fp8_flops_per_seq * seqs + c.routed_flops_per_row * rows +
                  c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
-  if (share == MlpShare::SharedExperts) flops = shared;
-  if (share == MlpShare::Rest) flops -= shared;
+  if (c.fixed_s > 0) flops += c.fixed_s * fp8_rate;  // kernel launches (predicted model), per op
+  if (share == MlpShare::SharedExperts) flops = shared + c.shared_fixed_s * fp8_rate;
+  if (share == MlpShare::Rest) flops -= shared + c.shared_fixed_s * fp8_rate;
   if (slice.piece != 0) {  // a piece of a TP block under parallel.tp_comm_overlap
     const double column = c.column_flops_per_seq * seqs, row = c.row_flops_per_seq * seqs;
     flops = slice.column * column + slice.middle * (flops - column - row) + slice.row * row;
@@ -378,7 +379,8 @@ std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {
 
 OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep,
                             std::optional<OpRef> params) {
-  const double flops = w_.head_flops_per_seq() * w_.sequences(gpu_, ref.mb) * share_;
+  double flops = w_.head_flops_per_seq(phase) * w_.sequences(gpu_, ref.mb) * share_;
+  if (w_.head_fixed_s(phase) > 0) flops += w_.head_fixed_s(phase) * plan_.hardware.bf16_tflops * 1e12;
   const auto deps = present(dep, params);
   return sink.compute(tag(OpKind::Head, phase, ref, -1, nullptr, half_), engine::Work::bf16(flops), std::span<const OpRef>(deps));
 }
@@ -708,8 +710,19 @@ void ModelGpuProgram::finish(engine::OpSink& sink) {
     RingFlows flows;
     all_reduce(replicas_.members, shard, flows);
     all_reduce(replicas_.expert_members, expert_shard, flows);
+    std::vector<OpRef> reduced;
     if (!flows.out.empty())
-      collective(sink, kStreamDpReduce, OpKind::DpAllReduce, kChannelDpAllReduce, flows, {});
+      reduced.push_back(collective(sink, kStreamDpReduce, OpKind::DpAllReduce, kChannelDpAllReduce, flows, {}));
+    optimizer_step(sink, held.non_expert, held.expert, reduced);
+    return;
+  }
+  if (fsdp_ && w_.schedule().optimizer_step()) {
+    // FSDP: the shards are final once the last reduce-scatter (same stream, in order) is done.
+    const HeldParams held = model_held_params(plan_, w_.params());
+    const OpRef last_reduce = sink.next_ref(kStreamDpReduce);
+    std::vector<OpRef> after;
+    if (last_reduce.seq > 0) after.push_back(OpRef(last_reduce.gpu(), kStreamDpReduce, last_reduce.seq - 1));
+    optimizer_step(sink, held.non_expert, held.expert, after);
     return;
   }
   if (buckets_.empty()) return;
@@ -717,17 +730,31 @@ void ModelGpuProgram::finish(engine::OpSink& sink) {
   // Megatron's finalize_model_grads does once the schedule is over), one collective per chunk.
   if (plan_.parallel.zero == 1 && !plan_.parallel.overlap_grad_reduce)
     for (int32_t c = 0; c < int32_t(buckets_.size()); ++c) reduce_bucket(sink, c, std::string::npos);
-  // overlap_param_gather: the gathers ran ahead of the forward (params_for). Otherwise, after the
-  // (sharded) optimizer step, every GPU gathers the updated BF16 parameters.
-  if (plan_.parallel.overlap_param_gather) return;
   double non_expert = 0, expert = 0;
   for (int32_t c = 0; c < w_.schedule().chunks_per_rank(); ++c) {
     const int64_t stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, c));
     non_expert += w_.stage_non_expert_params(stage);
     expert += w_.stage_expert_params_per_gpu(stage);
   }
+  // The (sharded) optimizer step once the gradients are reduced. overlap_param_gather: the gathers
+  // of the updated parameters ran ahead of the forward (params_for). Otherwise, after the step,
+  // every GPU gathers the updated BF16 parameters.
+  const std::vector<OpRef> stepped = optimizer_step(sink, non_expert, expert, reduce_scatters_);
+  if (plan_.parallel.overlap_param_gather) return;
   const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
-  collective(sink, kStreamDpGather, OpKind::DpAllGather, kChannelDpGather, flows, reduce_scatters_);
+  collective(sink, kStreamDpGather, OpKind::DpAllGather, kChannelDpGather, flows, stepped);
+}
+
+std::vector<OpRef> ModelGpuProgram::optimizer_step(engine::OpSink& sink, double non_expert, double expert,
+                                                   const std::vector<OpRef>& after) {
+  // The optimizer updates this GPU's shard once its gradients are reduced (predicted model only:
+  // the speed-of-light step, like the roofline, has none).
+  const double shard = non_expert / double(std::max<size_t>(1, dp_group_.members.size())) +
+                       expert / double(std::max<size_t>(1, dp_group_.expert_members.size()));
+  const double seconds = w_.optimizer_seconds(non_expert + expert, shard);
+  if (seconds <= 0) return after;
+  return {sink.compute(tag(OpKind::Optimizer, Phase::None, {}, -1), engine::Work::fp8(seconds * plan_.hardware.fp8_tflops * 1e12),
+                       std::span<const OpRef>(after))};
 }
 
 OpRef ModelGpuProgram::collective(engine::OpSink& sink, int stream, OpKind kind, uint8_t channel,

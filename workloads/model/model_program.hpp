@@ -110,6 +110,10 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   engine::OpRef all_to_all(engine::OpSink& sink, engine::OpKind kind, engine::Phase phase, int64_t layer,
                            const sched::ChunkRef& ref, bool fp8_payload, engine::OpRef dep);
 
+  // The optimizer step over this GPU's shard of `non_expert` + `expert` held parameters, after
+  // `after` (the gradient reductions); returns what the parameter all-gather waits for.
+  std::vector<engine::OpRef> optimizer_step(engine::OpSink& sink, double non_expert, double expert,
+                                            const std::vector<engine::OpRef>& after);
   // FSDP: all-gather a layer's parameters one layer ahead, reduce-scatter its gradients after.
   std::optional<engine::OpRef> fsdp_gather(engine::OpSink& sink, int64_t item);
   void fsdp_reduce(engine::OpSink& sink, int64_t item, engine::OpRef after);

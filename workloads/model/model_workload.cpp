@@ -10,6 +10,7 @@
 #include "platforms/degraded_hardware.hpp"
 #include "schedules/pipeline_flow.hpp"
 #include "schedules/registry.hpp"
+#include "workloads/cost/part_cost.hpp"
 #include "workloads/layers/kernel_efficiency.hpp"
 #include "workloads/layers/local_batch.hpp"
 #include "workloads/model/model_program.hpp"
@@ -29,49 +30,8 @@ ModelWorkload::ModelWorkload(const Plan& plan)
       loads_(plan),
       params_(count_params(plan.model)),
       spec_(platform_spec(plan)) {
-  const int64_t layers = plan.model.num_hidden_layers;
-  // Compute ops are charged in FLOPs at the FP8 rate: BF16 work counts fp8 / bf16 times.
-  const double bf16_weight = plan.hardware.fp8_tflops / plan.hardware.bf16_tflops;
-  costs_.resize(size_t(layers * kLayerParts));
-  // TP splits every GEMM but the experts' by tp and runs experts on the 1/tp sequence shard; CP
-  // gives each rank 1/cp of the tokens and of the (load-balanced causal) attention: per GPU, every
-  // per-sequence cost is 1 / (tp x cp) of the replica's.
-  const double split = double(plan.parallel.tp * plan.parallel.cp);
-  for (int64_t l = 0; l < layers; ++l) {
-    const LayerWork one = layer_work(plan, l, 1.0, 0.0);
-    const LayerWork per_row = layer_work(plan, l, 0.0, 1.0);  // the routed experts' work per token-expert row
-    for (int part = 0; part < kLayerParts; ++part) {
-      PartCost& c = costs_[size_t(l * kLayerParts + part)];
-      // The hardware profile's efficiencies are folded in here: FLOPs a GPU at the stated rate
-      // would need to take as long as the real kernels (all 1 at speed of light).
-      const LayerPart lp = LayerPart(part);
-      c.fp8_flops_per_seq = effective_flops(one.parts[part], lp, Precision::FP8, plan.hardware) / split;
-      c.bf16_flops_per_seq = effective_flops(one.parts[part], lp, Precision::BF16, plan.hardware) / split;
-      c.nonmatmul_s_per_seq = one.parts[part].nonmatmul_s / split;
-      PartWork shared;
-      for (const Kernel& k : one.parts[part].kernels)
-        if (k.name == "shared_experts") shared.kernels.push_back(k);
-      c.shared_fp8_flops_per_seq = effective_flops(shared, lp, Precision::FP8, plan.hardware) / split;
-      c.shared_bf16_flops_per_seq = effective_flops(shared, lp, Precision::BF16, plan.hardware) / split;
-      c.routed_flops_per_row = effective_flops(per_row.parts[part], lp, Precision::FP8, plan.hardware) +
-                               effective_flops(per_row.parts[part], lp, Precision::BF16, plan.hardware) * bf16_weight;
-      PartWork column, row;
-      for (const Kernel& k : one.parts[part].kernels) {
-        const TpGemmShare share = tp_gemm_share(plan, k.name);
-        if (share.column > 0) column.kernels.push_back({k.name, k.flops * share.column, k.precision});
-        if (share.row > 0) row.kernels.push_back({k.name, k.flops * share.row, k.precision});
-      }
-      const auto at_fp8_rate = [&](const PartWork& w) {
-        return (effective_flops(w, lp, Precision::FP8, plan.hardware) +
-                effective_flops(w, lp, Precision::BF16, plan.hardware) * bf16_weight) / split;
-      };
-      c.column_flops_per_seq = at_fp8_rate(column);
-      c.row_flops_per_seq = at_fp8_rate(row);
-    }
-  }
-  // The LM head is one large GEMM: it gets the large-GEMM efficiency (bf16_gemm_efficiency is
-  // measured on the routers' narrow GEMMs, a different shape).
-  head_flops_per_seq_ = lm_head_work(plan, 1.0).flops(Precision::BF16) / plan.hardware.gemm_efficiency / split;
+  if (plan.sim.compute == ComputeModel::SpeedOfLight) speed_of_light_costs();
+  else predicted_costs();
   uniform_batch_ = plan.train.global_batch % plan.dp() == 0 &&
                    (plan.train.global_batch / plan.dp()) % plan.parallel.microbatches == 0;
   if (uniform_batch_) uniform_sequences_ = double(microbatch_sequences(plan, 0, 0));
@@ -117,6 +77,102 @@ bool ModelWorkload::lock_step_nvlink_idle() const {
 }
 
 ModelWorkload::~ModelWorkload() = default;
+
+// Speed of light: each kernel's FLOPs at the stated rate over the profile's efficiency for its kind.
+void ModelWorkload::speed_of_light_costs() {
+  const int64_t layers = plan_.model.num_hidden_layers;
+  // Compute ops are charged in FLOPs at the FP8 rate: BF16 work counts fp8 / bf16 times.
+  const double bf16_weight = plan_.hardware.fp8_tflops / plan_.hardware.bf16_tflops;
+  costs_.resize(size_t(layers * kLayerParts));
+  // TP splits every GEMM but the experts' by tp and runs experts on the 1/tp sequence shard; CP
+  // gives each rank 1/cp of the tokens and of the (load-balanced causal) attention: per GPU, every
+  // per-sequence cost is 1 / (tp x cp) of the replica's.
+  const double split = double(plan_.parallel.tp * plan_.parallel.cp);
+  for (int64_t l = 0; l < layers; ++l) {
+    const LayerWork one = layer_work(plan_, l, 1.0, 0.0);
+    const LayerWork per_row = layer_work(plan_, l, 0.0, 1.0);  // the routed experts' work per token-expert row
+    for (int part = 0; part < kLayerParts; ++part) {
+      PartCost& c = costs_[size_t(l * kLayerParts + part)];
+      // The hardware profile's efficiencies are folded in here: FLOPs a GPU at the stated rate
+      // would need to take as long as the real kernels (all 1 at speed of light).
+      const LayerPart lp = LayerPart(part);
+      c.fp8_flops_per_seq = effective_flops(one.parts[part], lp, Precision::FP8, plan_.hardware) / split;
+      c.bf16_flops_per_seq = effective_flops(one.parts[part], lp, Precision::BF16, plan_.hardware) / split;
+      c.nonmatmul_s_per_seq = one.parts[part].nonmatmul_s / split;
+      PartWork shared;
+      for (const Kernel& k : one.parts[part].kernels)
+        if (k.name == "shared_experts") shared.kernels.push_back(k);
+      c.shared_fp8_flops_per_seq = effective_flops(shared, lp, Precision::FP8, plan_.hardware) / split;
+      c.shared_bf16_flops_per_seq = effective_flops(shared, lp, Precision::BF16, plan_.hardware) / split;
+      c.routed_flops_per_row = effective_flops(per_row.parts[part], lp, Precision::FP8, plan_.hardware) +
+                               effective_flops(per_row.parts[part], lp, Precision::BF16, plan_.hardware) * bf16_weight;
+      PartWork column, row;
+      for (const Kernel& k : one.parts[part].kernels) {
+        const TpGemmShare share = tp_gemm_share(plan_, k.name);
+        Kernel piece = k;
+        piece.flops = k.flops * share.column;
+        if (share.column > 0) column.kernels.push_back(piece);
+        piece.flops = k.flops * share.row;
+        if (share.row > 0) row.kernels.push_back(piece);
+      }
+      const auto at_fp8_rate = [&](const PartWork& w) {
+        return (effective_flops(w, lp, Precision::FP8, plan_.hardware) +
+                effective_flops(w, lp, Precision::BF16, plan_.hardware) * bf16_weight) / split;
+      };
+      c.column_flops_per_seq = at_fp8_rate(column);
+      c.row_flops_per_seq = at_fp8_rate(row);
+    }
+  }
+  // The LM head is one large GEMM: it gets the large-GEMM efficiency (bf16_gemm_efficiency is
+  // measured on the routers' narrow GEMMs, a different shape).
+  head_flops_per_seq_[0] = head_flops_per_seq_[1] = head_flops_per_seq_[2] =
+      lm_head_work(plan_, 1.0).flops(Precision::BF16) / plan_.hardware.gemm_efficiency / split;
+}
+
+// The per-op cost model, once per (layer, part) at the plan's mean microbatch: every GEMM at the
+// efficiency of its shape, so per-sequence costs are exact for that microbatch and scale linearly
+// for a GPU holding one sequence more or less (uneven batches) or half of it (split lone chunks).
+// Stored as FLOPs at the FP8 rate (BF16 for the head), which is how the engine charges time.
+void ModelWorkload::predicted_costs() {
+  const Plan& plan = plan_;
+  const ModelConfig& m = plan.model;
+  const double fp8_rate = plan.hardware.fp8_tflops * 1e12, bf16_rate = plan.hardware.bf16_tflops * 1e12;
+  const double seqs = plan.sequences_per_replica() / double(plan.parallel.microbatches);
+  cost::MicrobatchShape shape;
+  shape.tokens = seqs * double(plan.train.seq_len);
+  shape.routed_rows = shape.tokens * token_share() * double(m.num_experts_per_tok);
+  shape.experts_per_gpu = m.is_moe() ? double(m.n_routed_experts) / double(plan.parallel.ep) : 1.0;
+  costs_.resize(size_t(m.num_hidden_layers * kLayerParts));
+  for (int64_t l = 0; l < m.num_hidden_layers; ++l) {
+    const LayerWork work = layer_work(plan, l, seqs, shape.routed_rows);
+    const double rows = work.moe ? shape.routed_rows : 0.0;
+    for (int part = 0; part < kLayerParts; ++part) {
+      const cost::PartSeconds s = cost::part_seconds(plan, work.parts[part], shape);
+      PartCost& c = costs_[size_t(l * kLayerParts + part)];
+      c.fp8_flops_per_seq = (s.tokens.gemm + s.tokens.attention) * fp8_rate / seqs;
+      c.nonmatmul_s_per_seq = s.tokens.memory / seqs;
+      c.routed_flops_per_row = rows > 0 ? (s.routed.gemm + s.routed.attention + s.routed.memory) * fp8_rate / rows : 0.0;
+      c.shared_fp8_flops_per_seq = (s.shared.gemm + s.shared.attention + s.shared.memory) * fp8_rate / seqs;
+      c.fixed_s = s.all().launch;
+      c.shared_fixed_s = s.shared.launch;
+      // The GEMMs beside the block's TP collectives (tp_comm_overlap pipelines them with those).
+      c.column_flops_per_seq = s.column.gemm * fp8_rate / seqs;
+      c.row_flops_per_seq = s.row.gemm * fp8_rate / seqs;
+    }
+  }
+  const HeadWork head = lm_head_passes(plan, seqs);
+  const PartWork* passes[3] = {&head.forward, &head.input_grad, &head.weight_grad};
+  for (int i = 0; i < 3; ++i) {
+    const cost::ClassSeconds s = cost::part_seconds(plan, *passes[i], shape).all();
+    head_flops_per_seq_[i] = (s.gemm + s.attention + s.memory) * bf16_rate / seqs;
+    head_fixed_s_[i] = s.launch;
+  }
+}
+
+double ModelWorkload::optimizer_seconds(double held_params, double shard_params) const {
+  if (plan_.sim.compute == ComputeModel::SpeedOfLight) return 0;
+  return cost::optimizer_seconds(plan_, held_params, shard_params).total();
+}
 
 // A straggler only delays its own GPU, so the replicas whose EP groups hold no perturbed GPU run
 // exactly the unperturbed step, ahead of or level with the perturbed ones. What couples them --

@@ -62,6 +62,9 @@ struct PartCost {
   // the row-parallel one whose output is reduce-scattered (in B parts: their input gradients).
   double column_flops_per_seq = 0;
   double row_flops_per_seq = 0;
+  // Per op, whatever its size (sim.compute: predicted): kernel launches, all and the shared experts'.
+  double fixed_s = 0;
+  double shared_fixed_s = 0;
 };
 
 class ModelWorkload : public engine::Workload {
@@ -90,7 +93,13 @@ class ModelWorkload : public engine::Workload {
   const EpLayout& ep_layout() const { return ep_layout_; }
   const ModelParams& params() const { return params_; }
   const PartCost& cost(int64_t layer, LayerPart part) const { return costs_[size_t(layer * kLayerParts + int(part))]; }
-  double head_flops_per_seq() const { return head_flops_per_seq_; }
+  // The LM head's pass (forward, input gradient, weight gradient: equal at speed of light) in FLOPs at
+  // the BF16 rate per sequence, and its per-op launch seconds.
+  double head_flops_per_seq(engine::Phase phase) const { return head_flops_per_seq_[head_index(phase)]; }
+  double head_fixed_s(engine::Phase phase) const { return head_fixed_s_[head_index(phase)]; }
+  // sim.compute: predicted: the optimizer step's seconds on a GPU holding these parameters, of
+  // which these are its shard (0 at speed of light: the roofline has no optimizer term).
+  double optimizer_seconds(double held_params, double shard_params) const;
   bool layer_is_moe(int64_t layer) const;
   // Share of its replica's microbatch tokens one GPU holds between blocks: 1 / (tp x cp) (sequence
   // parallelism shards them over TP, context parallelism over CP).
@@ -128,7 +137,13 @@ class ModelWorkload : public engine::Workload {
   ModelParams params_;
   PlatformSpec spec_;  // the cluster SimGrid builds: platform(), the NVLink fold, straggler groups
   std::vector<PartCost> costs_;
-  double head_flops_per_seq_ = 0;
+  static int head_index(engine::Phase phase) {
+    return phase == engine::Phase::Backward ? 1 : phase == engine::Phase::Weight ? 2 : 0;
+  }
+  double head_flops_per_seq_[3] = {};
+  double head_fixed_s_[3] = {};
+  void speed_of_light_costs();  // sim.compute: speed-of-light: FLOPs at the stated rates and profile
+  void predicted_costs();  // sim.compute: predicted: costs_ and the head's from workloads/cost
   bool uniform_batch_ = true;
   double uniform_sequences_ = 0;  // sequences of every microbatch on every GPU, when uniform_batch_
   std::vector<double> group_mean_sequences_;  // [EP group * microbatches + mb], uneven batches only

@@ -1,0 +1,159 @@
+// The per-op cost model (workloads/cost/), each class of op against a hand formula or a published
+// measurement: GEMMs against the H100 shapes of FACTS.md section 5, the attention core against the
+// FlashAttention-3 paper's cuDNN figures the preset cites, memory-bound kernels, launches and the
+// optimizer step against their bytes and counts worked out here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "simulator/config/config_loader.hpp"
+#include "workloads/cost/attention_cost.hpp"
+#include "workloads/cost/gemm_cost.hpp"
+#include "workloads/cost/memory_cost.hpp"
+#include "workloads/cost/part_cost.hpp"
+#include "workloads/layers/layer_work.hpp"
+
+namespace stepsim {
+namespace {
+
+const std::string kLlama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+
+HardwareConfig h100() { return load_plan(default_config_path(), {"hardware.preset=h100-sxm"}).hardware; }
+
+double tflops(const cost::GemmCall& g, const HardwareConfig& hw) {
+  return 2 * g.m * g.n * g.k * g.groups / cost::gemm_seconds(g, hw) / 1e12;
+}
+
+// HF Smol Training Playbook on an H100 80GB (FACTS.md section 5): torch.matmul BF16 and
+// torch._scaled_mm FP8 e4m3 at five shapes. The preset's three GEMM keys are a least-squares fit
+// to these ten points; every one must stay within 5 % (the fit's worst is 4.0 %).
+TEST(GemmCost, MeasuredH100ShapesWithinFivePercent) {
+  const HardwareConfig hw = h100();
+  struct Point {
+    double m, n, k, bf16, fp8;
+  };
+  const Point points[] = {{16384, 8192, 1280, 714.5, 1209.7},
+                          {16384, 1024, 8192, 757.7, 1329.7},
+                          {16384, 8192, 7168, 752.9, 1456.6},
+                          {16384, 3584, 8192, 733.0, 1370.3},
+                          {8192, 8192, 8192, 729.4, 1397.5}};
+  for (const Point& p : points) {
+    EXPECT_NEAR(tflops({p.m, p.n, p.k, 1, Precision::BF16}, hw), p.bf16, 0.05 * p.bf16) << p.m << "x" << p.n << "x" << p.k;
+    EXPECT_NEAR(tflops({p.m, p.n, p.k, 1, Precision::FP8}, hw), p.fp8, 0.05 * p.fp8) << p.m << "x" << p.n << "x" << p.k;
+  }
+}
+
+TEST(GemmCost, FullWavesRunAtTheTensorCoreShareLessTheTileOverhead) {
+  const HardwareConfig hw = h100();
+  // 11 x 12 = 132 tiles of 128 x 256: exactly one wave on the 132 SMs, no padding (and 264 tiles of
+  // 128 x 128: two full waves); far from the HBM bound (45 MB of operands, 15 us).
+  const double m = 128 * 11, n = 256 * 12, k = 4096;
+  const double expected = 2 * m * n * k / (989e12 * 0.788 * k / (k + 122));
+  EXPECT_NEAR(cost::gemm_seconds({m, n, k, 1, Precision::BF16}, hw), expected, 1e-12 * expected);
+  // FP8: twice the peak, so the same per-tile time is worth twice the K elements.
+  const double fp8 = 2 * m * n * k / (1979e12 * 0.742 * k / (k + 122 * 1979.0 / 989.0));
+  EXPECT_NEAR(cost::gemm_seconds({m, n, k, 1, Precision::FP8}, hw), fp8, 1e-12 * fp8);
+}
+
+TEST(GemmCost, APartialLastWaveCostsAWholeOne) {
+  const HardwareConfig hw = h100();
+  // 133 rows of tiles: 128 x 256 tiles need 2 waves for 133 tiles (0.504 full); 128 x 128 tiles
+  // make 266 tiles in 3 waves of 132 (266 / 396 = 0.672 full), the best of the three shapes.
+  const double m = 128 * 133, n = 256, k = 4096;
+  const double expected = 2 * m * n * k / (989e12 * 0.788 * (266.0 / 396.0) * k / (k + 122));
+  EXPECT_NEAR(cost::gemm_seconds({m, n, k, 1, Precision::BF16}, hw), expected, 1e-12 * expected);
+}
+
+TEST(GemmCost, SkinnyShapesAreBoundByMemory) {
+  const HardwareConfig hw = h100();
+  // Four rows against an 8192 x 8192 weight: 2 x 4 x 8192^2 FLOPs are nothing next to reading the
+  // 128 MiB of BF16 weights at 0.896 x 3.35 TB/s.
+  const double m = 4, n = 8192, k = 8192;
+  const double bytes = (m * k + k * n + m * n) * 2;
+  EXPECT_NEAR(cost::gemm_seconds({m, n, k, 1, Precision::BF16}, hw), bytes / (3350e9 * 0.896), 1e-15);
+}
+
+// FlashAttention-3 paper (arXiv 2407.08608) Fig. 5, cuDNN, causal forward at head dim 128 on an
+// H100 80GB SXM5, TFLOP/s at 512 .. 16k tokens; the preset's rate R S / (S + 405) must stay within
+// 3 % of each.
+TEST(AttentionCost, FollowsTheCuDnnCausalForwardWithinThreePercent) {
+  const HardwareConfig hw = h100();
+  const std::pair<double, double> published[] = {{512, 315}, {1024, 410}, {2048, 484}, {4096, 518}, {8192, 529}, {16384, 539}};
+  for (const auto& [seq, rate] : published)
+    EXPECT_NEAR(cost::attention_flops_per_s(seq, 128, false, hw) / 1e12, rate, 0.03 * rate) << seq;
+}
+
+TEST(AttentionCost, TimeIsFlopsOverTheRateAtItsSequenceAndHeadDim) {
+  const HardwareConfig hw = h100();
+  const double flops = 1e12, s = 4096;
+  // Backward at head dim 64: 490 TFLOP/s x 4096 / (4096 + 405) x (64 / 164) / (128 / 228).
+  const double rate = 490e12 * s / (s + 405) * (64.0 / 164.0) / (128.0 / 228.0);
+  EXPECT_NEAR(cost::attention_seconds(flops, s, 64, true, hw), flops / rate, 1e-12 * flops / rate);
+}
+
+// Llama 3.1 8B (h 4096, 32 heads, 8 KV heads, d 128, SwiGLU 14336) on one GPU, one 8192-token
+// sequence: the attention forward part's memory-bound kernels and launches by hand.
+TEST(PartCost, MemoryBoundAndLaunchesOfALlamaAttentionForward) {
+  const Plan p = load_plan(kLlama, {"parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=8", "train.global_batch=8",
+                                    "parallel.microbatches=1"});
+  const double t = 8192, h = 4096;
+  const LayerWork w = layer_work(p, 3, 1.0, 0);
+  const cost::PartSeconds s = cost::part_seconds(p, w.part(LayerPart::AttnF), {t, 0, 1});
+  // Norm: read + write h BF16 values; RoPE over all of q (32 heads) and k (8 heads), read + write;
+  // the residual add reads two and writes one.
+  const double bytes = t * (4 * h + 4 * 128 * (32 + 8) + 6 * h);
+  EXPECT_NEAR(s.all().memory, bytes / (3350e9 * 0.896), 1e-12);
+  // Launches: q and k-v projections, output projection (3 GEMMs), attention forward (1), norm,
+  // RoPE, residual (3).
+  EXPECT_NEAR(s.all().launch, 7 * p.hardware.kernel_launch_s, 1e-15);
+  // The GEMMs: q (t x 4096 x 4096), k and v (t x 2048 x 4096), out (t x 4096 x 4096).
+  const HardwareConfig& hw = p.hardware;
+  const double gemms = cost::gemm_seconds({t, 4096, 4096, 1, Precision::BF16}, hw) * 2 +
+                       cost::gemm_seconds({t, 2048, 4096, 1, Precision::BF16}, hw);
+  EXPECT_NEAR(s.all().gemm, gemms, 1e-12);
+  // The causal attention core: 2 x S^2/2 x 32 heads x (128 + 128) FLOPs at the forward rate.
+  const double core = t * t * 32 * 256;
+  EXPECT_NEAR(s.all().attention, core / cost::attention_flops_per_s(t, 128, false, hw), 1e-12);
+}
+
+TEST(PartCost, WeightGradientsAccumulateInFp32AndMlpGemmsSplitOverTensorParallelism) {
+  const Plan p = load_plan(kLlama, {"parallel.pp=1", "parallel.tp=8", "cluster.nodes=1", "cluster.gpus_per_node=8",
+                                    "train.global_batch=1", "parallel.microbatches=1"});
+  const double t = 8192, f = 14336, h = 4096;
+  const LayerWork w = layer_work(p, 0, 1.0, 0);
+  const HardwareConfig& hw = p.hardware;
+  // MLP weight gradients on one of 8 TP ranks: gate-and-up (h x 2f/8, t deep) and down (f/8 x h),
+  // written into FP32 gradients (read and written: 8 bytes per element).
+  const double expected = cost::gemm_seconds({h, 2 * f / 8, t, 1, Precision::BF16, 8}, hw) +
+                          cost::gemm_seconds({f / 8, h, t, 1, Precision::BF16, 8}, hw);
+  EXPECT_NEAR(cost::part_seconds(p, w.part(LayerPart::MlpW), {t, 0, 1}).all().gemm, expected, 1e-12);
+  // The input gradient of the same: t x h x 2f/8 and t x f/8 x h.
+  const double dgrad = cost::gemm_seconds({t, h, 2 * f / 8, 1, Precision::BF16}, hw) +
+                       cost::gemm_seconds({t, f / 8, h, 1, Precision::BF16}, hw);
+  EXPECT_NEAR(cost::part_seconds(p, w.part(LayerPart::MlpB), {t, 0, 1}).all().gemm, dgrad, 1e-12);
+}
+
+TEST(PartCost, CrossEntropyOverTheVocabularyIsMegatronsFp32Passes) {
+  const Plan p = load_plan(kLlama, {"parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=8", "train.global_batch=8",
+                                    "parallel.microbatches=1"});
+  const double t = 8192, v = 128256, h = 4096;
+  const HeadWork w = lm_head_passes(p, 1.0);
+  // Forward: the final norm, then 38 bytes per logit (cast to FP32, max, subtract, exp, sum,
+  // normalise); backward: 14 bytes per logit and the norm's backward.
+  EXPECT_NEAR(cost::part_seconds(p, w.forward, {t, 0, 1}).all().memory, t * (4 * h + 38 * v) / (3350e9 * 0.896), 1e-12);
+  EXPECT_NEAR(cost::part_seconds(p, w.input_grad, {t, 0, 1}).all().memory, t * (6 * h + 14 * v) / (3350e9 * 0.896),
+              1e-12);
+}
+
+TEST(PartCost, OptimizerStepMovesAdamsStatesOverTheShard) {
+  const Plan p = load_plan(kLlama);
+  // 1e9 parameters held, 1e8 in this GPU's shard: Adam reads and writes the FP32 master weight and
+  // two BF16 moments (8 bytes), reads the FP32 gradient, writes the BF16 weight: 2 x 8 + 4 + 2 = 22
+  // bytes per shard parameter; the gradient norm and zeroing touch every held FP32 gradient twice.
+  const cost::ClassSeconds s = cost::optimizer_seconds(p, 1e9, 1e8);
+  EXPECT_NEAR(s.memory, (22 * 1e8 + 8 * 1e9) / (3350e9 * 0.896), 1e-12);
+  EXPECT_NEAR(s.launch, 4 * p.hardware.kernel_launch_s, 1e-15);
+}
+
+}  // namespace
+}  // namespace stepsim

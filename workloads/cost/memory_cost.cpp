@@ -1,0 +1,18 @@
+#include "workloads/cost/memory_cost.hpp"
+
+#include "workloads/memory/state_bytes.hpp"
+
+namespace stepsim::cost {
+
+double memory_seconds(double bytes, const HardwareConfig& hw) {
+  if (bytes <= 0) return 0;
+  return bytes / (hw.hbm_GBps * 1e9 * hw.hbm_efficiency);
+}
+
+double optimizer_bytes_per_param() {
+  return 2 * kOptimizerBytesPerParam + kGradBytesPerParam + kWeightBytesPerParam;
+}
+
+double gradient_buffer_bytes_per_param() { return 2 * kGradBytesPerParam; }
+
+}  // namespace stepsim::cost

@@ -1,0 +1,79 @@
+#include "workloads/cost/part_cost.hpp"
+
+#include "workloads/cost/attention_cost.hpp"
+#include "workloads/cost/gemm_cost.hpp"
+#include "workloads/cost/memory_cost.hpp"
+#include "vocabulary/model_params.hpp"
+
+namespace stepsim::cost {
+namespace {
+
+// Launches of the attention core: the forward kernel; the backward's preprocessing (dO . O) and
+// main kernel.
+int attention_launches(const Kernel& k) { return k.pass == KernelPass::InputGrad ? 2 : 1; }
+
+}  // namespace
+
+PartSeconds part_seconds(const Plan& plan, const PartWork& work, const MicrobatchShape& shape) {
+  const HardwareConfig& hw = plan.hardware;
+  const uint8_t classes = plan.sim.cost_classes;
+  const double tp = double(plan.parallel.tp), cp = double(plan.parallel.cp);
+  const double gathered = shape.tokens / cp;    // rows of a TP-split GEMM (sequence-parallel gather)
+  const double sharded = gathered / tp;         // rows of a GEMM on the GPU's token shard
+  const double rows_per_expert = shape.routed_rows / shape.experts_per_gpu;
+  const double launch = (classes & kCostLaunch) ? hw.kernel_launch_s : 0.0;
+  PartSeconds out;
+  for (const Kernel& k : work.kernels) {
+    ClassSeconds s;
+    if (k.cls == KernelClass::Attention) {
+      // FLOPs of the replica's microbatch; heads split over TP, the sequence over CP.
+      const double flops = k.flops / (tp * cp);
+      const double d = double(qk_head_dim(plan.model) + v_head_dim(plan.model)) / 2;
+      s.attention = (classes & kCostAttention)
+                        ? attention_seconds(flops, double(plan.train.seq_len) / cp, d, k.pass == KernelPass::InputGrad, hw)
+                        : flops / (hw.bf16_tflops * 1e12);
+      s.launch = launch * attention_launches(k);
+    } else {
+      for (int i = 0; i < k.gemms; ++i) {
+        const GemmShape& g = k.gemm[i];
+        double m = k.routed ? rows_per_expert : g.split == TpSplit::Tokens ? sharded : gathered;
+        double n = g.split == TpSplit::Columns ? g.n / tp : g.n;
+        double kk = g.split == TpSplit::Reduction ? g.k / tp : g.k;
+        GemmCall call{m, n, kk, k.routed ? shape.experts_per_gpu : 1.0, k.precision};
+        if (k.pass == KernelPass::InputGrad) call = {m, kk, n, call.groups, k.precision};
+        if (k.pass == KernelPass::WeightGrad) call = {kk, n, m, call.groups, k.precision, 8};  // FP32 accumulation
+        const double wgrad = k.pass == KernelPass::WeightGrad ? hw.gemm_wgrad_share : 1.0;
+        s.gemm += (classes & kCostGemm) ? gemm_seconds(call, hw) / wgrad
+                                        : 2 * call.m * call.n * call.k * call.groups / (hw.gemm_tflops(k.precision) * 1e12);
+      }
+      s.launch = launch * k.gemms;
+    }
+    (k.routed ? out.routed : out.tokens) += s;
+    if (k.name.ends_with("shared_experts")) out.shared += s;
+  }
+  const bool memory = classes & kCostMemory;
+  for (const MemoryOp& op : work.memory) {
+    ClassSeconds tok, row;
+    tok.memory = memory ? memory_seconds(op.bytes_per_token * sharded, hw) : 0.0;
+    row.memory = memory ? memory_seconds(op.bytes_per_row * shape.routed_rows, hw) : 0.0;
+    tok.launch = launch * op.kernels;
+    out.tokens += tok;
+    out.routed += row;
+    if (op.shared_expert) out.shared += tok;
+  }
+  return out;
+}
+
+ClassSeconds optimizer_seconds(const Plan& plan, double held_params, double shard_params) {
+  const HardwareConfig& hw = plan.hardware;
+  const uint8_t classes = plan.sim.cost_classes;
+  ClassSeconds s;
+  if (classes & kCostMemory)
+    s.memory = memory_seconds(shard_params * optimizer_bytes_per_param() +
+                                  held_params * gradient_buffer_bytes_per_param(), hw);
+  // Multi-tensor Adam, the gradient norm, its all-reduce's scaling and the buffer's zeroing.
+  if (classes & kCostLaunch) s.launch = 4 * hw.kernel_launch_s;
+  return s;
+}
+
+}  // namespace stepsim::cost
