@@ -25,6 +25,31 @@ void expect_within_1_percent(double ours, double published, const char* what) {
                                            << published / 1e9 << " B";
 }
 
+TEST(ModelCards, Pythia14bGptNeoX) {
+  // huggingface.co/EleutherAI/pythia-1.4b, model card table "Non-Embedding Params": 1,208,602,624
+  // (24 layers of 12 h^2 matrices with their biases, 13 h, and LayerNorms, plus the final LayerNorm);
+  // with the untied input and output embeddings (2 x 50304 x 2048) the 1,414,647,808 of the card's
+  // name table. A non-gated GELU MLP: two matrices of hidden x intermediate.
+  const ModelConfig m = shipped_model("pythia-1.4b.config.json");
+  EXPECT_FALSE(m.gated_mlp());
+  EXPECT_EQ(m.norm, Norm::LayerNorm);
+  EXPECT_DOUBLE_EQ(m.rotary_pct, 0.25);
+  const auto p = count_params(m);
+  EXPECT_EQ(p.total() - p.embedding - p.lm_head, 1'208'602'624);
+  EXPECT_EQ(p.total(), 1'414'647'808);
+  EXPECT_EQ(p.dense_ffn, 2 * 2048 * 8192 + 8192 + 2048);
+}
+
+TEST(ModelCards, MegatronGpt177b) {
+  // FACTS.md section 8: Megatron-Core's 177B GPT is 12 x 96 x 12288^2 + 2 x 131072 x 12288 (MHA,
+  // a GELU MLP of 4 x hidden, untied embeddings; the norms' 96 x 4 x 12288 + 2 x 12288 weights on top).
+  const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/megatron/gpt-177b.yaml");
+  const auto c = count_params(p.model);
+  const double matrices = 12.0 * 96 * 12288.0 * 12288 + 2.0 * 131072 * 12288;
+  const double norms = 96 * 4 * 12288.0 + 2 * 12288.0;
+  EXPECT_EQ(double(c.total()), matrices + norms);
+}
+
 TEST(ModelCards, Llama31_8b) {
   const auto p = count_params(shipped_model("llama-3.1-8b.config.json"));
   // huggingface.co/meta-llama/Llama-3.1-8B: "Model size 8.03B params" (safetensors).

@@ -1,0 +1,40 @@
+// Megatron-LM's own FLOP count of a step (megatron/training/training.py num_floating_point_operations
+// at core_r0.8.0), which its published TFLOP/s per GPU use: against the formula written out here.
+#include <gtest/gtest.h>
+
+#include "simulator/config/config_loader.hpp"
+#include "simulator/roofline/roofline.hpp"
+
+namespace stepsim {
+namespace {
+
+TEST(MegatronFlops, GptOfTheWeakScalingTable) {
+  // 177B row: MHA (query groups = heads, kv_channels x heads = hidden), GELU MLP of 4 h, vocab 131072:
+  // 12 B s L h^2 (6 + s/h + V / (2 L h)).
+  const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/megatron/gpt-177b.yaml");
+  const double b = 1152, s = 4096, l = 96, h = 12288, v = 131072;
+  const double expected = 12 * b * s * l * h * h * (6 + s / h + v / (2 * l * h));
+  EXPECT_NEAR(megatron_flops(p), expected, 1e-12 * expected);
+  // It counts the attention scores over all S^2, twice the causal core stepsim's MFU uses
+  // (forward 2 matmuls x 2 x S^2/2 x h, x 3 with the backward), and leaves out the LayerNorms'
+  // weights that stepsim's 6ND counts (4 h per layer and the final 2 h, 6 FLOPs per token each).
+  const Roofline r = compute_roofline(p);
+  const double causal_core = 3 * 2 * s * s * h * l * b, norms = 6 * (4 * h * l + 2 * h) * b * s;
+  EXPECT_NEAR(megatron_flops(p) - r.terms.model_flops, causal_core - norms, 1e-9 * causal_core);
+}
+
+TEST(MegatronFlops, GroupedQueryAttentionAndSwiGlu) {
+  // Llama 3.1 8B: 32 heads, 8 query groups, d 128 (q projection = hidden), SwiGLU 14336 (3/2).
+  const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml");
+  const double b = 512, s = 8192, l = 32, h = 4096, v = 128256;
+  const double per_layer = (1 + 8.0 / 32 + s / h) * 1.0 + 14336 / h * 1.5;
+  const double expected = 12 * b * s * l * h * h * (per_layer + v / (2 * l * h));
+  EXPECT_NEAR(megatron_flops(p), expected, 1e-12 * expected);
+}
+
+TEST(MegatronFlops, NoneForMla) {
+  EXPECT_EQ(megatron_flops(load_plan(default_config_path())), 0);
+}
+
+}  // namespace
+}  // namespace stepsim
