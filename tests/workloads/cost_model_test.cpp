@@ -133,6 +133,25 @@ TEST(PartCost, WeightGradientsAccumulateInFp32AndMlpGemmsSplitOverTensorParallel
   EXPECT_NEAR(cost::part_seconds(p, w.part(LayerPart::MlpB), {t, 0, 1}).all().gemm, dgrad, 1e-12);
 }
 
+TEST(PartCost, UserbuffersRunTheGemmsBesideTpCollectivesInPieces) {
+  // tp_comm_overlap on 8 TP ranks: the forward's column-parallel GEMMs (gate-and-up) run as 8
+  // ring-exchange chunks of t/8 rows, its row-parallel GEMM (down) as 4 reduce-scatter splits.
+  const auto plan = [](const char* overlap) {
+    return load_plan(kLlama, {"parallel.pp=1", "parallel.tp=8", "cluster.nodes=1", "cluster.gpus_per_node=8",
+                              "train.global_batch=1", "parallel.microbatches=1", std::string("parallel.tp_comm_overlap=") + overlap});
+  };
+  const Plan on = plan("true"), off = plan("false");
+  const double t = 8192, f = 14336, h = 4096;
+  const HardwareConfig& hw = on.hardware;
+  const LayerWork w = layer_work(on, 0, 1.0, 0);
+  const double pieces = 8 * cost::gemm_seconds({t / 8, 2 * f / 8, h, 1, Precision::BF16}, hw) +
+                        4 * cost::gemm_seconds({t / 4, h, f / 8, 1, Precision::BF16}, hw);
+  EXPECT_NEAR(cost::part_seconds(on, w.part(LayerPart::MlpF), {t, 0, 1}).all().gemm, pieces, 1e-12);
+  const double whole = cost::gemm_seconds({t, 2 * f / 8, h, 1, Precision::BF16}, hw) +
+                       cost::gemm_seconds({t, h, f / 8, 1, Precision::BF16}, hw);
+  EXPECT_NEAR(cost::part_seconds(off, layer_work(off, 0, 1.0, 0).part(LayerPart::MlpF), {t, 0, 1}).all().gemm, whole, 1e-12);
+}
+
 TEST(PartCost, CrossEntropyOverTheVocabularyIsMegatronsFp32Passes) {
   const Plan p = load_plan(kLlama, {"parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=8", "train.global_batch=8",
                                     "parallel.microbatches=1"});

@@ -3,6 +3,7 @@
 #include "workloads/cost/attention_cost.hpp"
 #include "workloads/cost/gemm_cost.hpp"
 #include "workloads/cost/memory_cost.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/model_params.hpp"
 
 namespace stepsim::cost {
@@ -22,6 +23,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
   const double sharded = gathered / tp;         // rows of a GEMM on the GPU's token shard
   const double rows_per_expert = shape.routed_rows / shape.experts_per_gpu;
   const double launch = (classes & kCostLaunch) ? hw.kernel_launch_s : 0.0;
+  const bool ub = plan.parallel.tp > 1 && plan.parallel.tp_comm_overlap;
   PartSeconds out;
   for (const Kernel& k : work.kernels) {
     ClassSeconds s;
@@ -39,12 +41,28 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
         double m = k.routed ? rows_per_expert : g.split == TpSplit::Tokens ? sharded : gathered;
         double n = g.split == TpSplit::Columns ? g.n / tp : g.n;
         double kk = g.split == TpSplit::Reduction ? g.k / tp : g.k;
-        GemmCall call{m, n, kk, k.routed ? shape.experts_per_gpu : 1.0, k.precision};
-        if (k.pass == KernelPass::InputGrad) call = {m, kk, n, call.groups, k.precision};
+        // tp_comm_overlap: userbuffers run the GEMMs beside the TP collectives in pieces of the rows
+        // (model_parallel_comm.hpp): the all-gather's ring exchange feeds tp chunks (the forward's
+        // column-parallel GEMM, the backward's row-parallel input gradient), the forward's
+        // reduce-scatter takes its row-parallel GEMM in kUbReduceScatterSplits splits.
+        const bool pieces = ub && !k.routed && !k.name.starts_with("recompute");
+        const double chunks = !pieces ? 1.0
+                              : k.pass == KernelPass::Forward && g.split == TpSplit::Columns     ? tp
+                              : k.pass == KernelPass::Forward && g.split == TpSplit::Reduction   ? double(kUbReduceScatterSplits)
+                              : k.pass == KernelPass::InputGrad && g.split == TpSplit::Reduction ? tp
+                                                                                                 : 1.0;
+        GemmCall call{m / chunks, n, kk, k.routed ? shape.experts_per_gpu : 1.0, k.precision};
+        if (k.pass == KernelPass::InputGrad) call = {m / chunks, kk, n, call.groups, k.precision};
         if (k.pass == KernelPass::WeightGrad) call = {kk, n, m, call.groups, k.precision, 8};  // FP32 accumulation
         const double wgrad = k.pass == KernelPass::WeightGrad ? hw.gemm_wgrad_share : 1.0;
-        s.gemm += (classes & kCostGemm) ? gemm_seconds(call, hw) / wgrad
-                                        : 2 * call.m * call.n * call.k * call.groups / (hw.gemm_tflops(k.precision) * 1e12);
+        const double seconds = (classes & kCostGemm)
+                                   ? chunks * gemm_seconds(call, hw) / wgrad
+                                   : chunks * 2 * call.m * call.n * call.k * call.groups / (hw.gemm_tflops(k.precision) * 1e12);
+        s.gemm += seconds;
+        if (!k.routed && !k.name.starts_with("recompute")) {
+          if (g.split == TpSplit::Columns) out.column.gemm += seconds;
+          if (g.split == TpSplit::Reduction) out.row.gemm += seconds;
+        }
       }
       s.launch = launch * k.gemms;
     }

@@ -35,6 +35,11 @@ struct PartSeconds {
   ClassSeconds tokens;   // everything but the routed experts' rows (shared experts included)
   ClassSeconds routed;   // routed-expert GEMMs and memory per row
   ClassSeconds shared;   // of `tokens`: the shared experts
+  // Of `tokens`: the GEMMs beside a TP block's collectives, column-parallel (fed by its all-gather:
+  // the q / kv projections, the MLP's first matrices) and row-parallel (reduce-scattered: the output
+  // projection, the MLP's last matrix); in a backward part their input gradients. Recomputed
+  // kernels are neither.
+  ClassSeconds column, row;
   ClassSeconds all() const {
     ClassSeconds s = tokens;
     return s += routed;
