@@ -61,8 +61,9 @@ void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const 
          fmt::format("already in the calibrated simulation (scenario.routing={})", to_string(cal.scenario.routing)));
   }
   step("stragglers", total,
-       "0: not modelled here -- DeepSeek published no per-GPU speed data; simulate with scenario.stragglers or "
-       "scenario.jitter_sigma to see what a given slow GPU costs");
+       std::string("0: not modelled here -- ") +
+           (is_deepseek_v3(cal.model) ? "DeepSeek published no per-GPU speed data" : "no per-GPU speed data given") +
+           "; simulate with scenario.stragglers or scenario.jitter_sigma to see what a given slow GPU costs");
   // DeepSeek-V3's own extras: its MTP module (depth from num_nextn_predict_layers; the shipped
   // YAML omits the key, as the seed does, and V3 has depth 1) and its batch-size ramp.
   const bool v3 = is_deepseek_v3(cal.model);

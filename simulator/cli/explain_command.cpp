@@ -65,9 +65,9 @@ int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_
     out += fmt::format("{:<36} {:>9} {:>9.3f}   {}\n", s.effect, total && s.kind == calib::WaterfallStep::Kind::Total ? "" : fmt::format("{:+.3f}", s.delta_s),
                        s.step_time_s, s.how);
   }
-  out += fmt::format("\nclosed-form roofline {:.3f} s; simulated at speed of light {:.3f} s; {} prediction {:.3f} s",
+  out += fmt::format("\nclosed-form roofline {:.3f} s; simulated at speed of light {:.3f} s; {} {:.3f} s",
                      x.roofline_step_s, x.sol_sim_step_s,
-                     plan.sim.compute == ComputeModel::Predicted ? "predicted (per-op cost model)" : "calibrated",
+                     plan.sim.compute == ComputeModel::Predicted ? "prediction of the per-op cost model" : "calibrated prediction",
                      x.prediction_s);
   if (x.reported_step_s > 0)
     out += fmt::format(" vs reported {:.3f} s ({:+.1f} %), unexplained {:.3f} s", x.reported_step_s,

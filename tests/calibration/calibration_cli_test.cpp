@@ -2,6 +2,9 @@
 // against the seed and SUMMARY.md, the waterfall's consistency with `simulate`, and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -82,6 +85,33 @@ TEST(ExplainCli, WaterfallIsConsistentAndEndsAtTheReportedStep) {
   const auto sim = run_stepsim("simulate --set hardware.profile=" + test::calibrated_profile() + " --json --quiet");
   ASSERT_EQ(sim.code, 0) << sim.err;
   EXPECT_NEAR(calibrated, json::parse(sim.out)["step_time_s"].get<double>(), 1e-9);
+}
+
+TEST(ExplainCli, ADenseModelGetsTheModelNeutralWaterfall) {
+  // Llama 3.1 8B (predicted, no EP): no DeepSeek/H800 profile, no SM tax, no routing bar; the
+  // cost model's classes one at a time, and its last bar is `simulate`'s step.
+  const std::string config = test::source_path("workloads/llama-3.1-8b.yaml");
+  const auto r = run_stepsim("explain " + config + " --json --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  std::vector<std::string> effects;
+  double predicted = -1, prev = 0;
+  for (const auto& s : j["steps"]) {
+    const std::string e = s["effect"];
+    effects.push_back(e);
+    EXPECT_EQ(e.find("SM tax"), std::string::npos) << e;
+    EXPECT_NE(e, "routing imbalance");
+    EXPECT_EQ(std::string(s["how"]).find("DeepSeek"), std::string::npos) << e << ": " << s["how"];
+    if (s["kind"] == "step") EXPECT_GE(s["step_time_s"].get<double>(), prev - 1e-9) << e;
+    if (e == "predicted simulation") predicted = s["step_time_s"];
+    prev = s["step_time_s"];
+  }
+  for (const char* e : {"GEMM shapes and attention kernels", "memory-bound kernels", "kernel launches"})
+    EXPECT_NE(std::find(effects.begin(), effects.end(), e), effects.end()) << e;
+  EXPECT_TRUE(j["reported_step_s"].is_null());
+  const auto sim = run_stepsim("simulate " + config + " --json --quiet --set sim.mode=reduced");
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  EXPECT_NEAR(predicted, json::parse(sim.out)["step_time_s"].get<double>(), 1e-9);
 }
 
 TEST(CalibrationCli, BadInputIsOneLineAndExitCode2) {
