@@ -93,8 +93,19 @@ TEST(HardwarePreset, CommandLineBeatsConfigBeatsProfileBeatsPreset) {
 // 405B's file states H100 rates and no peaks, and --set hardware.preset=b200 took B200's peaks
 // (MFU 0.518 -> 0.228) while the step kept the H100 rates. Now the preset's keys replace the
 // file's, each replacement a note; a key given with --set still wins over the preset.
-TEST(HardwarePreset, PresetGivenWithSetReplacesTheFilesGpuKeys) {
+// The shipped file now names the h100-sxm preset (the per-op cost model reads its keys), so the
+// test writes the H100 rates it used to state into a copy of it.
+std::string llama_with_own_rates() {
   const std::string llama = test::source_path("workloads/llama-3.1-405b.yaml");
+  return replaced(replaced(test::read_text(llama), "  preset: h100-sxm ",
+                           "  name: H100\n  fp8_tflops: 1456.6\n  bf16_tflops: 757.7\n  ib_GBps: 50\n  nvlink_GBps: 360\n"
+                           "  sms: 132\n  memory_GiB: 80\n #"),
+                  "config_json: models/", "config_json: " + test::source_path("workloads/models/"));
+}
+
+TEST(HardwarePreset, PresetGivenWithSetReplacesTheFilesGpuKeys) {
+  const TempFile own("llama-own-rates.yaml", llama_with_own_rates());
+  const std::string& llama = own.path();
   const Plan p = load_plan(llama, {"hardware.preset=b200"});
   EXPECT_EQ(p.hardware.name, "B200");
   EXPECT_DOUBLE_EQ(p.hardware.fp8_tflops, 3312.1);  // the B200 preset's, not the file's 1456.6
@@ -113,8 +124,7 @@ TEST(HardwarePreset, PresetGivenWithSetReplacesTheFilesGpuKeys) {
   EXPECT_DOUBLE_EQ(q.hardware.bf16_tflops, 1500);
   EXPECT_DOUBLE_EQ(q.hardware.fp8_tflops, 3312.1);
   // The config's own preset still fills only what the file leaves unset (one file, one intent).
-  const TempFile f("mixed.yaml", replaced(replaced(test::read_text(llama), "  name: H100\n", "  name: H100\n  preset: b200\n"),
-                                          "config_json: models/", "config_json: " + test::source_path("workloads/models/")));
+  const TempFile f("mixed.yaml", replaced(test::read_text(llama), "  name: H100\n", "  name: H100\n  preset: b200\n"));
   const Plan r = load_plan(f.path());
   EXPECT_DOUBLE_EQ(r.hardware.fp8_tflops, 1456.6);
   EXPECT_DOUBLE_EQ(r.hardware.peak_fp8_tflops, 4500);

@@ -170,8 +170,20 @@ TEST(SweepCli, ANonNumericGridKeyIsDrawnAsCategories) {
 // notes simulate prints on stderr -- which a point, run with --quiet, dropped -- are in the CSV.
 TEST(SweepCli, PresetSweepSwitchesGpuAndKeepsTheNotes) {
   const std::string dir = temp_dir("presets");
-  const Result r = run("sweep " + std::string(STEPSIM_SOURCE_DIR) +
-                           "/workloads/llama-3.1-405b.yaml --set model.num_hidden_layers=16 "
+  // The shipped file now names the h100-sxm preset (the per-op cost model reads its keys): a copy
+  // states the H100 rates it used to hold.
+  const std::string config_dir = temp_dir("presets_config");
+  std::string text = slurp(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-405b.yaml");
+  const auto swap = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  swap("  preset: h100-sxm ", "  name: H100\n  fp8_tflops: 1456.6\n  bf16_tflops: 757.7\n  ib_GBps: 50\n  nvlink_GBps: 360\n"
+                             "  sms: 132\n  memory_GiB: 80\n #");
+  swap("config_json: models/", "config_json: " + std::string(STEPSIM_SOURCE_DIR) + "/workloads/models/");
+  std::ofstream(config_dir + "/llama-own-rates.yaml") << text;
+  const Result r = run("sweep " + config_dir + "/llama-own-rates.yaml --set model.num_hidden_layers=16 "
                            "--set parallel.microbatches=16 --grid hardware.preset=h100-sxm,b200 -q -o " + dir,
                        dir);
   ASSERT_EQ(r.code, 0) << r.err;
