@@ -13,13 +13,13 @@
 #include "schedules/schedule.hpp"
 #include "vocabulary/workload.hpp"
 
-namespace stepsim::engine {
+namespace stepsim::sched {
 
-class ScheduledGpuProgram : public GpuProgram {
+class ScheduledGpuProgram : public ops::GpuProgram {
  public:
-  explicit ScheduledGpuProgram(std::vector<sched::ChunkOp> items) : items_(std::move(items)) {}
+  explicit ScheduledGpuProgram(std::vector<ChunkOp> items) : items_(std::move(items)) {}
 
-  bool emit_next(OpSink& sink) final {
+  bool emit_next(ops::OpSink& sink) final {
     if (!begun_) {
       begun_ = true;
       begin(sink);
@@ -38,19 +38,19 @@ class ScheduledGpuProgram : public GpuProgram {
     return false;
   }
 
-  const std::vector<sched::ChunkOp>& items() const { return items_; }
+  const std::vector<ChunkOp>& items() const { return items_; }
 
  protected:
-  virtual void begin(OpSink&) {}  // before the first chunk op (e.g. a first parameter all-gather)
+  virtual void begin(ops::OpSink&) {}  // before the first chunk op (e.g. a first parameter all-gather)
   // Emits the stream ops of chunk op `index` of this rank's schedule.
-  virtual void expand(const sched::ChunkOp& op, size_t index, OpSink& sink) = 0;
-  virtual void finish(OpSink&) {}  // after the last (e.g. gradient reduce-scatter, optimizer)
+  virtual void expand(const ChunkOp& op, size_t index, ops::OpSink& sink) = 0;
+  virtual void finish(ops::OpSink&) {}  // after the last (e.g. gradient reduce-scatter, optimizer)
 
  private:
-  std::vector<sched::ChunkOp> items_;
+  std::vector<ChunkOp> items_;
   size_t next_ = 0;
   bool begun_ = false;
   bool finished_ = false;
 };
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::sched

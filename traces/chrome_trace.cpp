@@ -19,8 +19,8 @@
 
 namespace stepsim {
 
-using engine::OpKind;
-using engine::Phase;
+using ops::OpKind;
+using ops::Phase;
 
 const char* trace_kind(OpKind k) {
   switch (k) {
@@ -63,13 +63,13 @@ const char* trace_kind(OpKind k) {
 }
 
 const char* trace_stream_label(OpKind k) {
-  switch (engine::comm_class(k)) {
-    case engine::CommClass::Ep: return "ep all-to-all";
-    case engine::CommClass::Pp: return k == OpKind::PpRecv ? "pp recv" : "pp send";
-    case engine::CommClass::Dp:
+  switch (ops::comm_class(k)) {
+    case ops::CommClass::Ep: return "ep all-to-all";
+    case ops::CommClass::Pp: return k == OpKind::PpRecv ? "pp recv" : "pp send";
+    case ops::CommClass::Dp:
       return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "dp all-gather" : "dp reduce";
-    case engine::CommClass::Tp: return "tp all-gather / reduce-scatter";
-    case engine::CommClass::Cp: return "cp K/V all-gather";
+    case ops::CommClass::Tp: return "tp all-gather / reduce-scatter";
+    case ops::CommClass::Cp: return "cp K/V all-gather";
     default: return "comm";
   }
 }
@@ -77,7 +77,7 @@ const char* trace_stream_label(OpKind k) {
 namespace {
 
 // F, B or W from the tag's phase, else from a whole-chunk kind; "" for collectives.
-std::string phase_letter(const engine::Tag& t) {
+std::string phase_letter(const ops::Tag& t) {
   switch (t.phase) {
     case Phase::Forward: return "F";
     case Phase::Backward: return "B";
@@ -113,10 +113,10 @@ const char* compute_what(OpKind k) {
 
 std::string idle_name(uint8_t classes) {
   if (classes == 0) return "bubble";
-  static const char* names[engine::kCommClasses] = {"", "ep", "pp", "dp", "other", "tp", "cp"};
+  static const char* names[ops::kCommClasses] = {"", "ep", "pp", "dp", "other", "tp", "cp"};
   std::string s = "exposed: ";
   bool first = true;
-  for (size_t c = 1; c < engine::kCommClasses; ++c)
+  for (size_t c = 1; c < ops::kCommClasses; ++c)
     if (classes & (1u << c)) {
       if (!first) s += '+';
       s += names[c];
@@ -125,7 +125,7 @@ std::string idle_name(uint8_t classes) {
   return s;
 }
 
-std::string index_or_null(uint16_t v) { return v == engine::kNoIndex ? "null" : std::to_string(v); }
+std::string index_or_null(uint16_t v) { return v == ops::kNoIndex ? "null" : std::to_string(v); }
 
 struct Track {
   int64_t pid = 0, tid = 0;
@@ -133,10 +133,10 @@ struct Track {
 
 }  // namespace
 
-std::string trace_event_name(const engine::Tag& t) {
+std::string trace_event_name(const ops::Tag& t) {
   std::string name;
   const std::string ph = phase_letter(t);
-  if (engine::is_comm_kind(t.kind)) {
+  if (ops::is_comm_kind(t.kind)) {
     name = trace_kind(t.kind);
     if (!ph.empty()) name += " " + ph;
   } else {
@@ -145,8 +145,8 @@ std::string trace_event_name(const engine::Tag& t) {
         t.kind == OpKind::WeightGrad || t.kind == OpKind::ForwardBackward)
       name = ph + fmt::format(" c{}", t.chunk);
   }
-  if (t.layer != engine::kNoIndex) name += fmt::format(" L{}", t.layer);
-  if (t.microbatch != engine::kNoIndex) name += fmt::format(" mb{}", t.microbatch);
+  if (t.layer != ops::kNoIndex) name += fmt::format(" L{}", t.layer);
+  if (t.microbatch != ops::kNoIndex) name += fmt::format(" mb{}", t.microbatch);
   if (t.half) name += fmt::format(" half{}", t.half);
   // tp_comm_overlap's pieces of a TP block: beside the ring exchange, the middle, beside the splits.
   static constexpr const char* pieces[] = {"", " ub-ag", " ub-mid", " ub-rs"};
@@ -217,13 +217,13 @@ void write_chrome_trace(const SimResult& result, const TraceOptions& opt, std::o
     if (!rank_wanted(s.rank) || !in_window(s.start_s, s.end_s)) continue;
     const Track t = track(s.rank, s.stream);
     const int64_t a = trace_ns(s.start_s), b = trace_ns(s.end_s);
-    const engine::Tag& g = s.tag;
+    const ops::Tag& g = s.tag;
     std::string args = fmt::format(R"("kind":"{}","op":"{}","phase":"{}","layer":{},"microbatch":{},"chunk":{})",
-                                   trace_kind(g.kind), engine::to_string(g.kind), phase_letter(g),
+                                   trace_kind(g.kind), ops::to_string(g.kind), phase_letter(g),
                                    index_or_null(g.layer), index_or_null(g.microbatch), int(g.chunk));
     if (g.half) args += fmt::format(R"(,"half":{})", int(g.half));
     if (g.piece) args += fmt::format(R"(,"ub_piece":{})", int(g.piece));
-    if (g.microbatch2 != engine::kNoIndex)
+    if (g.microbatch2 != ops::kNoIndex)
       args += fmt::format(R"(,"overlaps_microbatch":{},"overlaps_chunk":{})", g.microbatch2, int(g.chunk2));
     if (s.stream == 0)
       args += fmt::format(R"(,"flops_fp8":{:.6g})", s.flops);

@@ -26,10 +26,10 @@ struct TraceOptions {
 void write_chrome_trace(const SimResult& result, const TraceOptions& options, std::ostream& out);
 
 // The name the trace gives a span ("F attn L12 mb3", "dispatch B L12 mb3", "zero-reducescatter").
-std::string trace_event_name(const engine::Tag& tag);
+std::string trace_event_name(const ops::Tag& tag);
 // The args.kind of a span: gemm, attention, dispatch, combine, pp-send, zero-allgather, ...
-const char* trace_kind(engine::OpKind kind);
+const char* trace_kind(ops::OpKind kind);
 // A communication stream's thread label, from a kind it carries: "ep all-to-all", "pp send", ...
-const char* trace_stream_label(engine::OpKind kind);
+const char* trace_stream_label(ops::OpKind kind);
 
 }  // namespace stepsim

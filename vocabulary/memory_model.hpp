@@ -8,7 +8,7 @@
 
 #include "vocabulary/op.hpp"
 
-namespace stepsim::engine {
+namespace stepsim::ops {
 
 struct StaticMemory {
   double weights_bytes = 0;
@@ -39,4 +39,4 @@ class MemoryModel {
   virtual int activation_events(int64_t gpu, const Tag& tag, ActivationEvent* out) const = 0;
 };
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::ops

@@ -1,6 +1,6 @@
 #include "vocabulary/op.hpp"
 
-namespace stepsim::engine {
+namespace stepsim::ops {
 
 const char* to_string(OpKind k) {
   switch (k) {
@@ -78,4 +78,4 @@ CommClass comm_class(OpKind k) {
 
 bool is_comm_kind(OpKind k) { return comm_class(k) != CommClass::None; }
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::ops

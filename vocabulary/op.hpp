@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace stepsim::engine {
+namespace stepsim::ops {
 
 // What an op does, for reports and traces. The comm kinds map to classes (ep / pp / dp).
 enum class OpKind : uint8_t {
@@ -128,4 +128,4 @@ struct Op {
 // Tens of millions of ops are queued per replay: keep them at half a cache line.
 static_assert(sizeof(Op) == 32, "Op grew: it is copied per op on the replay's hot path");
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::ops

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace stepsim::engine {
+namespace stepsim::ops {
 namespace {
 
 template <class T>
@@ -82,4 +82,4 @@ OpRef OpSink::comm(int stream, const Tag& tag, std::span<const FlowSpec> out, st
   return OpRef(gpu_, uint32_t(stream), q.emitted++);
 }
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::ops

@@ -10,7 +10,7 @@
 
 #include "vocabulary/op.hpp"
 
-namespace stepsim::engine {
+namespace stepsim::ops {
 
 inline constexpr int kComputeStream = 0;  // streams 1.. are communication streams
 
@@ -63,4 +63,4 @@ class OpSink {
   double fp8_, bf16_;
 };
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::ops

@@ -10,7 +10,7 @@
 #include "vocabulary/op_sink.hpp"
 #include "vocabulary/memory_model.hpp"
 
-namespace stepsim::engine {
+namespace stepsim::ops {
 
 // One GPU's ops, produced piece by piece (e.g. one schedule item at a time) as the engine needs
 // them, so a step with tens of millions of ops never sits in memory at once.
@@ -44,4 +44,4 @@ class Workload {
   virtual const MemoryModel* memory_model() const { return nullptr; }
 };
 
-}  // namespace stepsim::engine
+}  // namespace stepsim::ops

@@ -120,14 +120,14 @@ PhaseMap capture_sim(const Plan& plan, const SimResult& result) {
   for (const Span& s : result.spans) {
     if (s.rank != 0) continue;
     const double d = s.end_s - s.start_s;
-    const engine::Phase ph = s.tag.phase;
+    const ops::Phase ph = s.tag.phase;
     if (s.stream == kStreamCompute) {
-      if (ph == engine::Phase::Forward) m["F"] += d;
-      if (ph == engine::Phase::Backward) m["B"] += d;
-      if (ph == engine::Phase::Weight) m["W"] += d;
+      if (ph == ops::Phase::Forward) m["F"] += d;
+      if (ph == ops::Phase::Backward) m["B"] += d;
+      if (ph == ops::Phase::Weight) m["W"] += d;
     } else if (s.stream == kStreamEp) {
-      if (ph == engine::Phase::Forward) m["comm_F"] += d;
-      if (ph == engine::Phase::Backward) m["comm_B"] += d;
+      if (ph == ops::Phase::Forward) m["comm_F"] += d;
+      if (ph == ops::Phase::Backward) m["comm_B"] += d;
     }
   }
   for (auto& [p, v] : m) v /= double(plan.model.num_hidden_layers);

@@ -24,6 +24,8 @@
 
 namespace stepsim::engine {
 
+using namespace stepsim::ops;
+
 namespace sg4 = simgrid::s4u;
 
 namespace {

@@ -10,6 +10,6 @@
 namespace stepsim::engine {
 
 // `spec` is the platform the workload's GPU ids refer to.
-SimResult run(const PlatformSpec& spec, const Workload& workload, const SimOptions& options);
+SimResult run(const PlatformSpec& spec, const ops::Workload& workload, const SimOptions& options);
 
 }  // namespace stepsim::engine

@@ -10,6 +10,8 @@
 
 namespace stepsim::engine {
 
+using namespace stepsim::ops;
+
 namespace sg4 = simgrid::s4u;
 
 EngineState::EngineState(const Workload& w, const SimOptions& opt) : workload(w), options(opt) {}

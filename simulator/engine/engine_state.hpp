@@ -32,10 +32,10 @@ inline constexpr size_t kLookaheadOps = 4096;
 // An op taken off its queue, with its own copies of deps and flows: generation may reallocate the
 // queue while the op waits.
 struct FetchedOp {
-  Op op;
+  ops::Op op;
   uint32_t seq = 0;
-  std::vector<OpRef> deps;
-  std::vector<FlowSpec> flows;  // n_out outgoing, then n_in incoming
+  std::vector<ops::OpRef> deps;
+  std::vector<ops::FlowSpec> flows;  // n_out outgoing, then n_in incoming
 };
 
 struct Waiter {
@@ -51,7 +51,7 @@ struct StreamState {
   // While the compute stream idles on this comm stream's op watch_upto (or an earlier one), the
   // data-moving intervals of the ops completing here count as exposed communication.
   uint32_t watch_upto = kNoWatch;
-  Tag current;  // the op in progress (for deadlock reports)
+  ops::Tag current;  // the op in progress (for deadlock reports)
   bool comm_active = false;  // a comm op of this stream has posted its flows
   double comm_start = 0;     // ... at this time
   bool starving = false;  // the stream is dry and waits for the compute stream to generate more
@@ -60,9 +60,9 @@ struct StreamState {
 struct GpuState {
   uint32_t id = 0;
   simgrid::s4u::Host* host = nullptr;
-  std::vector<StreamQueue> queues;  // ops emitted, not yet fetched (what the program's sink writes)
+  std::vector<ops::StreamQueue> queues;  // ops emitted, not yet fetched (what the program's sink writes)
   std::vector<StreamState> streams;
-  std::unique_ptr<GpuProgram> program;
+  std::unique_ptr<ops::GpuProgram> program;
   bool simulated = true;   // false: a mirrored GPU in a reduced replay (no program, no actors)
   bool record = false;     // record_spans and this GPU is one the trace wants
   bool fixed_speed = true; // no speed profile: only the SM-tax pstate changes the host's speed
@@ -73,15 +73,15 @@ struct GpuState {
   double last_end = 0;
   double compute_s = 0;
   double exposed_s = 0;
-  IntervalUnion comm_busy[kCommClasses];  // data-moving time by CommClass
+  IntervalUnion comm_busy[ops::kCommClasses];  // data-moving time by CommClass
   // Comm ops (start, end) that ended after the compute stream's latest op: once the program is over
   // these are the collectives the step still waits for (its tail), exposed communication.
   double compute_end = 0;
   std::vector<Interval> comm_after_compute;
   bool watching = false;       // the compute stream is idle, waiting on its deps
   std::vector<Interval> watched;
-  std::vector<Interval> watched_by_class[kCommClasses];  // the same intervals, by CommClass
-  double exposed_by_class[kCommClasses] = {};          // exposed time per class (classes may overlap)
+  std::vector<Interval> watched_by_class[ops::kCommClasses];  // the same intervals, by CommClass
+  double exposed_by_class[ops::kCommClasses] = {};          // exposed time per class (classes may overlap)
   double exposed_unpaired = 0;              // exposed while the waiting op had no F&B partner
   MemoryTrack memory;                       // when the workload has a memory model
 
@@ -99,7 +99,7 @@ struct GpuState {
 
 class EngineState {
  public:
-  EngineState(const Workload& workload, const SimOptions& options);
+  EngineState(const ops::Workload& workload, const SimOptions& options);
 
   // Generates the next piece of g's program; the dry streams it fed (or that may pull further, or
   // that learn the program is over) go to g.ready.
@@ -108,9 +108,9 @@ class EngineState {
   size_t buffered_ops(const GpuState& g) const;
   // Takes the next op of a stream whose queue is not empty.
   void take(GpuState& g, int stream, FetchedOp& out);
-  bool is_done(const OpRef& r) const;
+  bool is_done(const ops::OpRef& r) const;
   // Stream `stream` of GPU `g` waits for `r` (not done yet): it goes to g.ready when `r` completes.
-  void add_waiter(const OpRef& r, GpuState& g, int stream);
+  void add_waiter(const ops::OpRef& r, GpuState& g, int stream);
   // Marks the op done and wakes its waiters: on this GPU through g.ready, on others also by
   // ringing their doorbell (a SimGrid call: may let other actors run).
   void complete(GpuState& g, int stream, const FetchedOp& op, double start, double end);
@@ -119,7 +119,7 @@ class EngineState {
   void switch_pstate(GpuState& g, int pstate);
   void comm_started(GpuState& g, int stream);
   // `moving`: the op's flow intervals, merged.
-  void comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving);
+  void comm_finished(GpuState& g, int stream, ops::OpKind kind, const std::vector<Interval>& moving);
   simgrid::s4u::Mailbox* mailbox(GpuState& g, uint32_t src, uint32_t dst, uint8_t channel);
 
   // Records the first error and makes every GPU actor stop.
@@ -127,7 +127,7 @@ class EngineState {
   // Empty if every stream ran to its end; else a description of where it got stuck.
   std::string check_finished() const;
 
-  const Workload& workload;
+  const ops::Workload& workload;
   SimOptions options;
   double fp8_flops = 0, bf16_flops = 0;
   bool sm_tax = false;
@@ -139,7 +139,7 @@ class EngineState {
   uint64_t activities = 0;
   uint64_t ops_done = 0;
   std::vector<Span> spans;
-  const MemoryModel* memory = nullptr;  // the workload's, or nullptr
+  const ops::MemoryModel* memory = nullptr;  // the workload's, or nullptr
   std::vector<MemorySample> memory_samples;
   std::vector<SpanEdge> span_edges;
   std::vector<IdleSpan> idle_spans;
@@ -151,7 +151,7 @@ class EngineState {
   bool stopping = false;  // an actor failed: the others stop at their next event
 
  private:
-  void check_ref(const OpRef& r) const;
+  void check_ref(const ops::OpRef& r) const;
 };
 
 }  // namespace stepsim::engine

@@ -2,6 +2,8 @@
 
 namespace stepsim::engine {
 
+using namespace stepsim::ops;
+
 namespace {
 
 double total(const MemoryTrack& m) { return m.fixed.total() + m.saved_bytes + m.recompute_bytes; }

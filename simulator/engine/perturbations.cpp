@@ -12,6 +12,8 @@
 
 namespace stepsim::engine {
 
+using namespace stepsim::ops;
+
 namespace {
 constexpr uint64_t kJitterStream = 0x4a49545445520000ULL;  // "JITTER": apart from the routing draws
 constexpr double kJoinTolerance_s = 1e-12;

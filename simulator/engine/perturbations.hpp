@@ -31,18 +31,18 @@ class Perturbations {
   //
   // A comm op of `gpu` on `stream` starts at `now`; `ended_on` (or null) is the dep whose
   // completion ended its wait for deps, which began at `since`.
-  void comm_starts(uint32_t gpu, int stream, const OpRef* ended_on, double since, double now);
+  void comm_starts(uint32_t gpu, int stream, const ops::OpRef* ended_on, double since, double now);
   // It ended at `now`: its flows were posted at `posted`, each comm's start is when its peer
   // joined. The delay is the latest of: its flows through another GPU's faulty NIC or NVLink port
   // (scenario.stragglers) running on after every other flow had ended (that GPU's fault); the last
   // peer joining after `posted` (that peer's root at the time); its start, late because of a dep or
   // of the stream's previous op (their delay).
-  void comm_done(uint32_t gpu, int stream, const std::vector<FlowSpec>& flows,
+  void comm_done(uint32_t gpu, int stream, const std::vector<ops::FlowSpec>& flows,
                  const std::vector<simgrid::s4u::CommPtr>& comms, double posted, double now);
   // The compute stream of `gpu` idled from t0 to t1 until the dep `ended_on` completed: a remote
   // op (a wait on that GPU, traced to its root) or a local comm op (the part of the idle time its
   // delay covers, a wait on whoever delayed it).
-  void compute_waited(uint32_t gpu, const OpRef& ended_on, double t0, double t1);
+  void compute_waited(uint32_t gpu, const ops::OpRef& ended_on, double t0, double t1);
   // `gpu`'s next compute op starts (after any wait) / has completed at t: the op inherits the delay
   // of the wait that delayed it, or, when it follows the compute op before it without a gap (it is
   // as late as that one), that op's delay if a perturbed GPU caused it (a pipeline's own fill and
@@ -83,7 +83,7 @@ class Perturbations {
   void note_root(uint32_t gpu, double t, int32_t root);
   Delay& slot(std::vector<std::vector<Delay>>& v, uint32_t gpu, uint32_t stream);
   // The delay an op inherits from the dep that ended its wait over [from, to).
-  Delay inherited(uint32_t gpu, const OpRef& dep, double from, double to);
+  Delay inherited(uint32_t gpu, const ops::OpRef& dep, double from, double to);
   void add_wait(uint32_t gpu, uint32_t on, double s, int32_t root);
   std::vector<bool> perturbed_;  // per GPU: slow, jittered or behind a faulty NIC, NVLink or cable
   // Whether an op that follows one with delay `d` without a gap carries that delay on.

@@ -4,6 +4,8 @@
 
 namespace stepsim::engine {
 
+using namespace stepsim::ops;
+
 ReplayCount count_replay(const PlatformSpec& spec, const Workload& w, double stop_above) {
   const int64_t gpus = spec.nodes * spec.gpus_per_node;
   std::vector<bool> simulated(static_cast<size_t>(gpus));

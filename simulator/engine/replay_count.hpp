@@ -24,6 +24,6 @@ struct ReplayCount {
 // Counts until the activities pass `stop_above` (then the count is a lower bound and `stopped`),
 // so refusing a plan far over a limit costs no more than counting up to the limit.
 // `spec` is the platform the workload's GPU ids refer to (as for engine::run).
-ReplayCount count_replay(const PlatformSpec& spec, const Workload& workload, double stop_above = std::numeric_limits<double>::infinity());
+ReplayCount count_replay(const PlatformSpec& spec, const ops::Workload& workload, double stop_above = std::numeric_limits<double>::infinity());
 
 }  // namespace stepsim::engine

@@ -79,7 +79,7 @@ struct Span {
   uint8_t stream = 0;  // 0 = compute
   double start_s = 0;
   double end_s = 0;
-  engine::Tag tag;
+  ops::Tag tag;
   uint32_t seq = 0;      // the op's index on its stream (flow arrows refer to it)
   double flops = 0;      // compute: work in FLOPs at the FP8 rate (BF16 work counts double)
   double bytes_out = 0;  // comm: bytes this GPU sends

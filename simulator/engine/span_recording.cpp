@@ -3,6 +3,8 @@
 #include <algorithm>
 
 namespace stepsim::engine {
+
+using namespace stepsim::ops;
 namespace {
 
 // Splits [t0, t1] at every boundary of the classes' intervals and labels each piece with the

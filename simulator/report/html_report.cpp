@@ -20,8 +20,8 @@
 namespace stepsim {
 namespace {
 
-using engine::CommClass;
-using engine::OpKind;
+using ops::CommClass;
+using ops::OpKind;
 using json = nlohmann::json;
 
 // ---- colours: one palette for every chart of the page --------------------------------------
@@ -68,7 +68,7 @@ constexpr const char* kClassNames[] = {"EP", "PP", "DP", "TP", "CP"};
 constexpr Cat kClassCats[] = {kEp, kPp, kDp, kTp, kCp};
 
 Cat category(OpKind k) {
-  switch (engine::comm_class(k)) {
+  switch (ops::comm_class(k)) {
     case CommClass::Ep: return kEp;
     case CommClass::Pp: return kPp;
     case CommClass::Dp: return kDp;
@@ -111,7 +111,7 @@ std::string seconds_text(double s) {
 
 // A communication stream's row in the timeline, by a kind it carries (short: the labels column is narrow).
 const char* row_label(OpKind k) {
-  switch (engine::comm_class(k)) {
+  switch (ops::comm_class(k)) {
     case CommClass::Ep: return "EP all-to-all";
     case CommClass::Pp: return k == OpKind::PpRecv ? "PP recv" : "PP send";
     case CommClass::Dp: return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "DP all-gather" : "DP reduce";
@@ -185,8 +185,8 @@ json timeline_json(const HtmlReportInput& in, std::string& note) {
     b.cat = category(s.tag.kind);
     b.kind = int(s.tag.kind);
     b.phase = int(s.tag.phase);
-    b.layer = s.tag.layer == engine::kNoIndex ? -1 : int(s.tag.layer);
-    b.mb = s.tag.microbatch == engine::kNoIndex ? -1 : int(s.tag.microbatch);
+    b.layer = s.tag.layer == ops::kNoIndex ? -1 : int(s.tag.layer);
+    b.mb = s.tag.microbatch == ops::kNoIndex ? -1 : int(s.tag.microbatch);
     row.blocks.push_back(b);
     ++ops;
   }
@@ -235,9 +235,9 @@ json timeline_json(const HtmlReportInput& in, std::string& note) {
   j["cats"] = json::array();
   for (const CatInfo& c : kCatInfo) j["cats"].push_back({{"name", c.name}, {"color", c.colour}});
   j["kinds"] = json::array();
-  for (size_t k = 0; k < size_t(OpKind::Count_); ++k) j["kinds"].push_back(engine::to_string(OpKind(k)));
+  for (size_t k = 0; k < size_t(OpKind::Count_); ++k) j["kinds"].push_back(ops::to_string(OpKind(k)));
   j["classes"] = json::array();  // the idle blocks' bit mask: bit c is CommClass c
-  for (size_t c = 0; c < engine::kCommClasses; ++c) {
+  for (size_t c = 0; c < ops::kCommClasses; ++c) {
     static const char* names[] = {"", "EP", "PP", "DP", "other", "TP", "CP"};
     j["classes"].push_back(c < std::size(names) ? names[c] : "?");
   }

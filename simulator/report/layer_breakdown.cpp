@@ -7,8 +7,8 @@
 namespace stepsim {
 namespace {
 
-using engine::CommClass;
-using engine::OpKind;
+using ops::CommClass;
+using ops::OpKind;
 
 // Compute parts, in the order the report draws them.
 enum ComputePart { Attention, DenseMlp, RoutedExperts, SharedExperts, Router, HeadEmbedding, NonMatmul, OtherCompute, kComputeParts };
@@ -49,9 +49,9 @@ LayerBreakdown layer_breakdown(const SimResult& r) {
   // Compute spans per GPU in start order, to find the op that ran after each wait.
   std::map<int32_t, std::vector<const Span*>> compute;
   for (const Span& s : r.spans) {
-    if (s.stream != 0 || engine::is_comm_kind(s.tag.kind)) continue;
+    if (s.stream != 0 || ops::is_comm_kind(s.tag.kind)) continue;
     compute[s.rank].push_back(&s);
-    const int layer = s.tag.layer == engine::kNoIndex ? kOutside : int(s.tag.layer);
+    const int layer = s.tag.layer == ops::kNoIndex ? kOutside : int(s.tag.layer);
     Acc& a = acc[layer];
     a.seconds[compute_part(s.tag.kind)] += s.end_s - s.start_s;
     a.gpus.insert(s.rank);
@@ -70,7 +70,7 @@ LayerBreakdown layer_breakdown(const SimResult& r) {
       const double tol = 1e-12 * std::max(1.0, idle.end_s);
       const auto next = std::lower_bound(v.begin(), v.end(), idle.end_s - tol,
                                          [](const Span* s, double t) { return s->start_s < t; });
-      if (next != v.end() && (*next)->tag.layer != engine::kNoIndex) layer = (*next)->tag.layer;
+      if (next != v.end() && (*next)->tag.layer != ops::kNoIndex) layer = (*next)->tag.layer;
     }
     std::vector<size_t> parts;
     for (size_t c = 0; c < kExposedParts; ++c)

@@ -19,7 +19,7 @@ namespace {
 
 // A workload and the platform its GPU ids refer to.
 struct Replay {
-  std::unique_ptr<engine::Workload> workload;
+  std::unique_ptr<ops::Workload> workload;
   PlatformSpec platform;
 };
 

@@ -204,16 +204,16 @@ TEST(MemoryPeak, ZbH1PeaksAtOneFOneBsMemoryWithTheHeadKeepingOnlyWhatWNeeds) {
   // The head's allocations, per 4096-token sequence (one per microbatch), TP 1.
   const Plan plan = plan_with({"schedule=zb-h1"});
   const ModelWorkload w(plan);
-  engine::Tag t;
-  t.kind = engine::OpKind::Head;
+  ops::Tag t;
+  t.kind = ops::OpKind::Head;
   t.microbatch = 3;
-  engine::ActivationEvent f[engine::kMaxActivationEvents], b[engine::kMaxActivationEvents],
-      wg[engine::kMaxActivationEvents];
-  t.phase = engine::Phase::Forward;
+  ops::ActivationEvent f[ops::kMaxActivationEvents], b[ops::kMaxActivationEvents],
+      wg[ops::kMaxActivationEvents];
+  t.phase = ops::Phase::Forward;
   ASSERT_EQ(w.memory_model()->activation_events(0, t, f), 2);
-  t.phase = engine::Phase::Backward;
+  t.phase = ops::Phase::Backward;
   ASSERT_EQ(w.memory_model()->activation_events(0, t, b), 1);
-  t.phase = engine::Phase::Weight;
+  t.phase = ops::Phase::Weight;
   ASSERT_GE(w.memory_model()->activation_events(0, t, wg), 1);
   EXPECT_DOUBLE_EQ(f[0].bytes, seq * (2 * vocab + 2 * h));             // kept to W
   EXPECT_DOUBLE_EQ(f[0].bytes + f[1].bytes, seq * head_per_token);     // all of it from F to B

@@ -12,7 +12,7 @@
 namespace stepsim {
 namespace {
 
-using engine::OpKind;
+using ops::OpKind;
 
 Span span(int32_t rank, OpKind kind, uint16_t layer, double a, double b, uint8_t stream = 0) {
   Span s;
@@ -27,7 +27,7 @@ Span span(int32_t rank, OpKind kind, uint16_t layer, double a, double b, uint8_t
 
 IdleSpan idle(int32_t rank, uint8_t classes, double a, double b) { return {rank, classes, a, b}; }
 
-constexpr uint8_t kEp = 1u << unsigned(engine::CommClass::Ep), kPp = 1u << unsigned(engine::CommClass::Pp);
+constexpr uint8_t kEp = 1u << unsigned(ops::CommClass::Ep), kPp = 1u << unsigned(ops::CommClass::Pp);
 
 TEST(LayerBreakdown, WaitsAreChargedToTheOpThatRanAfterThemPerGpuHoldingTheLayer) {
   SimResult r;
@@ -60,8 +60,8 @@ TEST(LayerBreakdown, WaitsAreChargedToTheOpThatRanAfterThemPerGpuHoldingTheLayer
 
 TEST(LayerBreakdown, TrailingWaitsAndUnlayeredOpsGoOutsideLayers) {
   SimResult r;
-  r.spans = {span(0, OpKind::DenseMlp, 0, 0, 1), span(0, OpKind::Head, engine::kNoIndex, 1, 2)};
-  r.idle_spans = {idle(0, 1u << unsigned(engine::CommClass::Dp), 2, 2.5)};  // after the last op
+  r.spans = {span(0, OpKind::DenseMlp, 0, 0, 1), span(0, OpKind::Head, ops::kNoIndex, 1, 2)};
+  r.idle_spans = {idle(0, 1u << unsigned(ops::CommClass::Dp), 2, 2.5)};  // after the last op
   const LayerBreakdown b = layer_breakdown(r);
   ASSERT_EQ(b.rows.size(), 2u);
   EXPECT_EQ(b.rows[1].label, "outside layers");

@@ -12,28 +12,28 @@
 namespace stepsim::test {
 namespace {
 
-using engine::FlowSpec;
-using engine::OpKind;
-using engine::OpRef;
-using engine::OpSink;
-using engine::Tag;
-using engine::Work;
+using ops::FlowSpec;
+using ops::OpKind;
+using ops::OpRef;
+using ops::OpSink;
+using ops::Tag;
+using ops::Work;
 
 // Each GPU's program is a function called with the piece number until it returns false.
 using PieceFn = std::function<bool(int64_t gpu, int64_t piece, OpSink& sink)>;
 
-class HandWorkload final : public engine::Workload {
+class HandWorkload final : public ops::Workload {
  public:
   HandWorkload(PlatformSpec spec, int streams, PieceFn fn) : spec_(spec), streams_(streams), fn_(std::move(fn)) {}
   std::string name() const override { return "hand"; }
   double bf16_flops() const override { return spec_.gpu_flops / 2; }
   int num_streams() const override { return streams_; }
-  std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override {
+  std::unique_ptr<ops::GpuProgram> program(int64_t gpu) const override {
     return std::make_unique<Program>(gpu, fn_);
   }
 
  private:
-  struct Program final : engine::GpuProgram {
+  struct Program final : ops::GpuProgram {
     Program(int64_t g, PieceFn f) : gpu(g), fn(std::move(f)) {}
     bool emit_next(OpSink& sink) override { return fn(gpu, piece++, sink); }
     int64_t gpu;

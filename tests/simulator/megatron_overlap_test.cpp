@@ -17,7 +17,7 @@
 namespace stepsim::test {
 namespace {
 
-using engine::OpKind;
+using ops::OpKind;
 
 constexpr double kHidden = 4096, kIntermediate = 14336, kKv = 8 * 128, kSeq = 8192;
 constexpr double kBf16 = 757.7e12, kNvlink = 160e9, kIb = 50e9;

@@ -18,8 +18,8 @@
 namespace stepsim::test {
 namespace {
 
-using engine::OpKind;
-using engine::Phase;
+using ops::OpKind;
+using ops::Phase;
 
 SimResult run(bool split) {
   const Plan plan = load_plan(default_config_path(),

@@ -16,7 +16,7 @@
 namespace stepsim {
 namespace {
 
-using engine::OpKind;
+using ops::OpKind;
 
 // Llama 3.1 8B (HF config): hidden 4096, 32 layers, 32 heads, 8 KV heads of 128, FFN 14336.
 constexpr double kHidden = 4096, kSeq = 8192;
@@ -38,8 +38,8 @@ struct Emitted {
 // Emits one GPU's whole program, as the engine would fetch it.
 Emitted emit(const ModelWorkload& w, int64_t gpu) {
   Emitted e;
-  std::vector<engine::StreamQueue> queues(static_cast<size_t>(kModelStreams));
-  engine::OpSink sink(uint32_t(gpu), queues, w.plan().hardware.fp8_tflops * 1e12, w.plan().hardware.bf16_tflops * 1e12);
+  std::vector<ops::StreamQueue> queues(static_cast<size_t>(kModelStreams));
+  ops::OpSink sink(uint32_t(gpu), queues, w.plan().hardware.fp8_tflops * 1e12, w.plan().hardware.bf16_tflops * 1e12);
   const auto prog = w.program(gpu);
   while (prog->emit_next(sink)) {
     for (auto& q : queues) {

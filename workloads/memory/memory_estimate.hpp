@@ -20,7 +20,7 @@ struct MemoryEstimate {
   bool lm_head = false;
   double in_flight_microbatches = 0;
   double microbatch_tokens = 0;
-  engine::StaticMemory fixed;
+  ops::StaticMemory fixed;
   double activations_bytes = 0;  // saved activations in flight (+ the head's logits, + one recompute set)
   double total_bytes = 0;
   double capacity_bytes = 0;     // hardware.memory_GiB

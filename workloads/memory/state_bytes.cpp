@@ -53,8 +53,8 @@ double largest_microbatch_tokens(const Plan& plan) {
          double(plan.parallel.tp * plan.parallel.cp);
 }
 
-engine::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
-  engine::StaticMemory s;
+ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
+  ops::StaticMemory s;
   // ZeRO shards non-experts over the GPUs holding the same weights (data-parallel replicas x CP
   // ranks, as Megatron's distributed optimizer does) and experts over expert-DP.
   // HSDP shards ZeRO-3 state over fsdp_shard_size of them (experts: fsdp_shard_size x tp / ep).

@@ -44,6 +44,6 @@ double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p);
 double largest_microbatch_tokens(const Plan& plan);
 
 // `held`: what the GPU's stages hold (the whole model for FSDP).
-engine::StaticMemory static_memory(const Plan& plan, const HeldParams& held);
+ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held);
 
 }  // namespace stepsim

@@ -6,8 +6,8 @@
 
 namespace stepsim {
 
-using engine::OpKind;
-using engine::Phase;
+using ops::OpKind;
+using ops::Phase;
 
 ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
   const Plan& plan = w.plan();
@@ -33,14 +33,14 @@ ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
   }
 }
 
-engine::StaticMemory ModelMemory::static_memory(int64_t gpu) const {
+ops::StaticMemory ModelMemory::static_memory(int64_t gpu) const {
   return per_rank_[per_rank_.size() == 1 ? 0 : size_t(w_.layout().pipeline_rank(gpu))];
 }
 
-int ModelMemory::activation_events(int64_t gpu, const engine::Tag& t, engine::ActivationEvent* out) const {
-  if (t.microbatch == engine::kNoIndex) return 0;
+int ModelMemory::activation_events(int64_t gpu, const ops::Tag& t, ops::ActivationEvent* out) const {
+  if (t.microbatch == ops::kNoIndex) return 0;
   const bool head = t.kind == OpKind::Head;
-  if (!head && (t.layer == engine::kNoIndex || size_t(t.layer) >= saved_per_seq_.size())) return 0;
+  if (!head && (t.layer == ops::kNoIndex || size_t(t.layer) >= saved_per_seq_.size())) return 0;
   // One key per (microbatch, layer or head, saved or recompute set).
   const uint64_t item = head ? saved_per_seq_.size() : t.layer;
   const uint64_t key = uint64_t(t.microbatch) << 32 | item << 1;

@@ -13,11 +13,11 @@ namespace stepsim {
 
 class ModelWorkload;
 
-class ModelMemory : public engine::MemoryModel {
+class ModelMemory : public ops::MemoryModel {
  public:
   explicit ModelMemory(const ModelWorkload& workload);
-  engine::StaticMemory static_memory(int64_t gpu) const override;
-  int activation_events(int64_t gpu, const engine::Tag& tag, engine::ActivationEvent* out) const override;
+  ops::StaticMemory static_memory(int64_t gpu) const override;
+  int activation_events(int64_t gpu, const ops::Tag& tag, ops::ActivationEvent* out) const override;
 
  private:
   const ModelWorkload& w_;
@@ -25,7 +25,7 @@ class ModelMemory : public engine::MemoryModel {
   std::vector<double> recompute_per_seq_;  // per layer (parallel.recompute=full)
   double head_per_seq_ = 0;
   double head_w_per_seq_ = 0;  // the part of head_per_seq_ the head's weight gradient keeps
-  std::vector<engine::StaticMemory> per_rank_;  // per pipeline rank (one for FSDP)
+  std::vector<ops::StaticMemory> per_rank_;  // per pipeline rank (one for FSDP)
 };
 
 }  // namespace stepsim

@@ -12,9 +12,9 @@
 
 namespace stepsim {
 
-using engine::OpKind;
-using engine::OpRef;
-using engine::Phase;
+using ops::OpKind;
+using ops::OpRef;
+using ops::Phase;
 
 namespace {
 
@@ -31,9 +31,9 @@ Phase phase_of(LayerPart p) {
   return Phase::None;
 }
 
-engine::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t layer,
+ops::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t layer,
                 const sched::ChunkRef* partner = nullptr, uint8_t half = 0) {
-  engine::Tag t;
+  ops::Tag t;
   if (partner) {
     t.microbatch2 = uint16_t(partner->mb);
     t.chunk2 = uint8_t(partner->chunk);
@@ -42,7 +42,7 @@ engine::Tag tag(OpKind kind, Phase phase, const sched::ChunkRef& ref, int64_t la
   t.phase = phase;
   t.chunk = uint8_t(ref.chunk);
   t.microbatch = uint16_t(ref.mb);
-  t.layer = layer < 0 ? engine::kNoIndex : uint16_t(layer);
+  t.layer = layer < 0 ? ops::kNoIndex : uint16_t(layer);
   t.half = half;
   return t;
 }
@@ -59,7 +59,7 @@ std::vector<OpRef> present(Refs... refs) {
 }
 
 // The compute op emitted last on this GPU (the producer of whatever the next step consumes).
-OpRef last_compute(const engine::OpSink& sink) {
+OpRef last_compute(const ops::OpSink& sink) {
   const OpRef next = sink.next_ref(kStreamCompute);
   return OpRef(next.gpu(), kStreamCompute, next.seq > 0 ? next.seq - 1 : 0);
 }
@@ -67,7 +67,7 @@ OpRef last_compute(const engine::OpSink& sink) {
 }  // namespace
 
 ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
-    : engine::ScheduledGpuProgram(workload.schedule().program(workload.layout().pipeline_rank(gpu))),
+    : sched::ScheduledGpuProgram(workload.schedule().program(workload.layout().pipeline_rank(gpu))),
       w_(workload),
       plan_(workload.plan()),
       gpu_(gpu) {
@@ -122,7 +122,7 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
   }
 }
 
-void ModelGpuProgram::begin(engine::OpSink& sink) {
+void ModelGpuProgram::begin(ops::OpSink& sink) {
   // overlap_param_gather: the first bucket's all-gather starts the step (Megatron dispatches it
   // before the forward, in the optimizer's zero_grad).
   if (!gathers_.empty()) dispatch_gather(sink, 0);
@@ -133,7 +133,7 @@ size_t ModelGpuProgram::backward_position(int32_t chunk, int64_t item) const {
   return size_t(std::find(items.begin(), items.end(), item) - items.begin());
 }
 
-void ModelGpuProgram::dispatch_gather(engine::OpSink& sink, size_t index) {
+void ModelGpuProgram::dispatch_gather(ops::OpSink& sink, size_t index) {
   const Gather& g = gathers_[index];
   const DpBucket& b = buckets_[size_t(g.chunk)].cut.buckets[g.bucket];
   const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, b.non_expert, b.expert, kBf16Bytes);
@@ -146,7 +146,7 @@ void ModelGpuProgram::dispatch_gather(engine::OpSink& sink, size_t index) {
                                    Phase::Forward, first_item < 0 ? -1 : first_item));
 }
 
-std::optional<OpRef> ModelGpuProgram::params_for(engine::OpSink& sink, int32_t chunk, int64_t item) {
+std::optional<OpRef> ModelGpuProgram::params_for(ops::OpSink& sink, int32_t chunk, int64_t item) {
   if (fsdp_) return fsdp_gather(sink, item);
   if (gathers_.empty()) return std::nullopt;
   const size_t pos = backward_position(chunk, item);
@@ -163,7 +163,7 @@ std::optional<OpRef> ModelGpuProgram::params_for(engine::OpSink& sink, int32_t c
   return gather_ops_[need];
 }
 
-void ModelGpuProgram::reduce_bucket(engine::OpSink& sink, int32_t chunk, size_t bucket) {
+void ModelGpuProgram::reduce_bucket(ops::OpSink& sink, int32_t chunk, size_t bucket) {
   const ChunkBuckets& cb = buckets_[size_t(chunk)];
   double non_expert = 0, expert = 0;
   int64_t layer = -1;
@@ -183,7 +183,7 @@ void ModelGpuProgram::reduce_bucket(engine::OpSink& sink, int32_t chunk, size_t 
                                         {last_compute(sink)}, phase, layer < 0 ? -1 : layer));
 }
 
-void ModelGpuProgram::grads_done(engine::OpSink& sink, int32_t chunk, int64_t item) {
+void ModelGpuProgram::grads_done(ops::OpSink& sink, int32_t chunk, int64_t item) {
   if (chunk != reducing_chunk_) return;
   ChunkBuckets& cb = buckets_[size_t(chunk)];
   if (cb.cut.buckets.size() == 1) return;  // one bucket: reduced after the op (expand)
@@ -208,7 +208,7 @@ ModelGpuProgram::Pass ModelGpuProgram::backward_pass(sched::ChunkRef ref, bool z
   return p;
 }
 
-void ModelGpuProgram::receive(Pass& pass, bool backward, engine::OpSink& sink) {
+void ModelGpuProgram::receive(Pass& pass, bool backward, ops::OpSink& sink) {
   const auto& s = w_.schedule();
   const auto t = backward ? sched::backward_input(s, rank_, pass.ref) : sched::forward_input(s, rank_, pass.ref);
   if (!t) return;  // first stage, or the gradient starts from the local loss
@@ -221,12 +221,12 @@ void ModelGpuProgram::receive(Pass& pass, bool backward, engine::OpSink& sink) {
   // With sequence (and context) parallelism each GPU sends its shard of the sequence.
   const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) * w_.token_share() *
                        double(plan_.model.hidden_size) * kBf16Bytes;
-  const engine::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
+  const ops::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
   pass.last = sink.comm(pp_recv_stream(t->channel), tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
                         {}, std::span(&in, 1), std::span<const OpRef>{});
 }
 
-void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink) {
+void ModelGpuProgram::send(const Pass& pass, bool backward, ops::OpSink& sink) {
   // Ops on the compute stream are ordered anyway; only a comm op needs an explicit dependency.
   const auto& s = w_.schedule();
   const auto t = backward ? sched::backward_output(s, rank_, pass.ref) : sched::forward_output(s, rank_, pass.ref);
@@ -238,13 +238,13 @@ void ModelGpuProgram::send(const Pass& pass, bool backward, engine::OpSink& sink
   // With sequence (and context) parallelism each GPU sends its shard of the sequence.
   const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) * w_.token_share() *
                        double(plan_.model.hidden_size) * kBf16Bytes;
-  const engine::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
+  const ops::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
   const auto deps = present(pass.last);
   sink.comm(pp_send_stream(t->channel), tag(OpKind::PpSend, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
             std::span(&out, 1), {}, std::span<const OpRef>(deps));
 }
 
-OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+OpRef ModelGpuProgram::compute(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
                                const std::vector<OpRef>& deps, MlpShare share, const Slice& slice) {
   const PartCost& c = w_.cost(layer, part);
   const double seqs = w_.sequences(gpu_, ref.mb) * share_;
@@ -263,7 +263,7 @@ OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart pa
   }
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
   const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
-  engine::Tag t = tag(kind, phase_of(part), ref, layer, partner_, half_);
+  ops::Tag t = tag(kind, phase_of(part), ref, layer, partner_, half_);
   t.piece = slice.piece;
   // A TP block's weight gradient needs the input its backward gathered again (block()).
   if (phase_of(part) == Phase::Weight && !wgrad_inputs_.empty()) {
@@ -272,21 +272,21 @@ OpRef ModelGpuProgram::compute(engine::OpSink& sink, int64_t layer, LayerPart pa
       std::vector<OpRef> with_input = deps;
       with_input.push_back(it->second);
       wgrad_inputs_.erase(it);
-      return sink.compute(t, engine::Work::fp8(flops), std::span<const OpRef>(with_input));
+      return sink.compute(t, ops::Work::fp8(flops), std::span<const OpRef>(with_input));
     }
   }
-  return sink.compute(t, engine::Work::fp8(flops), std::span<const OpRef>(deps));
+  return sink.compute(t, ops::Work::fp8(flops), std::span<const OpRef>(deps));
 }
 
-OpRef ModelGpuProgram::ring_collective(engine::OpSink& sink, int stream, OpKind kind, Phase phase, int64_t layer,
+OpRef ModelGpuProgram::ring_collective(ops::OpSink& sink, int stream, OpKind kind, Phase phase, int64_t layer,
                                        const sched::ChunkRef& ref, uint8_t channel, const Ring& ring, double bytes,
                                        const std::vector<OpRef>& deps) {
-  const engine::FlowSpec out{bytes, uint32_t(ring.next), channel}, in{bytes, uint32_t(ring.prev), channel};
+  const ops::FlowSpec out{bytes, uint32_t(ring.next), channel}, in{bytes, uint32_t(ring.prev), channel};
   return sink.comm(stream, tag(kind, phase, ref, layer, partner_, half_), std::span(&out, 1), std::span(&in, 1),
                    std::span<const OpRef>(deps));
 }
 
-OpRef ModelGpuProgram::block(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
                              std::vector<OpRef> deps, std::optional<LayerPart> weight) {
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB;
   const bool tp = tp_ && (attention || !w_.layer_is_moe(layer));  // experts, shared experts, router: TP 1
@@ -377,15 +377,15 @@ std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {
   return {};
 }
 
-OpRef ModelGpuProgram::head(engine::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep,
+OpRef ModelGpuProgram::head(ops::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep,
                             std::optional<OpRef> params) {
   double flops = w_.head_flops_per_seq(phase) * w_.sequences(gpu_, ref.mb) * share_;
   if (w_.head_fixed_s(phase) > 0) flops += w_.head_fixed_s(phase) * plan_.hardware.bf16_tflops * 1e12;
   const auto deps = present(dep, params);
-  return sink.compute(tag(OpKind::Head, phase, ref, -1, nullptr, half_), engine::Work::bf16(flops), std::span<const OpRef>(deps));
+  return sink.compute(tag(OpKind::Head, phase, ref, -1, nullptr, half_), ops::Work::bf16(flops), std::span<const OpRef>(deps));
 }
 
-OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase, int64_t layer,
+OpRef ModelGpuProgram::all_to_all(ops::OpSink& sink, OpKind kind, Phase phase, int64_t layer,
                                   const sched::ChunkRef& ref, bool fp8_payload, OpRef dep) {
   // The flows depend only on the payload and, when GPUs hold different batches, the microbatch:
   // build them once per such key (this runs millions of times in a full replay).
@@ -415,7 +415,7 @@ OpRef ModelGpuProgram::all_to_all(engine::OpSink& sink, OpKind kind, Phase phase
   return sink.comm(kStreamEp, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
 }
 
-void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) {
+void ModelGpuProgram::forward_item(Pass& f, int64_t item, ops::OpSink& sink) {
   const auto gathered = params_for(sink, f.ref.chunk, item);
   if (item == kHead) {
     // FSDP prefetched the head's parameters; a ZeRO bucket gathered ahead is waited for.
@@ -433,7 +433,7 @@ void ModelGpuProgram::forward_item(Pass& f, int64_t item, engine::OpSink& sink) 
   f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, f.ref, false, m);
 }
 
-ModelGpuProgram::MlpShare ModelGpuProgram::shared_experts_ahead(engine::OpSink& sink, int64_t layer,
+ModelGpuProgram::MlpShare ModelGpuProgram::shared_experts_ahead(ops::OpSink& sink, int64_t layer,
                                                                const sched::ChunkRef& ref, OpRef attn) {
   const PartCost& c = w_.cost(layer, LayerPart::MlpF);
   if (!plan_.parallel.overlap_shared_expert || c.shared_fp8_flops_per_seq + c.shared_bf16_flops_per_seq <= 0)
@@ -442,7 +442,7 @@ ModelGpuProgram::MlpShare ModelGpuProgram::shared_experts_ahead(engine::OpSink& 
   return MlpShare::Rest;
 }
 
-OpRef ModelGpuProgram::recomputed_all_to_all(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, OpRef dep) {
+OpRef ModelGpuProgram::recomputed_all_to_all(ops::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, OpRef dep) {
   if (plan_.parallel.recompute != Recompute::Full) return dep;
   // Full recompute reruns the layer's forward, its dispatch and combine included, before the
   // backward can start (the recomputed compute itself is charged inside the backward parts).
@@ -450,7 +450,7 @@ OpRef ModelGpuProgram::recomputed_all_to_all(engine::OpSink& sink, int64_t layer
   return all_to_all(sink, OpKind::EpCombine, Phase::Backward, layer, ref, false, d);
 }
 
-void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink) {
+void ModelGpuProgram::backward_item(Pass& b, int64_t item, ops::OpSink& sink) {
   const auto gathered = fsdp_gather(sink, item);
   if (item == kHead) {
     b.last = head(sink, Phase::Backward, b.ref, b.last ? b.last : gathered);
@@ -485,14 +485,14 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, engine::OpSink& sink)
   if (aw && half_ != 1) grads_done(sink, b.ref.chunk, item);  // a halved layer: after the second half
 }
 
-OpRef ModelGpuProgram::expert_backward(engine::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
+OpRef ModelGpuProgram::expert_backward(ops::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
                                        OpRef combine_grad) {
   const OpRef input_grad = compute(sink, layer, LayerPart::MlpB, ref, {combine_grad});
   if (!fused_weight(b, LayerPart::MlpW)) return input_grad;
   return compute(sink, layer, LayerPart::MlpW, ref, {});
 }
 
-void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_t bl, engine::OpSink& sink) {
+void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_t bl, ops::OpSink& sink) {
   // Tags name the partner chunk, so reports can tell overlapped waits from lone ones.
   struct Partner {
     const sched::ChunkRef*& slot;
@@ -529,7 +529,7 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
 // halves alternate on the compute stream, so one half's attention or experts run while the other
 // half's dispatch or combine moves (the two-micro-batch overlap DeepSeek uses where no F&B
 // partner exists). Both halves start from the received input; the chunk ends with the second.
-void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
+void ModelGpuProgram::forward_halves(Pass& f, ops::OpSink& sink) {
   Pass a = f, b = f;
   share_ = 0.5;
   const auto half = [&](uint8_t h) { half_ = h; };  // labels the ops for reports and traces
@@ -565,7 +565,7 @@ void ModelGpuProgram::forward_halves(Pass& f, engine::OpSink& sink) {
 
 // The same for a lone backward chunk: combine-gradient, MLP B (and W), dispatch-gradient,
 // attention B (and W), each half in turn.
-void ModelGpuProgram::backward_halves(Pass& bp, engine::OpSink& sink) {
+void ModelGpuProgram::backward_halves(Pass& bp, ops::OpSink& sink) {
   Pass a = bp, b = bp;
   share_ = 0.5;
   const auto half = [&](uint8_t h) { half_ = h; };
@@ -607,7 +607,7 @@ bool ModelGpuProgram::split_lone(const Pass& p) const {
   return std::any_of(p.items.begin(), p.items.end(), [&](int64_t i) { return i >= 0 && w_.layer_is_moe(i); });
 }
 
-void ModelGpuProgram::weight_pass(sched::ChunkRef ref, engine::OpSink& sink) {
+void ModelGpuProgram::weight_pass(sched::ChunkRef ref, ops::OpSink& sink) {
   Pass b = backward_pass(ref, false);
   for (const int64_t item : b.items) {
     if (item == kHead) {
@@ -620,7 +620,7 @@ void ModelGpuProgram::weight_pass(sched::ChunkRef ref, engine::OpSink& sink) {
   }
 }
 
-void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpSink& sink) {
+void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, ops::OpSink& sink) {
   // ZeRO: which chunk's gradients this op reduce-scatters. ZeRO-1 once they are final (with
   // overlap_grad_reduce: the last microbatch's backward; without: nothing here, all after the rank's
   // last backward, in finish()); ZeRO-2 keeps only its gradient shard, so every op that adds to a
@@ -692,7 +692,7 @@ void ModelGpuProgram::expand(const sched::ChunkOp& op, size_t index, engine::OpS
   reducing_chunk_ = -1;
 }
 
-void ModelGpuProgram::finish(engine::OpSink& sink) {
+void ModelGpuProgram::finish(ops::OpSink& sink) {
   if (fsdp_ && replicas_.members.size() + replicas_.expert_members.size() > 2) {
     // HSDP: after the last reduce-scatter (same stream), all-reduce each gradient shard across the
     // replicas of the shard group: a ring all-reduce moves 2 (R-1)/R of the shard (FP32).
@@ -757,7 +757,7 @@ std::vector<OpRef> ModelGpuProgram::optimizer_step(engine::OpSink& sink, double 
                        std::span<const OpRef>(after))};
 }
 
-OpRef ModelGpuProgram::collective(engine::OpSink& sink, int stream, OpKind kind, uint8_t channel,
+OpRef ModelGpuProgram::collective(ops::OpSink& sink, int stream, OpKind kind, uint8_t channel,
                                   const RingFlows& flows, const std::vector<OpRef>& deps, Phase phase, int64_t layer) {
   out_.clear();
   in_.clear();
@@ -776,7 +776,7 @@ std::pair<double, double> ModelGpuProgram::item_params(int64_t item) const {
           w_.layer_expert_params_per_gpu(item)};
 }
 
-std::optional<OpRef> ModelGpuProgram::fsdp_gather(engine::OpSink& sink, int64_t item) {
+std::optional<OpRef> ModelGpuProgram::fsdp_gather(ops::OpSink& sink, int64_t item) {
   if (!fsdp_) return std::nullopt;
   const auto [non_expert, expert] = item_params(item);
   // Prefetch: the gather waits only for the gather stream's previous op, so it runs while the
@@ -785,7 +785,7 @@ std::optional<OpRef> ModelGpuProgram::fsdp_gather(engine::OpSink& sink, int64_t 
                     dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes), {});
 }
 
-void ModelGpuProgram::fsdp_reduce(engine::OpSink& sink, int64_t item, OpRef after) {
+void ModelGpuProgram::fsdp_reduce(ops::OpSink& sink, int64_t item, OpRef after) {
   const auto [non_expert, expert] = item_params(item);
   collective(sink, kStreamDpReduce, OpKind::FsdpReduceScatter, kChannelDpReduce,
              dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes), {after});

@@ -19,20 +19,20 @@ namespace stepsim {
 
 // Which share of a TP block's part an op computes (parallel.tp_comm_overlap splits it around its
 // collectives): of the column-parallel GEMMs, of the row-parallel one (which may be stretched by
-// userbuffers' SM margin), and of the rest; `piece` labels it (engine::Tag::piece). Piece 0 = all.
+// userbuffers' SM margin), and of the rest; `piece` labels it (ops::Tag::piece). Piece 0 = all.
 struct TpBlockSlice {
   double column = 1, middle = 1, row = 1;
   uint8_t piece = 0;
 };
 
-class ModelGpuProgram : public engine::ScheduledGpuProgram {
+class ModelGpuProgram : public sched::ScheduledGpuProgram {
  public:
   ModelGpuProgram(const ModelWorkload& workload, int64_t gpu);
 
  protected:
-  void begin(engine::OpSink& sink) override;
-  void expand(const sched::ChunkOp& op, size_t index, engine::OpSink& sink) override;
-  void finish(engine::OpSink& sink) override;
+  void begin(ops::OpSink& sink) override;
+  void expand(const sched::ChunkOp& op, size_t index, ops::OpSink& sink) override;
+  void finish(ops::OpSink& sink) override;
 
  private:
   // The running state of one chunk's forward or backward: the op its next step must wait for.
@@ -40,7 +40,7 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
     sched::ChunkRef ref;
     int64_t stage = 0;
     std::vector<int64_t> items;       // layer indices in execution order; kHead for the LM head
-    std::optional<engine::OpRef> last;  // last op of the pass so far (data dependency)
+    std::optional<ops::OpRef> last;  // last op of the pass so far (data dependency)
     bool zero_bubble = false;
   };
   static constexpr int64_t kHead = -1;
@@ -48,38 +48,38 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   Pass forward_pass(sched::ChunkRef ref) const;
   Pass backward_pass(sched::ChunkRef ref, bool zero_bubble) const;
 
-  void receive(Pass& pass, bool backward, engine::OpSink& sink);
-  void send(const Pass& pass, bool backward, engine::OpSink& sink);
+  void receive(Pass& pass, bool backward, ops::OpSink& sink);
+  void send(const Pass& pass, bool backward, ops::OpSink& sink);
 
   // One item of a forward / backward pass, not overlapped with anything.
-  void forward_item(Pass& f, int64_t item, engine::OpSink& sink);
-  void backward_item(Pass& b, int64_t item, engine::OpSink& sink);
+  void forward_item(Pass& f, int64_t item, ops::OpSink& sink);
+  void backward_item(Pass& b, int64_t item, ops::OpSink& sink);
   // A forward MoE layer overlapped with a backward MoE layer (DualPipe's F&B).
-  void overlapped_moe_layers(Pass& f, int64_t f_layer, Pass& b, int64_t b_layer, engine::OpSink& sink);
-  void weight_pass(sched::ChunkRef ref, engine::OpSink& sink);
+  void overlapped_moe_layers(Pass& f, int64_t f_layer, Pass& b, int64_t b_layer, ops::OpSink& sink);
+  void weight_pass(sched::ChunkRef ref, ops::OpSink& sink);
   // parallel.split_lone_chunks: a chunk without an F&B partner runs as two interleaved halves.
   bool split_lone(const Pass& p) const;
-  void forward_halves(Pass& f, engine::OpSink& sink);
-  void backward_halves(Pass& b, engine::OpSink& sink);
+  void forward_halves(Pass& f, ops::OpSink& sink);
+  void backward_halves(Pass& b, ops::OpSink& sink);
 
   // Which share of a forward MoE MLP an op computes (parallel.overlap_shared_expert splits it).
   enum class MlpShare { All, SharedExperts, Rest };
   using Slice = TpBlockSlice;
-  engine::OpRef compute(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                        const std::vector<engine::OpRef>& deps, MlpShare share = MlpShare::All,
+  ops::OpRef compute(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                        const std::vector<ops::OpRef>& deps, MlpShare share = MlpShare::All,
                         const Slice& slice = Slice{});
   // parallel.overlap_shared_expert: a forward MoE layer's shared experts, emitted right after its
   // dispatch is posted (from the same attention output `attn`), so they compute while the dispatch
   // moves. Returns the share of the MLP still to run once the dispatch has arrived.
-  MlpShare shared_experts_ahead(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, engine::OpRef attn);
+  MlpShare shared_experts_ahead(ops::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, ops::OpRef attn);
   // A forward or input-gradient block with its tensor- and context-parallel collectives around it
   // (workloads/traffic/model_parallel_comm.hpp): TP all-gather, [CP K/V all-gather], compute,
   // [CP dK/dV reduce-scatter], TP reduce-scatter. Without TP or CP: the compute op alone. Returns
   // the op whose completion makes the block's output available.
   // `weight`: the part's weight gradient computed with it as one autograd op (see fused_weight);
   // the collectives after the block then wait for it too.
-  engine::OpRef block(engine::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                      std::vector<engine::OpRef> deps, std::optional<LayerPart> weight = std::nullopt);
+  ops::OpRef block(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                      std::vector<ops::OpRef> deps, std::optional<LayerPart> weight = std::nullopt);
   // parallel.split_backward (the default): a backward part's weight gradient is its own op after
   // the input gradient on the compute stream, so the transfer the input gradient starts runs while
   // it computes. false: a plain autograd backward computes both as one op (fused_weight names the
@@ -90,38 +90,38 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
     return weight;
   }
   // A MoE layer's expert backward after its combine-gradient arrives (with its W when fused).
-  engine::OpRef expert_backward(engine::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
-                                engine::OpRef combine_grad);
+  ops::OpRef expert_backward(ops::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
+                                ops::OpRef combine_grad);
   // One ring collective over `ring` (this GPU's group, with its ring neighbours).
   struct Ring {
     int64_t next = 0, prev = 0;
   };
-  engine::OpRef ring_collective(engine::OpSink& sink, int stream, engine::OpKind kind, engine::Phase phase,
+  ops::OpRef ring_collective(ops::OpSink& sink, int stream, ops::OpKind kind, ops::Phase phase,
                                 int64_t layer, const sched::ChunkRef& ref, uint8_t channel, const Ring& ring,
-                                double bytes, const std::vector<engine::OpRef>& deps);
+                                double bytes, const std::vector<ops::OpRef>& deps);
   // Data-dependency list for the next block: the previous block's output when TP or CP put
   // collectives between them, else nothing (the compute stream's order is enough).
-  std::vector<engine::OpRef> after(engine::OpRef prev) const;
-  engine::OpRef head(engine::OpSink& sink, engine::Phase phase, const sched::ChunkRef& ref,
-                     std::optional<engine::OpRef> dep, std::optional<engine::OpRef> params = std::nullopt);
+  std::vector<ops::OpRef> after(ops::OpRef prev) const;
+  ops::OpRef head(ops::OpSink& sink, ops::Phase phase, const sched::ChunkRef& ref,
+                     std::optional<ops::OpRef> dep, std::optional<ops::OpRef> params = std::nullopt);
   // dispatch-direction (to experts) or combine-direction all-to-all of one layer.
   // Under full recompute: the layer's dispatch and combine sent again before its backward; else `dep`.
-  engine::OpRef recomputed_all_to_all(engine::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, engine::OpRef dep);
-  engine::OpRef all_to_all(engine::OpSink& sink, engine::OpKind kind, engine::Phase phase, int64_t layer,
-                           const sched::ChunkRef& ref, bool fp8_payload, engine::OpRef dep);
+  ops::OpRef recomputed_all_to_all(ops::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, ops::OpRef dep);
+  ops::OpRef all_to_all(ops::OpSink& sink, ops::OpKind kind, ops::Phase phase, int64_t layer,
+                           const sched::ChunkRef& ref, bool fp8_payload, ops::OpRef dep);
 
   // The optimizer step over this GPU's shard of `non_expert` + `expert` held parameters, after
   // `after` (the gradient reductions); returns what the parameter all-gather waits for.
   std::vector<engine::OpRef> optimizer_step(engine::OpSink& sink, double non_expert, double expert,
                                             const std::vector<engine::OpRef>& after);
   // FSDP: all-gather a layer's parameters one layer ahead, reduce-scatter its gradients after.
-  std::optional<engine::OpRef> fsdp_gather(engine::OpSink& sink, int64_t item);
-  void fsdp_reduce(engine::OpSink& sink, int64_t item, engine::OpRef after);
+  std::optional<ops::OpRef> fsdp_gather(ops::OpSink& sink, int64_t item);
+  void fsdp_reduce(ops::OpSink& sink, int64_t item, ops::OpRef after);
   std::pair<double, double> item_params(int64_t item) const;  // (non-expert, expert per GPU)
   // `phase` and `layer` label the op (a bucket: the backward that completed it, the forward it feeds).
-  engine::OpRef collective(engine::OpSink& sink, int stream, engine::OpKind kind, uint8_t channel,
-                           const RingFlows& flows, const std::vector<engine::OpRef>& deps,
-                           engine::Phase phase = engine::Phase::None, int64_t layer = -1);
+  ops::OpRef collective(ops::OpSink& sink, int stream, ops::OpKind kind, uint8_t channel,
+                           const RingFlows& flows, const std::vector<ops::OpRef>& deps,
+                           ops::Phase phase = ops::Phase::None, int64_t layer = -1);
 
   const ModelWorkload& w_;
   const Plan& plan_;
@@ -130,7 +130,7 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   bool ub_ = false;               // parallel.tp_comm_overlap with TP: userbuffers' pipelined collectives
   // A TP block's input gathered again in its backward, awaited by its weight gradient: by
   // (microbatch, layer, attention or MLP, half).
-  std::unordered_map<uint64_t, engine::OpRef> wgrad_inputs_;
+  std::unordered_map<uint64_t, ops::OpRef> wgrad_inputs_;
   uint64_t wgrad_key(int32_t mb, int64_t layer, bool attention) const {
     return ((uint64_t(uint32_t(mb)) << 20 | uint64_t(layer)) << 1 | (attention ? 1 : 0)) << 2 | half_;
   }
@@ -140,7 +140,7 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
   DpGroup replicas_;  // HSDP: the copies of this GPU's shards in the other shard groups
   std::vector<int64_t> final_grad_op_;         // per chunk: program index after which its grads are final
   std::vector<int32_t> grad_chunk_of_op_;      // per program index: the chunk whose grads it adds to, or -1
-  std::vector<engine::OpRef> reduce_scatters_;  // ZeRO-1, one per chunk (or bucket)
+  std::vector<ops::OpRef> reduce_scatters_;  // ZeRO-1, one per chunk (or bucket)
 
   // ZeRO-1/2 under parallel.overlap_grad_reduce / overlap_param_gather: Megatron's buckets per chunk
   // (dp_collectives.hpp). Megatron cuts only the model's first stage (pipeline rank 0, model chunk 0:
@@ -162,22 +162,22 @@ class ModelGpuProgram : public engine::ScheduledGpuProgram {
     size_t bucket = 0;
   };
   std::vector<Gather> gathers_;
-  std::vector<engine::OpRef> gather_ops_;  // dispatched so far
+  std::vector<ops::OpRef> gather_ops_;  // dispatched so far
   int64_t first_used_ = -1;                // the last bucket the forward has reached
   std::vector<std::vector<bool>> forwarded_;  // per chunk, per item in backward order: first forward seen
   // Reduce-scatter of one bucket, or of a whole chunk (bucket == npos).
-  void reduce_bucket(engine::OpSink& sink, int32_t chunk, size_t bucket);
+  void reduce_bucket(ops::OpSink& sink, int32_t chunk, size_t bucket);
   // A chunk's item has its gradients final in the op being expanded: reduce the buckets it completes.
-  void grads_done(engine::OpSink& sink, int32_t chunk, int64_t item);
+  void grads_done(ops::OpSink& sink, int32_t chunk, int64_t item);
   // The parameter all-gather a forward item must wait for: FSDP's prefetched gather, or under
   // overlap_param_gather the bucket holding its first parameter the first time the step needs it.
-  std::optional<engine::OpRef> params_for(engine::OpSink& sink, int32_t chunk, int64_t item);
+  std::optional<ops::OpRef> params_for(ops::OpSink& sink, int32_t chunk, int64_t item);
   size_t backward_position(int32_t chunk, int64_t item) const;
-  void dispatch_gather(engine::OpSink& sink, size_t index);
-  std::map<std::pair<bool, int32_t>, engine::OpRef> handoff_;  // (backward, mb) -> last op, V's local turn
-  std::vector<engine::FlowSpec> out_, in_;     // scratch
+  void dispatch_gather(ops::OpSink& sink, size_t index);
+  std::map<std::pair<bool, int32_t>, ops::OpRef> handoff_;  // (backward, mb) -> last op, V's local turn
+  std::vector<ops::FlowSpec> out_, in_;     // scratch
   struct CachedFlows {
-    std::vector<engine::FlowSpec> out, in;
+    std::vector<ops::FlowSpec> out, in;
   };
   std::map<int64_t, CachedFlows> a2a_cache_;  // see all_to_all()
   const sched::ChunkRef* partner_ = nullptr;   // while emitting an overlapped pair: the other chunk

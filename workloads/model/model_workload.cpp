@@ -234,7 +234,7 @@ int ModelWorkload::num_streams() const {
 
 double ModelWorkload::bf16_flops() const { return plan_.hardware.bf16_tflops * 1e12; }
 
-std::unique_ptr<engine::GpuProgram> ModelWorkload::program(int64_t gpu) const {
+std::unique_ptr<ops::GpuProgram> ModelWorkload::program(int64_t gpu) const {
   return std::make_unique<ModelGpuProgram>(*this, gpu);
 }
 

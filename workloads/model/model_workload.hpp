@@ -67,7 +67,7 @@ struct PartCost {
   double shared_fixed_s = 0;
 };
 
-class ModelWorkload : public engine::Workload {
+class ModelWorkload : public ops::Workload {
  public:
   explicit ModelWorkload(const Plan& plan);
   ~ModelWorkload() override;
@@ -76,12 +76,12 @@ class ModelWorkload : public engine::Workload {
   PlatformSpec platform() const;  // the cluster the GPU ids refer to
   double bf16_flops() const override;
   int num_streams() const override;
-  std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override;
+  std::unique_ptr<ops::GpuProgram> program(int64_t gpu) const override;
   std::string mode() const override;
   std::string fidelity() const override;
   bool local_deps_only() const override { return true; }  // a GPU's ops wait only on its own streams
   bool simulated(int64_t gpu) const override;
-  const engine::MemoryModel* memory_model() const override { return memory_.get(); }
+  const ops::MemoryModel* memory_model() const override { return memory_.get(); }
   // Every GPU runs every microbatch on the same number of sequences.
   bool uniform_batch() const { return uniform_batch_; }
 

@@ -18,12 +18,12 @@
 namespace stepsim {
 namespace {
 
-using engine::FlowSpec;
-using engine::OpKind;
-using engine::OpRef;
-using engine::OpSink;
-using engine::Phase;
-using engine::Tag;
+using ops::FlowSpec;
+using ops::OpKind;
+using ops::OpRef;
+using ops::OpSink;
+using ops::Phase;
+using ops::Tag;
 using sched::ChunkOp;
 using sched::Pass;
 
@@ -93,7 +93,7 @@ std::vector<sched::StageTransfer> remote_outputs(const sched::Schedule& s, int64
   return v;
 }
 
-class SyntheticProgram final : public engine::ScheduledGpuProgram {
+class SyntheticProgram final : public sched::ScheduledGpuProgram {
  public:
   SyntheticProgram(const Shared& sh, int64_t rank)
       : ScheduledGpuProgram(sh.programs[size_t(rank)]), sh_(sh), rank_(rank) {}
@@ -101,7 +101,7 @@ class SyntheticProgram final : public engine::ScheduledGpuProgram {
  protected:
   void expand(const ChunkOp& op, size_t, OpSink& sink) override {
     const Tag tag = chunk_tag(op);
-    const engine::Work work = engine::Work::seconds(sh_.costs.of(op));
+    const ops::Work work = ops::Work::seconds(sh_.costs.of(op));
     const auto inputs = remote_inputs(*sh_.schedule, rank_, op);
     if (sh_.send_bytes <= 0) {
       // No communication: wait for the producing chunk ops themselves (compute stream seq = index).
@@ -109,7 +109,7 @@ class SyntheticProgram final : public engine::ScheduledGpuProgram {
       for (const auto& in : inputs) {
         const auto site = in.backward ? sh_.producers->backward(in.peer_stage, in.mb)
                                       : sh_.producers->forward(in.peer_stage, in.mb);
-        deps_.push_back(OpRef(uint32_t(site.rank), engine::kComputeStream, uint32_t(site.index)));
+        deps_.push_back(OpRef(uint32_t(site.rank), ops::kComputeStream, uint32_t(site.index)));
       }
       sink.compute(tag, work, deps_);
       return;
@@ -143,7 +143,7 @@ class SyntheticProgram final : public engine::ScheduledGpuProgram {
   std::vector<OpRef> deps_;
 };
 
-class SyntheticWorkload final : public engine::Workload {
+class SyntheticWorkload final : public ops::Workload {
  public:
   explicit SyntheticWorkload(const Plan& plan) : plan_(plan) {
     const int64_t P = plan.parallel.pp;
@@ -159,7 +159,7 @@ class SyntheticWorkload final : public engine::Workload {
   std::string name() const override { return "synthetic"; }
   double bf16_flops() const override { return plan_.hardware.bf16_tflops * 1e12; }
   int num_streams() const override { return sh_.send_bytes > 0 ? 1 + 2 * sched::pipeline_channels(*sh_.schedule) : 1; }
-  std::unique_ptr<engine::GpuProgram> program(int64_t gpu) const override {
+  std::unique_ptr<ops::GpuProgram> program(int64_t gpu) const override {
     return std::make_unique<SyntheticProgram>(sh_, gpu);
   }
 
@@ -178,7 +178,7 @@ PlatformSpec synthetic_platform(const Plan& plan) {
   return spec;
 }
 
-std::unique_ptr<engine::Workload> make_synthetic_workload(const Plan& plan) {
+std::unique_ptr<ops::Workload> make_synthetic_workload(const Plan& plan) {
   return std::make_unique<SyntheticWorkload>(plan);
 }
 

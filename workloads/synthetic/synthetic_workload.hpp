@@ -16,7 +16,7 @@
 
 namespace stepsim {
 
-std::unique_ptr<engine::Workload> make_synthetic_workload(const Plan& plan);
+std::unique_ptr<ops::Workload> make_synthetic_workload(const Plan& plan);
 // Its platform: one GPU per pipeline rank, each on its own node.
 PlatformSpec synthetic_platform(const Plan& plan);
 
