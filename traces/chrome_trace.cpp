@@ -22,57 +22,9 @@ namespace stepsim {
 using ops::OpKind;
 using ops::Phase;
 
-const char* trace_kind(OpKind k) {
-  switch (k) {
-    case OpKind::Forward:
-    case OpKind::Backward:
-    case OpKind::BackwardInput:
-    case OpKind::WeightGrad:
-    case OpKind::ForwardBackward: return "chunk";
-    case OpKind::Attention: return "attention";
-    case OpKind::DenseMlp:
-    case OpKind::MoeGemm:
-    case OpKind::SharedExpert:
-    case OpKind::Router:
-    case OpKind::Head: return "gemm";
-    case OpKind::Embedding: return "embedding";
-    case OpKind::NonMatmul: return "nonmatmul";
-    case OpKind::Optimizer: return "optimizer";
-    case OpKind::OtherCompute: return "compute";
-    case OpKind::PpSend: return "pp-send";
-    case OpKind::PpRecv: return "pp-recv";
-    case OpKind::PpSendRecv: return "pp-sendrecv";
-    case OpKind::EpDispatch: return "dispatch";
-    case OpKind::EpCombine: return "combine";
-    case OpKind::DpAllGather: return "zero-allgather";
-    case OpKind::DpReduceScatter: return "zero-reducescatter";
-    case OpKind::DpAllReduce: return "dp-allreduce";
-    case OpKind::FsdpAllGather: return "fsdp-allgather";
-    case OpKind::FsdpReduceScatter: return "fsdp-reducescatter";
-    case OpKind::TpAllGather: return "tp-allgather";
-    case OpKind::TpReduceScatter: return "tp-reducescatter";
-    case OpKind::TpAllGatherRing: return "tp-allgather-ring";
-    case OpKind::TpReduceScatterSplit: return "tp-reducescatter-split";
-    case OpKind::TpAllGatherWgrad: return "tp-allgather-wgrad";
-    case OpKind::CpAllGather: return "cp-allgather-kv";
-    case OpKind::CpReduceScatter: return "cp-reducescatter-dkv";
-    case OpKind::OtherComm: return "comm";
-    case OpKind::Count_: break;
-  }
-  return "?";
-}
+const char* trace_kind(OpKind k) { return k < OpKind::Count_ ? ops::info(k).trace_kind : "?"; }
 
-const char* trace_stream_label(OpKind k) {
-  switch (ops::comm_class(k)) {
-    case ops::CommClass::Ep: return "ep all-to-all";
-    case ops::CommClass::Pp: return k == OpKind::PpRecv ? "pp recv" : "pp send";
-    case ops::CommClass::Dp:
-      return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "dp all-gather" : "dp reduce";
-    case ops::CommClass::Tp: return "tp all-gather / reduce-scatter";
-    case ops::CommClass::Cp: return "cp K/V all-gather";
-    default: return "comm";
-  }
-}
+const char* trace_stream_label(OpKind k) { return k < OpKind::Count_ ? ops::info(k).stream : "comm"; }
 
 namespace {
 
@@ -84,42 +36,20 @@ std::string phase_letter(const ops::Tag& t) {
     case Phase::Weight: return "W";
     case Phase::None: break;
   }
-  switch (t.kind) {
-    case OpKind::Forward: return "F";
-    case OpKind::Backward:
-    case OpKind::BackwardInput: return "B";
-    case OpKind::WeightGrad: return "W";
-    case OpKind::ForwardBackward: return "F&B";
-    default: return "";
-  }
+  return t.kind < OpKind::Count_ ? ops::info(t.kind).chunk_pass : "";
 }
 
 // What a compute op holds, for its name: "attn", "moe-mlp", "dense-mlp", "head", ...
-const char* compute_what(OpKind k) {
-  switch (k) {
-    case OpKind::Attention: return "attn";
-    case OpKind::DenseMlp: return "dense-mlp";
-    case OpKind::MoeGemm: return "moe-mlp";
-    case OpKind::SharedExpert: return "shared-expert";
-    case OpKind::Router: return "router";
-    case OpKind::Head: return "head";
-    case OpKind::Embedding: return "embedding";
-    case OpKind::NonMatmul: return "nonmatmul";
-    case OpKind::Optimizer: return "optimizer";
-    case OpKind::OtherCompute: return "compute";
-    default: return "chunk";
-  }
-}
+const char* compute_what(OpKind k) { return k < OpKind::Count_ ? ops::info(k).what : "chunk"; }
 
 std::string idle_name(uint8_t classes) {
   if (classes == 0) return "bubble";
-  static const char* names[ops::kCommClasses] = {"", "ep", "pp", "dp", "other", "tp", "cp"};
   std::string s = "exposed: ";
   bool first = true;
   for (size_t c = 1; c < ops::kCommClasses; ++c)
     if (classes & (1u << c)) {
       if (!first) s += '+';
-      s += names[c];
+      s += ops::comm_class_info(c).name;
       first = false;
     }
   return s;
@@ -141,8 +71,7 @@ std::string trace_event_name(const ops::Tag& t) {
     if (!ph.empty()) name += " " + ph;
   } else {
     name = ph.empty() ? compute_what(t.kind) : ph + " " + compute_what(t.kind);
-    if (t.kind == OpKind::Forward || t.kind == OpKind::Backward || t.kind == OpKind::BackwardInput ||
-        t.kind == OpKind::WeightGrad || t.kind == OpKind::ForwardBackward)
+    if (t.kind < OpKind::Count_ && *ops::info(t.kind).chunk_pass != '\0')  // a whole pipeline chunk
       name = ph + fmt::format(" c{}", t.chunk);
   }
   if (t.layer != ops::kNoIndex) name += fmt::format(" L{}", t.layer);

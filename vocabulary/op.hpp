@@ -6,58 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "vocabulary/comm_classes.hpp"
+#include "vocabulary/op_kinds.hpp"
+
 namespace stepsim::ops {
-
-// What an op does, for reports and traces. The comm kinds map to classes (ep / pp / dp).
-enum class OpKind : uint8_t {
-  // compute: whole pipeline chunks (synthetic workload)
-  Forward,
-  Backward,         // input and weight gradient together
-  BackwardInput,    // input gradient only (zero-bubble split)
-  WeightGrad,       // deferred weight gradient
-  ForwardBackward,  // an overlapped F&B pair as one block
-  // compute: model layers
-  Attention,
-  DenseMlp,
-  MoeGemm,
-  SharedExpert,
-  Router,
-  Embedding,
-  Head,
-  NonMatmul,
-  Optimizer,
-  OtherCompute,
-  // communication
-  PpSend,
-  PpRecv,
-  PpSendRecv,
-  EpDispatch,
-  EpCombine,
-  DpAllGather,
-  DpReduceScatter,
-  DpAllReduce,
-  FsdpAllGather,
-  FsdpReduceScatter,
-  TpAllGather,       // tensor parallel (sequence parallel): a block's input
-  TpReduceScatter,   // its output
-  TpAllGatherRing,   // parallel.tp_comm_overlap: the all-gather as a ring exchange pipelined with its GEMM
-  TpReduceScatterSplit,  // parallel.tp_comm_overlap: the GEMM's output reduce-scattered split by split
-  TpAllGatherWgrad,  // backward: the block's input gathered again for the column-parallel weight gradient
-  CpAllGather,       // context parallel: K and V of the whole sequence
-  CpReduceScatter,   // their gradients
-  OtherComm,
-  Count_
-};
-
-enum class CommClass : uint8_t { None, Ep, Pp, Dp, Other, Tp, Cp, Count_ };
-inline constexpr size_t kCommClasses = size_t(CommClass::Count_);
-
-enum class Phase : uint8_t { None, Forward, Backward, Weight };
-
-const char* to_string(OpKind k);
-const char* to_string(Phase p);
-CommClass comm_class(OpKind k);
-bool is_comm_kind(OpKind k);
 
 inline constexpr uint16_t kNoIndex = 0xFFFF;
 
@@ -74,6 +26,9 @@ struct Tag {
   // the ring-exchange all-gather, 2: the rest up to the first reduce-scatter split, 3: the GEMM splits
   // beside the other reduce-scatter splits); 0 = the whole block
   uint8_t piece = 0;
+  // The engine's only question about what the op is: its row of kCommClassTable. OpSink fills it
+  // from the kind (None for compute ops).
+  CommClass comm_class = CommClass::None;
   uint16_t microbatch = kNoIndex;
   uint16_t microbatch2 = kNoIndex;
   uint16_t layer = kNoIndex;

@@ -48,6 +48,7 @@ OpRef OpSink::compute(const Tag& tag, Work work, std::span<const OpRef> deps) {
   if (!(work.amount >= 0)) throw std::invalid_argument("compute op with negative or NaN work");
   Op op;
   op.tag = tag;
+  op.tag.comm_class = CommClass::None;
   switch (work.unit) {
     case Work::Unit::Fp8Flops: op.work_flops = work.amount; break;
     case Work::Unit::Bf16Flops: op.work_flops = work.amount * (fp8_ / bf16_); break;
@@ -65,6 +66,7 @@ OpRef OpSink::comm(int stream, const Tag& tag, std::span<const FlowSpec> out, st
   StreamQueue& q = queue(stream);
   Op op;
   op.tag = tag;
+  op.tag.comm_class = comm_class(tag.kind);
   op.comm = true;
   op.setup_s = setup_s;
   op.n_out = count16(out.size(), "outgoing flows");

@@ -121,26 +121,17 @@ SimResult collect(EngineState& e) {
     // gradient reduce-scatter): exposed communication; idling for other GPUs stays bubble.
     rr.exposed_comm_s = g.exposed_s + covered_within(g.comm_after_compute, g.compute_end, e.t_start + r.step_time_s);
     rr.bubble_s = r.step_time_s - rr.compute_s - rr.exposed_comm_s;
-    rr.exposed_ep_s = g.exposed_by_class[size_t(CommClass::Ep)];
-    rr.exposed_pp_s = g.exposed_by_class[size_t(CommClass::Pp)];
-    rr.exposed_dp_s = g.exposed_by_class[size_t(CommClass::Dp)] + (rr.exposed_comm_s - g.exposed_s);
-    rr.exposed_tp_s = g.exposed_by_class[size_t(CommClass::Tp)];
-    rr.exposed_cp_s = g.exposed_by_class[size_t(CommClass::Cp)];
+    const double tail = rr.exposed_comm_s - g.exposed_s;
+    for (size_t c = 0; c < kCommClasses; ++c) {
+      rr.comm_s[c] = g.comm_busy[c].total();
+      rr.exposed_s[c] = comm_class_info(c).reports_tail ? g.exposed_by_class[c] + tail : g.exposed_by_class[c];
+    }
     rr.exposed_unpaired_s = g.exposed_unpaired;
-    rr.ep_comm_s = g.comm_busy[size_t(CommClass::Ep)].total();
-    rr.pp_comm_s = g.comm_busy[size_t(CommClass::Pp)].total();
-    rr.dp_comm_s = g.comm_busy[size_t(CommClass::Dp)].total();
-    rr.tp_comm_s = g.comm_busy[size_t(CommClass::Tp)].total();
-    rr.cp_comm_s = g.comm_busy[size_t(CommClass::Cp)].total();
     rr.memory = g.memory.peak;
     if (rr.compute_s + rr.exposed_comm_s > most_loaded) {
       most_loaded = rr.compute_s + rr.exposed_comm_s;
       r.critical_rank = rr.rank;
-      r.ep_comm_s = rr.ep_comm_s;
-      r.pp_comm_s = rr.pp_comm_s;
-      r.dp_comm_s = rr.dp_comm_s;
-      r.tp_comm_s = rr.tp_comm_s;
-      r.cp_comm_s = rr.cp_comm_s;
+      r.comm_s = rr.comm_s;
     }
     r.ranks.push_back(rr);
   }

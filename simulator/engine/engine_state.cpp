@@ -81,8 +81,8 @@ void EngineState::complete(GpuState& g, int stream, const FetchedOp& op, double 
   if (stream == kComputeStream) {
     g.compute_end = end;
     std::erase_if(g.comm_after_compute, [end](const Interval& iv) { return iv.end <= end; });
-  } else if (op.op.n_out + op.op.n_in > 0 && comm_class(op.op.tag.kind) != CommClass::Pp) {
-    g.comm_after_compute.push_back({start, end});  // pipeline sends in the tail feed another stage
+  } else if (op.op.n_out + op.op.n_in > 0 && comm_class_info(size_t(op.op.tag.comm_class)).exposed_in_tail) {
+    g.comm_after_compute.push_back({start, end});
   }
   if (stream == kComputeStream && memory != nullptr)
     track_memory(g.memory, *memory, g.id, op.op.tag, start - t_start, end - t_start, g.record ? &memory_samples : nullptr);
@@ -123,14 +123,14 @@ void EngineState::comm_started(GpuState& g, int stream) {
   st.comm_start = clock;
 }
 
-void EngineState::comm_finished(GpuState& g, int stream, OpKind kind, const std::vector<Interval>& moving) {
+void EngineState::comm_finished(GpuState& g, int stream, CommClass c, const std::vector<Interval>& moving) {
   if (--g.comm_in_flight == 0 && sm_tax) switch_pstate(g, 0);
   g.streams[size_t(stream)].comm_active = false;
   // Flows start no earlier than their op: nothing still to come starts before the oldest op in flight.
   double horizon = clock;
   for (const StreamState& st : g.streams)
     if (st.comm_active) horizon = std::min(horizon, st.comm_start);
-  IntervalUnion& busy = g.comm_busy[size_t(comm_class(kind))];
+  IntervalUnion& busy = g.comm_busy[size_t(c)];
   busy.add(moving);
   busy.settle(horizon);
 }

@@ -73,7 +73,7 @@ struct GpuState {
   double last_end = 0;
   double compute_s = 0;
   double exposed_s = 0;
-  IntervalUnion comm_busy[ops::kCommClasses];  // data-moving time by CommClass
+  IntervalUnion comm_busy[ops::kCommClasses];  // data-moving time by communication class
   // Comm ops (start, end) that ended after the compute stream's latest op: once the program is over
   // these are the collectives the step still waits for (its tail), exposed communication.
   double compute_end = 0;
@@ -119,7 +119,7 @@ class EngineState {
   void switch_pstate(GpuState& g, int pstate);
   void comm_started(GpuState& g, int stream);
   // `moving`: the op's flow intervals, merged.
-  void comm_finished(GpuState& g, int stream, ops::OpKind kind, const std::vector<Interval>& moving);
+  void comm_finished(GpuState& g, int stream, ops::CommClass c, const std::vector<Interval>& moving);
   simgrid::s4u::Mailbox* mailbox(GpuState& g, uint32_t src, uint32_t dst, uint8_t channel);
 
   // Records the first error and makes every GPU actor stop.

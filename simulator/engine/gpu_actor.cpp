@@ -274,13 +274,15 @@ class GpuDriver {
     g_.watching = false;
     const double exposed = covered_within(g_.watched, r.t0, t1);
     g_.exposed_s += exposed;
-    for (size_t c = 0; c < kCommClasses; ++c)
-      if (!g_.watched_by_class[c].empty()) g_.exposed_by_class[c] += covered_within(g_.watched_by_class[c], r.t0, t1);
-    // Ops of an overlapped F&B pair carry their partner's microbatch in microbatch2. Only the EP
-    // wait counts: outside_fb_pairs_s is the part of the EP exposure outside F&B pairs.
-    auto& ep_watched = g_.watched_by_class[size_t(CommClass::Ep)];
-    if (r.cur.op.tag.microbatch2 == kNoIndex && !ep_watched.empty())
-      g_.exposed_unpaired += covered_within(ep_watched, r.t0, t1);
+    // Ops of an overlapped F&B pair carry their partner's microbatch in microbatch2: a wait on a
+    // class that reports it (EP) counts apart when the waiting op has none.
+    const bool unpaired = r.cur.op.tag.microbatch2 == kNoIndex;
+    for (size_t c = 0; c < kCommClasses; ++c) {
+      if (g_.watched_by_class[c].empty()) continue;
+      const double covered = covered_within(g_.watched_by_class[c], r.t0, t1);
+      g_.exposed_by_class[c] += covered;
+      if (unpaired && comm_class_info(c).reports_unpaired) g_.exposed_unpaired += covered;
+    }
     if (g_.record) record_wait(e_, g_, r.t0, t1);
   }
 
@@ -413,15 +415,15 @@ class GpuDriver {
     moving_.clear();
     for (const sg4::CommPtr& c : r.comms) moving_.push_back({c->get_start_time(), c->get_finish_time()});
     merge_intervals(moving_);
-    e_.comm_finished(g_, s, r.cur.op.tag.kind, moving_);
+    const CommClass cls = r.cur.op.tag.comm_class;
+    e_.comm_finished(g_, s, cls, moving_);
     e_.perturb.comm_done(g_.id, s, r.cur.flows, r.comms, r.posted, now());  // before complete() wakes its waiters
     rerate();
     if (g_.watching && st.watch_upto != kNoWatch && r.cur.seq <= st.watch_upto) {
-      // A collective or all-to-all kernel occupies the GPU from its start, waiting for slower
-      // peers included (what a profiler shows as communication); only a pipeline receive whose
-      // sender has not produced its data yet counts as bubble until the data moves.
-      auto& by_class = g_.watched_by_class[size_t(comm_class(r.cur.op.tag.kind))];
-      if (comm_class(r.cur.op.tag.kind) == CommClass::Pp) {
+      // The class says from when the op counts as exposed (ops::Exposure): a collective or
+      // all-to-all from its kernel's start, a pipeline transfer only while its data moves.
+      auto& by_class = g_.watched_by_class[size_t(cls)];
+      if (comm_class_info(size_t(cls)).exposure == Exposure::WhileMoving) {
         g_.watched.insert(g_.watched.end(), moving_.begin(), moving_.end());
         by_class.insert(by_class.end(), moving_.begin(), moving_.end());
       } else {

@@ -55,21 +55,15 @@ struct RankResult {
   double compute_s = 0;
   double exposed_comm_s = 0;
   double bubble_s = 0;
-  // Data-moving time of this GPU's transfers by class: the union over the class's ops of their
-  // flows' intervals (from both ends joining to the end); a time two classes share counts in both.
-  double ep_comm_s = 0;
-  double pp_comm_s = 0;
-  double dp_comm_s = 0;
-  double tp_comm_s = 0;
-  double cp_comm_s = 0;
-  // Exposed communication by what the compute stream waited for (a wait on two kinds at once
-  // counts in both), and the part spent outside overlapped F&B pairs (warm-up, cool-down, lone
-  // chunks), where nothing else could hide the transfer.
-  double exposed_ep_s = 0;
-  double exposed_pp_s = 0;
-  double exposed_dp_s = 0;
-  double exposed_tp_s = 0;
-  double exposed_cp_s = 0;
+  // By communication class (vocabulary/comm_classes.hpp), e.g. comm_s[CommClass::Ep]:
+  // the data-moving time of this GPU's transfers: the union over the class's ops of their flows'
+  // intervals (from both ends joining to the end); a time two classes share counts in both.
+  ops::PerCommClass comm_s;
+  // Exposed communication by what the compute stream waited for (a wait on two classes at once
+  // counts in both; the class that reports the tail also holds the trailing collectives), and the
+  // part of the classes that report it spent outside overlapped F&B pairs (warm-up, cool-down,
+  // lone chunks), where nothing else could hide the transfer.
+  ops::PerCommClass exposed_s;
   double exposed_unpaired_s = 0;
   RankMemory memory;
 };
@@ -97,7 +91,7 @@ struct SpanEdge {
 };
 
 // Compute-stream idle time, split as RankResult splits it: exposed_classes == 0 is bubble, else
-// the bitmask (1 << CommClass) of the communication kinds the compute stream waited on.
+// the bitmask (bit c for class c of kCommClassTable) of the classes the compute stream waited on.
 struct IdleSpan {
   int32_t rank = 0;
   uint8_t exposed_classes = 0;
@@ -112,14 +106,10 @@ struct SimResult {
   std::string fidelity = "exact";  // "exact", or "fast: what the workload left out"
   double step_time_s = 0;  // end of the whole step: the last op on any rank
   std::vector<RankResult> ranks;
-  // ep/pp/dp comm seconds of the most loaded rank: the one with the largest
-  // compute_s + exposed_comm_s (the least bubble), lowest id on ties.
+  // The most loaded rank: the one with the largest compute_s + exposed_comm_s (the least bubble),
+  // lowest id on ties, and its data-moving time by communication class.
   int64_t critical_rank = 0;
-  double ep_comm_s = 0;
-  double pp_comm_s = 0;
-  double dp_comm_s = 0;
-  double tp_comm_s = 0;
-  double cp_comm_s = 0;
+  ops::PerCommClass comm_s;
   uint64_t activities = 0;  // SimGrid activities started: Execs + transfers
   uint64_t ops = 0;         // ops replayed
   double wall_s = 0;

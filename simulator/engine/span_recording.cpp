@@ -64,9 +64,10 @@ void record_wait(EngineState& e, GpuState& g, double t0, double t1) {
 }
 
 void record_tail(EngineState& e, GpuState& g, double step_end) {
-  // Reported as exposed dp (collect() adds the tail to exposed_dp_s), so labelled Dp here too.
+  // Labelled with the class that reports the tail (collect() adds it to that class's exposed time).
   std::vector<Interval> by_class[kCommClasses];
-  by_class[size_t(CommClass::Dp)] = g.comm_after_compute;
+  for (size_t c = 0; c < kCommClasses; ++c)
+    if (comm_class_info(c).reports_tail) by_class[c] = g.comm_after_compute;
   split_idle(e, g, std::max(g.compute_end, e.t_start), step_end, by_class, kCommClasses);
 }
 

@@ -64,7 +64,6 @@ constexpr CatInfo kCatInfo[kCats] = {
 };
 // Per communication class (CommClass order; None and Other have no bar of their own in the rank chart).
 constexpr CommClass kClasses[] = {CommClass::Ep, CommClass::Pp, CommClass::Dp, CommClass::Tp, CommClass::Cp};
-constexpr const char* kClassNames[] = {"EP", "PP", "DP", "TP", "CP"};
 constexpr Cat kClassCats[] = {kEp, kPp, kDp, kTp, kCp};
 
 Cat category(OpKind k) {
@@ -237,10 +236,7 @@ json timeline_json(const HtmlReportInput& in, std::string& note) {
   j["kinds"] = json::array();
   for (size_t k = 0; k < size_t(OpKind::Count_); ++k) j["kinds"].push_back(ops::to_string(OpKind(k)));
   j["classes"] = json::array();  // the idle blocks' bit mask: bit c is CommClass c
-  for (size_t c = 0; c < ops::kCommClasses; ++c) {
-    static const char* names[] = {"", "EP", "PP", "DP", "other", "TP", "CP"};
-    j["classes"].push_back(c < std::size(names) ? names[c] : "?");
-  }
+  for (size_t c = 0; c < ops::kCommClasses; ++c) j["classes"].push_back(ops::comm_class_info(c).label);
   j["rows"] = json::array();
   for (const TimelineRow& row : rows) {
     json ev = json::array();
@@ -412,7 +408,8 @@ json ranks_json(const Plan& plan, const SimResult& r) {
   json j;
   j["classes"] = json::array();
   for (size_t c = 0; c < std::size(kClasses); ++c)
-    j["classes"].push_back({{"name", kClassNames[c]}, {"color", kCatInfo[kClassCats[c]].colour}});
+    j["classes"].push_back({{"name", ops::comm_class_info(size_t(kClasses[c])).label},
+                            {"color", kCatInfo[kClassCats[c]].colour}});
   j["axis"] = per_bar == 1 ? "simulated GPU"
                            : fmt::format("simulated GPUs (each bar: the mean of {} consecutive ones)", per_bar);
   j["rows"] = json::array();
@@ -425,8 +422,7 @@ json ranks_json(const Plan& plan, const SimResult& r) {
       compute += x.compute_s / double(n);
       exposed += x.exposed_comm_s / double(n);
       bubble += x.bubble_s / double(n);
-      const double v[] = {x.exposed_ep_s, x.exposed_pp_s, x.exposed_dp_s, x.exposed_tp_s, x.exposed_cp_s};
-      for (size_t c = 0; c < std::size(kClasses); ++c) by_class[c] += v[c] / double(n);
+      for (size_t c = 0; c < std::size(kClasses); ++c) by_class[c] += x.exposed_s[kClasses[c]] / double(n);
     }
     const int64_t a = ranks[i]->rank, b = ranks[i + n - 1]->rank;
     std::string label = n == 1 ? fmt::format("GPU {}", a) : fmt::format("GPUs {}-{}", a, b);
@@ -594,11 +590,11 @@ void write_html_report(const HtmlReportInput& in, std::ostream& out) {
     num_row("compute (mean GPU)", s.compute.mean, roof->compute_s);
     num_row("exposed communication (mean GPU)", s.exposed.mean, roof->exposed_comm_s);
     num_row("bubble (mean GPU)", s.bubble.mean, roof->bubble_s);
-    num_row(fmt::format("EP all-to-all busy (GPU {})", r.critical_rank), r.ep_comm_s, roof->ep_comm_s);
-    num_row(fmt::format("PP sends busy (GPU {})", r.critical_rank), r.pp_comm_s, roof->pp_comm_s);
-    num_row(fmt::format("DP collectives busy (GPU {})", r.critical_rank), r.dp_comm_s, roof->dp_comm_s);
-    if (plan.parallel.tp > 1) num_row(fmt::format("TP collectives busy (GPU {})", r.critical_rank), r.tp_comm_s, roof->tp_comm_s);
-    if (plan.parallel.cp > 1) num_row(fmt::format("CP exchanges busy (GPU {})", r.critical_rank), r.cp_comm_s, roof->cp_comm_s);
+    num_row(fmt::format("EP all-to-all busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Ep], roof->ep_comm_s);
+    num_row(fmt::format("PP sends busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Pp], roof->pp_comm_s);
+    num_row(fmt::format("DP collectives busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Dp], roof->dp_comm_s);
+    if (plan.parallel.tp > 1) num_row(fmt::format("TP collectives busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Tp], roof->tp_comm_s);
+    if (plan.parallel.cp > 1) num_row(fmt::format("CP exchanges busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Cp], roof->cp_comm_s);
     html += "</table>\n";
     const std::string why = explain_difference(plan, r, *roof);
     html += "<p>" + html_escape(why.empty() ? "The simulation and the roofline agree within 2 %." : why) + "</p>\n";

@@ -16,10 +16,14 @@
 namespace stepsim {
 namespace {
 
-Spread spread(const SimResult& r, double RankResult::*field) {
+using ops::CommClass;
+
+// Min, mean and max over the ranks of what `value` reads from each.
+template <class Value>
+Spread spread_of(const SimResult& r, Value value) {
   Spread s{std::numeric_limits<double>::infinity(), 0, -std::numeric_limits<double>::infinity()};
   for (const auto& rank : r.ranks) {
-    const double v = rank.*field;
+    const double v = value(rank);
     s.min = std::min(s.min, v);
     s.max = std::max(s.max, v);
     s.mean += v;
@@ -27,6 +31,10 @@ Spread spread(const SimResult& r, double RankResult::*field) {
   if (r.ranks.empty()) return {};
   s.mean /= double(r.ranks.size());
   return s;
+}
+
+Spread spread(const SimResult& r, double RankResult::*field) {
+  return spread_of(r, [field](const RankResult& rank) { return rank.*field; });
 }
 
 nlohmann::json spread_json(const Spread& s) { return {{"min", s.min}, {"mean", s.mean}, {"max", s.max}}; }
@@ -121,11 +129,10 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   j["bubble_s"] = s.bubble.mean;
   j["exposed_comm_share"] = r.step_time_s > 0 ? s.exposed.mean / r.step_time_s : 0.0;
   j["bubble_share_of_compute"] = s.compute.mean > 0 ? s.bubble.mean / s.compute.mean : 0.0;
-  j["ep_comm_s"] = r.ep_comm_s;
-  j["pp_comm_s"] = r.pp_comm_s;
-  j["dp_comm_s"] = r.dp_comm_s;
-  j["tp_comm_s"] = r.tp_comm_s;
-  j["cp_comm_s"] = r.cp_comm_s;
+  // Per communication class (the table's rows with JSON fields): `ep_comm_s`, `exposed_by_kind.ep_s`,
+  // `ranks[].ep_comm_s`, `ranks[].exposed_ep_s`, ...
+  for (size_t c = 0; c < ops::kCommClasses; ++c)
+    if (ops::comm_class_info(c).in_json) j[std::string(ops::comm_class_info(c).name) + "_comm_s"] = r.comm_s[c];
   j["critical_rank"] = r.critical_rank;
   j["tokens_per_step"] = plan.train.tokens_per_step();
   j["tokens_per_s_per_gpu"] = r.step_time_s > 0 ? roof.tokens_per_step / r.step_time_s / double(plan.gpus()) : 0.0;
@@ -138,35 +145,32 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   j["megatron_tflops_per_gpu"] = model && roof.terms.megatron_flops > 0
                                      ? nlohmann::json(roof.terms.megatron_flops / r.step_time_s / double(plan.gpus()) / 1e12)
                                      : nlohmann::json();
-  j["exposed_by_kind"] = {{"ep_s", spread(r, &RankResult::exposed_ep_s).mean},
-                          {"pp_s", spread(r, &RankResult::exposed_pp_s).mean},
-                          {"dp_s", spread(r, &RankResult::exposed_dp_s).mean},
-                          {"tp_s", spread(r, &RankResult::exposed_tp_s).mean},
-                          {"cp_s", spread(r, &RankResult::exposed_cp_s).mean},
-                          {"outside_fb_pairs_s", spread(r, &RankResult::exposed_unpaired_s).mean}};
+  j["exposed_by_kind"] = {{"outside_fb_pairs_s", spread(r, &RankResult::exposed_unpaired_s).mean}};
+  for (size_t c = 0; c < ops::kCommClasses; ++c)
+    if (ops::comm_class_info(c).in_json)
+      j["exposed_by_kind"][std::string(ops::comm_class_info(c).name) + "_s"] =
+          spread_of(r, [c](const RankResult& rank) { return rank.exposed_s[c]; }).mean;
   j["stats"] = {{"step_time_s", spread_json(s.step)},
                 {"compute_s", spread_json(s.compute)},
                 {"exposed_comm_s", spread_json(s.exposed)},
                 {"bubble_s", spread_json(s.bubble)}};
   j["ranks"] = nlohmann::json::array();
-  for (const auto& rank : r.ranks)
-    j["ranks"].push_back({{"rank", rank.rank},
-                          {"step_time_s", rank.step_time_s},
-                          {"compute_s", rank.compute_s},
-                          {"exposed_comm_s", rank.exposed_comm_s},
-                          {"bubble_s", rank.bubble_s},
-                          {"ep_comm_s", rank.ep_comm_s},
-                          {"pp_comm_s", rank.pp_comm_s},
-                          {"dp_comm_s", rank.dp_comm_s},
-                          {"tp_comm_s", rank.tp_comm_s},
-                          {"cp_comm_s", rank.cp_comm_s},
-                          {"exposed_ep_s", rank.exposed_ep_s},
-                          {"exposed_pp_s", rank.exposed_pp_s},
-                          {"exposed_dp_s", rank.exposed_dp_s},
-                          {"exposed_tp_s", rank.exposed_tp_s},
-                          {"exposed_cp_s", rank.exposed_cp_s},
-                          {"exposed_unpaired_s", rank.exposed_unpaired_s},
-                          {"memory_peak_bytes", r.has_memory ? nlohmann::json(rank.memory.peak_bytes) : nullptr}});
+  for (const auto& rank : r.ranks) {
+    nlohmann::json rj = {{"rank", rank.rank},
+                         {"step_time_s", rank.step_time_s},
+                         {"compute_s", rank.compute_s},
+                         {"exposed_comm_s", rank.exposed_comm_s},
+                         {"bubble_s", rank.bubble_s},
+                         {"exposed_unpaired_s", rank.exposed_unpaired_s},
+                         {"memory_peak_bytes", r.has_memory ? nlohmann::json(rank.memory.peak_bytes) : nullptr}};
+    for (size_t c = 0; c < ops::kCommClasses; ++c) {
+      if (!ops::comm_class_info(c).in_json) continue;
+      const std::string name = ops::comm_class_info(c).name;
+      rj[name + "_comm_s"] = rank.comm_s[c];
+      rj["exposed_" + name + "_s"] = rank.exposed_s[c];
+    }
+    j["ranks"].push_back(std::move(rj));
+  }
   j["memory"] = memory_json(plan, r);
   j["explanation"] = explain_difference(plan, r, roof);
   j["roofline"] = roofline_json(plan, roof);
@@ -232,7 +236,7 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
   if (std::abs(d_exposed) > 0.005 * roof.step_time_s) {
     std::string what = fmt::format("exposed communication {:+.3f} s (the roofline hides every transfer behind compute; "
                                    "here the compute stream waited {:.3f} s on transfers: EP all-to-all {:.3f} s",
-                                   d_exposed, crit->exposed_comm_s, crit->exposed_ep_s);
+                                   d_exposed, crit->exposed_comm_s, crit->exposed_s[CommClass::Ep]);
     if (pairs)
       what += fmt::format(", {:.3f} s of it outside overlapped F&B pairs, i.e. in the warm-up and cool-down chunks "
                           "where no other chunk's compute can hide it{}",
@@ -241,14 +245,14 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
                               ? " (they run as two halves hiding each other's transfers, but a forward's "
                                 "all-to-all outlasts its compute)"
                               : " (parallel.split_lone_chunks=true would overlap two halves of each)");
-    what += fmt::format("; pipeline sends {:.3f} s{}; data-parallel collectives {:.3f} s{})", crit->exposed_pp_s,
+    what += fmt::format("; pipeline sends {:.3f} s{}; data-parallel collectives {:.3f} s{})", crit->exposed_s[CommClass::Pp],
                         pairs ? ", each F&B pair waiting for its neighbours' activations and gradients"
                             : "",
-                        crit->exposed_dp_s, dp_exposure(plan));
+                        crit->exposed_s[CommClass::Dp], dp_exposure(plan));
     if (plan.parallel.tp > 1 || plan.parallel.cp > 1)
       what += fmt::format("; tensor-parallel gathers and reductions {:.3f} s, context-parallel K/V exchanges {:.3f} s "
                           "({})",
-                          crit->exposed_tp_s, crit->exposed_cp_s,
+                          crit->exposed_s[CommClass::Tp], crit->exposed_s[CommClass::Cp],
                           plan.parallel.tp > 1 && plan.parallel.tp_comm_overlap
                               ? "what userbuffers' chunked pipelines leave exposed beside their GEMMs"
                               : plan.parallel.tp > 1 ? "on the critical path of every layer; parallel.tp_comm_overlap=true "
@@ -342,8 +346,8 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   out += fmt::format("  (* the GPU that sets the step: pipeline rank {})\n", RankLayout(plan).pipeline_rank(r.critical_rank));
   out += fmt::format("\n  transfers busy on GPU {} (s):  EP {:.3f} (roofline {:.3f})  PP {:.3f} (roofline {:.3f})  DP {:.3f} "
                      "(roofline {:.3f})\n",
-                     r.critical_rank, r.ep_comm_s, roof.ep_comm_s, r.pp_comm_s, roof.pp_comm_s, r.dp_comm_s,
-                     roof.dp_comm_s);
+                     r.critical_rank, r.comm_s[CommClass::Ep], roof.ep_comm_s, r.comm_s[CommClass::Pp], roof.pp_comm_s,
+                     r.comm_s[CommClass::Dp], roof.dp_comm_s);
   out += fmt::format("\nstep: {:.3f} s simulated vs {:.3f} s roofline ({:+.1f} %); exposed communication {} of the step; "
                      "bubble {} of compute; {:.0f} tokens/s/GPU\n",
                      r.step_time_s, roof.step_time_s, 100.0 * (r.step_time_s / roof.step_time_s - 1.0),

@@ -92,10 +92,48 @@ TEST(Engine, SmTaxStretchesOverlappedCompute) {
   const double expected = gemm_s + send_s * (1 - factor);  // 10.789 ms
   EXPECT_NEAR(r.step_time_s, expected, 1e-9);
   EXPECT_NEAR(r.ranks[0].compute_s, expected, 1e-9);
-  EXPECT_NEAR(r.ranks[0].ep_comm_s, send_s, 1e-9);
-  EXPECT_NEAR(r.ranks[1].ep_comm_s, send_s, 1e-9);
+  EXPECT_NEAR(r.ranks[0].comm_s[ops::CommClass::Ep], send_s, 1e-9);
+  EXPECT_NEAR(r.ranks[1].comm_s[ops::CommClass::Ep], send_s, 1e-9);
   EXPECT_EQ(r.activities, 2u);  // one Exec, one transfer
   expect_exact_split(r);
+}
+
+// The engine counts a wait as exposed communication the way the op's class row says
+// (vocabulary/comm_classes.hpp), not by the op's name. GPU 1 computes 1 ms, then sends 2 ms of
+// data to GPU 0, whose compute waits on the receive posted at t = 0. A pipeline receive (class
+// pp, exposed while data moves) leaves 1 ms of bubble and 2 ms exposed; a tensor-parallel
+// collective (class tp, exposed from its kernel's start) 3 ms exposed and no bubble.
+TEST(Engine, ExposureFollowsTheCommClassRow) {
+  const double before_s = 1e-3, transfer_s = 2e-3, after_s = 1e-3;
+  const PlatformSpec spec = two_nodes(1);
+  const auto step = [&](OpKind kind) {
+    return run_hand(spec, 2, [=](int64_t gpu, int64_t piece, OpSink& sink) {
+      if (piece > 0) return false;
+      if (gpu == 1) {
+        const OpRef done = sink.compute(tag(OpKind::MoeGemm), Work::seconds(before_s));
+        const FlowSpec out[] = {{transfer_s * spec.ib_Bps, 0, 0}};
+        sink.comm(1, tag(kind), out, {}, {done});
+      } else {
+        const FlowSpec in[] = {{0, 1, 0}};
+        const OpRef got = sink.comm(1, tag(kind), {}, in);
+        sink.compute(tag(OpKind::MoeGemm), Work::seconds(after_s), {got});
+      }
+      return true;
+    });
+  };
+  const SimResult pp = step(OpKind::PpRecv), tp = step(OpKind::TpAllGather);
+  for (const SimResult* r : {&pp, &tp}) {
+    EXPECT_NEAR(r->step_time_s, before_s + transfer_s + after_s, 1e-9);
+    expect_exact_split(*r);
+  }
+  ASSERT_EQ(pp.ranks[0].rank, 0);
+  EXPECT_NEAR(pp.ranks[0].exposed_s[ops::CommClass::Pp], transfer_s, 1e-9);
+  EXPECT_NEAR(pp.ranks[0].bubble_s, before_s, 1e-9);
+  EXPECT_NEAR(tp.ranks[0].exposed_s[ops::CommClass::Tp], before_s + transfer_s, 1e-9);
+  EXPECT_NEAR(tp.ranks[0].bubble_s, 0, 1e-9);
+  // Both classes' transfers move for the same 2 ms.
+  EXPECT_NEAR(pp.ranks[0].comm_s[ops::CommClass::Pp], transfer_s, 1e-9);
+  EXPECT_NEAR(tp.ranks[0].comm_s[ops::CommClass::Tp], transfer_s, 1e-9);
 }
 
 // BF16 work runs at the BF16 rate: 1e12 BF16 FLOP at 5e14 FLOP/s = 2 ms.

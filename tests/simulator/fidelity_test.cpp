@@ -35,7 +35,7 @@ void expect_same_replay(const SimResult& fast, const SimResult& exact) {
     EXPECT_NEAR(fast.ranks[i].compute_s, exact.ranks[i].compute_s, tol) << "GPU " << exact.ranks[i].rank;
     EXPECT_NEAR(fast.ranks[i].exposed_comm_s, exact.ranks[i].exposed_comm_s, tol) << "GPU " << exact.ranks[i].rank;
     EXPECT_NEAR(fast.ranks[i].bubble_s, exact.ranks[i].bubble_s, tol) << "GPU " << exact.ranks[i].rank;
-    EXPECT_NEAR(fast.ranks[i].ep_comm_s, exact.ranks[i].ep_comm_s, tol) << "GPU " << exact.ranks[i].rank;
+    EXPECT_NEAR(fast.ranks[i].comm_s[ops::CommClass::Ep], exact.ranks[i].comm_s[ops::CommClass::Ep], tol) << "GPU " << exact.ranks[i].rank;
   }
   EXPECT_EQ(fast.ops, exact.ops);  // the same ops, only fewer flows in some
 }

@@ -30,11 +30,11 @@ void expect_same(const std::vector<std::string>& sets) {
     EXPECT_NEAR(a.compute_s, b.compute_s, tol) << "GPU " << b.rank;
     EXPECT_NEAR(a.exposed_comm_s, b.exposed_comm_s, tol) << "GPU " << b.rank;
     EXPECT_NEAR(a.bubble_s, b.bubble_s, tol) << "GPU " << b.rank;
-    EXPECT_NEAR(a.ep_comm_s, b.ep_comm_s, tol) << "GPU " << b.rank;
-    EXPECT_NEAR(a.pp_comm_s, b.pp_comm_s, tol) << "GPU " << b.rank;
-    EXPECT_NEAR(a.dp_comm_s, b.dp_comm_s, tol) << "GPU " << b.rank;
-    EXPECT_NEAR(a.exposed_ep_s, b.exposed_ep_s, tol) << "GPU " << b.rank;
-    EXPECT_NEAR(a.exposed_pp_s, b.exposed_pp_s, tol) << "GPU " << b.rank;
+    EXPECT_NEAR(a.comm_s[ops::CommClass::Ep], b.comm_s[ops::CommClass::Ep], tol) << "GPU " << b.rank;
+    EXPECT_NEAR(a.comm_s[ops::CommClass::Pp], b.comm_s[ops::CommClass::Pp], tol) << "GPU " << b.rank;
+    EXPECT_NEAR(a.comm_s[ops::CommClass::Dp], b.comm_s[ops::CommClass::Dp], tol) << "GPU " << b.rank;
+    EXPECT_NEAR(a.exposed_s[ops::CommClass::Ep], b.exposed_s[ops::CommClass::Ep], tol) << "GPU " << b.rank;
+    EXPECT_NEAR(a.exposed_s[ops::CommClass::Pp], b.exposed_s[ops::CommClass::Pp], tol) << "GPU " << b.rank;
   }
   // Who waited for whom (reported for every plan): the same peers and roots, the same seconds.
   const auto& wa = lazy.stragglers.rank_waits;

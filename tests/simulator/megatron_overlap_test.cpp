@@ -89,10 +89,10 @@ TEST(MegatronOverlap, TpCommOverlapPipelinesEachCollectiveWithItsGemm) {
   ASSERT_EQ(off.ranks.size(), 2u);
   ASSERT_EQ(on.ranks.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
-    EXPECT_NEAR(off.ranks[i].exposed_tp_s, k.exposed_off(), 1e-9 * k.exposed_off()) << "gpu " << i;
-    EXPECT_NEAR(on.ranks[i].exposed_tp_s, k.exposed_on(), 1e-9 * k.exposed_off()) << "gpu " << i;
+    EXPECT_NEAR(off.ranks[i].exposed_s[ops::CommClass::Tp], k.exposed_off(), 1e-9 * k.exposed_off()) << "gpu " << i;
+    EXPECT_NEAR(on.ranks[i].exposed_s[ops::CommClass::Tp], k.exposed_on(), 1e-9 * k.exposed_off()) << "gpu " << i;
     // The same bytes move either way; the split GEMMs give up 16 SMs.
-    EXPECT_NEAR(on.ranks[i].tp_comm_s, off.ranks[i].tp_comm_s, 1e-9 * off.ranks[i].tp_comm_s);
+    EXPECT_NEAR(on.ranks[i].comm_s[ops::CommClass::Tp], off.ranks[i].comm_s[ops::CommClass::Tp], 1e-9 * off.ranks[i].comm_s[ops::CommClass::Tp]);
     EXPECT_NEAR(on.ranks[i].compute_s - off.ranks[i].compute_s, k.sm_margin(), 1e-9 * on.ranks[i].compute_s);
   }
   EXPECT_NEAR(off.step_time_s - on.step_time_s, k.exposed_off() - k.exposed_on() - k.sm_margin(),
@@ -185,9 +185,9 @@ TEST(MegatronOverlap, GradReduceAndParamGatherHideAllButTheFirstLayersBuckets) {
   for (const SimResult* r : {&grad, &both}) ASSERT_EQ(r->ranks.size(), off.ranks.size());
   ASSERT_FALSE(off.ranks.empty());
   for (size_t i = 0; i < off.ranks.size(); ++i) {
-    EXPECT_NEAR(off.ranks[i].exposed_dp_s, reduce_s(kParams) + gather_s(kParams), 1e-9) << "gpu " << i;
-    EXPECT_NEAR(grad.ranks[i].exposed_dp_s, reduce_s(kTail) + gather_s(kParams), 1e-9) << "gpu " << i;
-    EXPECT_NEAR(both.ranks[i].exposed_dp_s, reduce_s(kTail) + gather_s(kTail), 1e-9) << "gpu " << i;
+    EXPECT_NEAR(off.ranks[i].exposed_s[ops::CommClass::Dp], reduce_s(kParams) + gather_s(kParams), 1e-9) << "gpu " << i;
+    EXPECT_NEAR(grad.ranks[i].exposed_s[ops::CommClass::Dp], reduce_s(kTail) + gather_s(kParams), 1e-9) << "gpu " << i;
+    EXPECT_NEAR(both.ranks[i].exposed_s[ops::CommClass::Dp], reduce_s(kTail) + gather_s(kTail), 1e-9) << "gpu " << i;
     EXPECT_NEAR(both.ranks[i].compute_s, off.ranks[i].compute_s, 1e-12);
   }
   EXPECT_NEAR(off.step_time_s - grad.step_time_s, reduce_s(kParams - kTail), 1e-9);

@@ -56,7 +56,7 @@ TEST(ModelStep, DefaultDualPipeVConservesComputeAndSplitsEveryRank) {
   const Roofline roof = compute_roofline(model_plan());
   EXPECT_GE(r.step_time_s, 0.98 * roof.step_time_s);
   // EP traffic really moves: each rank's all-to-all time is at least the bytes over its NIC.
-  EXPECT_GT(r.ep_comm_s, 0.9 * roof.ep_comm_s);
+  EXPECT_GT(r.comm_s[ops::CommClass::Ep], 0.9 * roof.ep_comm_s);
 }
 
 TEST(ModelStep, FsdpWithEightMicrobatchesIsCommsBoundLikeTheSeed) {
@@ -134,7 +134,7 @@ TEST(ModelStep, DenseModelRunsWithoutExpertTraffic) {
                               {"sim.compute=speed-of-light"});
   const SimResult r = simulate_plan(plan);
   expect_exact_split(r);
-  EXPECT_DOUBLE_EQ(r.ep_comm_s, 0.0);
+  EXPECT_DOUBLE_EQ(r.comm_s[ops::CommClass::Ep], 0.0);
   // The roofline's N counts RMSNorm weights (as the seed does), the replay charges only GEMMs:
   // 65 x 4096 of 8e9 parameters, 3e-5 relative.
   EXPECT_NEAR(mean(r, &RankResult::compute_s), compute_roofline(plan).compute_s,
@@ -159,7 +159,7 @@ TEST(ModelStep, WithoutAPipelineNoWaitIsBubble) {
     for (const RankResult& rank : r.ranks) {
       EXPECT_NEAR(rank.bubble_s, 0.0, 1e-9 * r.step_time_s) << more[1] << " rank " << rank.rank;
       EXPECT_NEAR(rank.compute_s + rank.exposed_comm_s, r.step_time_s, 1e-9 * r.step_time_s) << more[1];
-      EXPECT_GT(rank.exposed_tp_s, 0.0);
+      EXPECT_GT(rank.exposed_s[ops::CommClass::Tp], 0.0);
     }
   }
 }

@@ -46,7 +46,7 @@ TEST(SharedExpertOverlap, EachForwardMoeLayerHidesOneSharedExpertBehindItsDispat
     const RankResult &a = after.ranks[i], &d = during.ranks[i];
     ASSERT_EQ(a.rank, d.rank);
     EXPECT_NEAR(d.compute_s, a.compute_s, 1e-9 * a.compute_s) << "gpu " << a.rank;  // same work
-    EXPECT_NEAR(a.exposed_ep_s - d.exposed_ep_s, kMoeLayers * kSharedExpertS, 1e-6 * after.step_time_s)
+    EXPECT_NEAR(a.exposed_s[ops::CommClass::Ep] - d.exposed_s[ops::CommClass::Ep], kMoeLayers * kSharedExpertS, 1e-6 * after.step_time_s)
         << "gpu " << a.rank;
   }
   EXPECT_NEAR(after.step_time_s - during.step_time_s, kMoeLayers * kSharedExpertS, 1e-6 * after.step_time_s);

@@ -104,9 +104,7 @@ inline std::string encode(const SimResult& r) {
   put(b, r.step_time_s);
   put_vec(b, r.ranks);
   put(b, r.critical_rank);
-  put(b, r.ep_comm_s);
-  put(b, r.pp_comm_s);
-  put(b, r.dp_comm_s);
+  put(b, r.comm_s);
   put(b, r.activities);
   put(b, r.ops);
   put(b, r.wall_s);
@@ -132,9 +130,7 @@ inline SimResult decode(const std::string& b) {
   r.step_time_s = in.get<double>();
   r.ranks = in.get_vec<RankResult>();
   r.critical_rank = in.get<int64_t>();
-  r.ep_comm_s = in.get<double>();
-  r.pp_comm_s = in.get<double>();
-  r.dp_comm_s = in.get<double>();
+  r.comm_s = in.get<ops::PerCommClass>();
   r.activities = in.get<uint64_t>();
   r.ops = in.get<uint64_t>();
   r.wall_s = in.get<double>();

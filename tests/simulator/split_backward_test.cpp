@@ -59,7 +59,7 @@ TEST(SplitBackward, PlainAutogradExposesTheWeightGradientsThatHidTheAllToAll) {
     // The closed form's premise: every W is shorter than any backward all-to-all.
     ASSERT_LT(longest_w_s[gpu], shortest_backward_a2a_s[gpu]) << "gpu " << gpu;
     EXPECT_NEAR(b.compute_s, a.compute_s, 1e-9 * a.compute_s) << "gpu " << gpu;  // same work
-    EXPECT_NEAR(b.exposed_ep_s - a.exposed_ep_s, hiding_w_s[gpu], 1e-6 * split.step_time_s) << "gpu " << gpu;
+    EXPECT_NEAR(b.exposed_s[ops::CommClass::Ep] - a.exposed_s[ops::CommClass::Ep], hiding_w_s[gpu], 1e-6 * split.step_time_s) << "gpu " << gpu;
     most_hidden_s = std::max(most_hidden_s, hiding_w_s[gpu]);
   }
   EXPECT_GT(most_hidden_s, 0.0);

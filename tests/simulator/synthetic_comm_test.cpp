@@ -38,7 +38,7 @@ TEST(SyntheticComm, OneMicrobatch1F1B) {
     EXPECT_NEAR(rr.compute_s, F + B, 1e-9 * makespan) << "rank " << rr.rank;
     EXPECT_NEAR(rr.exposed_comm_s, hops_in * t, 1e-9 * makespan) << "rank " << rr.rank;
     // Each rank moves one activation and one gradient in each direction it has a neighbour.
-    EXPECT_NEAR(rr.pp_comm_s, 2 * hops_in * t, 1e-9 * makespan) << "rank " << rr.rank;
+    EXPECT_NEAR(rr.comm_s[ops::CommClass::Pp], 2 * hops_in * t, 1e-9 * makespan) << "rank " << rr.rank;
   }
   EXPECT_EQ(r.activities, uint64_t(2 * P + 2 * (P - 1)));  // P F + P B Execs, 2(P-1) transfers
 }
@@ -95,7 +95,7 @@ TEST(SyntheticComm, DualPipeVSplitIsExact) {
     }
     EXPECT_GE(rr.compute_s, busy * (1 - 1e-9)) << "rank " << rr.rank;
     EXPECT_LE(rr.compute_s, busy * 132.0 / 112.0) << "rank " << rr.rank;
-    EXPECT_GT(rr.pp_comm_s, 0) << "rank " << rr.rank;
+    EXPECT_GT(rr.comm_s[ops::CommClass::Pp], 0) << "rank " << rr.rank;
     EXPECT_GT(rr.exposed_comm_s, 0) << "rank " << rr.rank;
   }
 }
