@@ -7,7 +7,7 @@
 #include "workloads/cost/part_cost.hpp"
 #include "workloads/traffic/ep_traffic.hpp"
 #include "workloads/layers/layer_work.hpp"
-#include "workloads/model/model_workload.hpp"
+#include "vocabulary/op_sink.hpp"
 #include "workloads/routing/routing_stats.hpp"
 
 namespace stepsim::calib {
@@ -121,11 +121,11 @@ PhaseMap capture_sim(const Plan& plan, const SimResult& result) {
     if (s.rank != 0) continue;
     const double d = s.end_s - s.start_s;
     const ops::Phase ph = s.tag.phase;
-    if (s.stream == kStreamCompute) {
+    if (s.stream == ops::kComputeStream) {
       if (ph == ops::Phase::Forward) m["F"] += d;
       if (ph == ops::Phase::Backward) m["B"] += d;
       if (ph == ops::Phase::Weight) m["W"] += d;
-    } else if (s.stream == kStreamEp) {
+    } else if (ops::comm_class(s.tag.kind) == ops::CommClass::Ep) {
       if (ph == ops::Phase::Forward) m["comm_F"] += d;
       if (ph == ops::Phase::Backward) m["comm_B"] += d;
     }

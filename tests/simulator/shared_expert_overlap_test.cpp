@@ -39,7 +39,7 @@ TEST(SharedExpertOverlap, EachForwardMoeLayerHidesOneSharedExpertBehindItsDispat
   // The premise: every forward dispatch outlasts a shared expert.
   double shortest_dispatch_s = 1e9;
   for (const Span& s : during.spans)
-    if (s.stream == kStreamEp && s.tag.kind == ops::OpKind::EpDispatch && s.tag.phase == ops::Phase::Forward)
+    if (ops::comm_class(s.tag.kind) == ops::CommClass::Ep && s.tag.kind == ops::OpKind::EpDispatch && s.tag.phase == ops::Phase::Forward)
       shortest_dispatch_s = std::min(shortest_dispatch_s, s.end_s - s.start_s);
   ASSERT_GT(shortest_dispatch_s, kSharedExpertS);
   for (size_t i = 0; i < after.ranks.size(); ++i) {
@@ -58,11 +58,11 @@ TEST(SharedExpertOverlap, TheSharedExpertStartsWhileItsDispatchMoves) {
   const SimResult r = run(true);
   int overlapped = 0;
   for (const Span& d : r.spans) {
-    if (d.rank != 0 || d.stream != kStreamEp || d.tag.kind != ops::OpKind::EpDispatch ||
+    if (d.rank != 0 || ops::comm_class(d.tag.kind) != ops::CommClass::Ep || d.tag.kind != ops::OpKind::EpDispatch ||
         d.tag.phase != ops::Phase::Forward)
       continue;
     for (const Span& c : r.spans)
-      if (c.rank == 0 && c.stream == kStreamCompute && c.tag.kind == ops::OpKind::MoeGemm &&
+      if (c.rank == 0 && c.stream == ops::kComputeStream && c.tag.kind == ops::OpKind::MoeGemm &&
           c.tag.phase == ops::Phase::Forward && c.tag.layer == d.tag.layer && c.start_s < d.end_s) {
         EXPECT_NEAR(c.end_s - c.start_s, kSharedExpertS, 1e-9);
         ++overlapped;

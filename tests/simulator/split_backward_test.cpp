@@ -41,12 +41,12 @@ TEST(SplitBackward, PlainAutogradExposesTheWeightGradientsThatHidTheAllToAll) {
   std::map<int32_t, double> hiding_w_s, longest_w_s, shortest_backward_a2a_s;
   for (const Span& s : split.spans) {
     const double d = s.end_s - s.start_s;
-    if (s.stream == kStreamCompute && s.tag.phase == Phase::Weight) {
+    if (s.stream == ops::kComputeStream && s.tag.phase == Phase::Weight) {
       const bool last_compute = s.tag.kind == OpKind::Attention && s.tag.layer == 0;
       if (!last_compute) hiding_w_s[s.rank] += d;
       longest_w_s[s.rank] = std::max(longest_w_s[s.rank], d);
     }
-    if (s.stream == kStreamEp && s.tag.phase == Phase::Backward) {
+    if (ops::comm_class(s.tag.kind) == ops::CommClass::Ep && s.tag.phase == Phase::Backward) {
       auto [it, fresh] = shortest_backward_a2a_s.try_emplace(s.rank, d);
       if (!fresh) it->second = std::min(it->second, d);
     }
@@ -73,11 +73,11 @@ TEST(SplitBackward, PlainAutogradSendsTheDispatchGradientAfterTheWeightGradient)
   const SimResult plain = run(false);
   std::map<std::pair<int32_t, uint16_t>, double> mlp_w_end_s;
   for (const Span& s : plain.spans)
-    if (s.stream == kStreamCompute && s.tag.phase == Phase::Weight && s.tag.kind == OpKind::MoeGemm)
+    if (s.stream == ops::kComputeStream && s.tag.phase == Phase::Weight && s.tag.kind == OpKind::MoeGemm)
       mlp_w_end_s[{s.rank, s.tag.layer}] = s.end_s;
   int checked = 0;
   for (const Span& s : plain.spans)
-    if (s.stream == kStreamEp && s.tag.kind == OpKind::EpDispatch && s.tag.phase == Phase::Backward) {
+    if (ops::comm_class(s.tag.kind) == ops::CommClass::Ep && s.tag.kind == OpKind::EpDispatch && s.tag.phase == Phase::Backward) {
       EXPECT_GE(s.start_s, mlp_w_end_s.at({s.rank, s.tag.layer}) - 1e-12);
       ++checked;
     }

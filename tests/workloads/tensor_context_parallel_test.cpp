@@ -38,7 +38,7 @@ struct Emitted {
 // Emits one GPU's whole program, as the engine would fetch it.
 Emitted emit(const ModelWorkload& w, int64_t gpu) {
   Emitted e;
-  std::vector<ops::StreamQueue> queues(static_cast<size_t>(kModelStreams));
+  std::vector<ops::StreamQueue> queues(static_cast<size_t>(w.num_streams()));
   ops::OpSink sink(uint32_t(gpu), queues, w.plan().hardware.fp8_tflops * 1e12, w.plan().hardware.bf16_tflops * 1e12);
   const auto prog = w.program(gpu);
   while (prog->emit_next(sink)) {

@@ -60,8 +60,8 @@ std::vector<OpRef> present(Refs... refs) {
 
 // The compute op emitted last on this GPU (the producer of whatever the next step consumes).
 OpRef last_compute(const ops::OpSink& sink) {
-  const OpRef next = sink.next_ref(kStreamCompute);
-  return OpRef(next.gpu(), kStreamCompute, next.seq > 0 ? next.seq - 1 : 0);
+  const OpRef next = sink.next_ref(ops::kComputeStream);
+  return OpRef(next.gpu(), ops::kComputeStream, next.seq > 0 ? next.seq - 1 : 0);
 }
 
 }  // namespace
@@ -69,6 +69,7 @@ OpRef last_compute(const ops::OpSink& sink) {
 ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
     : sched::ScheduledGpuProgram(workload.schedule().program(workload.layout().pipeline_rank(gpu))),
       w_(workload),
+      st_(workload.streams()),
       plan_(workload.plan()),
       gpu_(gpu) {
   fsdp_ = w_.schedule().shards_parameters();
@@ -139,10 +140,10 @@ void ModelGpuProgram::dispatch_gather(ops::OpSink& sink, size_t index) {
   const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, b.non_expert, b.expert, kBf16Bytes);
   // Dispatched when the forward reaches the previous bucket: after the compute before it.
   std::vector<OpRef> deps;
-  if (index > 0 && sink.next_ref(kStreamCompute).seq > 0) deps.push_back(last_compute(sink));
+  if (index > 0 && sink.next_ref(st_.compute).seq > 0) deps.push_back(last_compute(sink));
   const std::vector<int64_t>& items = buckets_[size_t(g.chunk)].items;
   const int64_t first_item = items[b.last_item];  // the bucket's first item in forward order
-  gather_ops_.push_back(collective(sink, kStreamDpGather, OpKind::DpAllGather, kChannelDpGather, flows, deps,
+  gather_ops_.push_back(collective(sink, st_.dp_gather, OpKind::DpAllGather, st_.dp_gather_channel, flows, deps,
                                    Phase::Forward, first_item < 0 ? -1 : first_item));
 }
 
@@ -179,7 +180,7 @@ void ModelGpuProgram::reduce_bucket(ops::OpSink& sink, int32_t chunk, size_t buc
     phase = Phase::Backward;
   }
   const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes);
-  reduce_scatters_.push_back(collective(sink, kStreamDpReduce, OpKind::DpReduceScatter, kChannelDpReduce, flows,
+  reduce_scatters_.push_back(collective(sink, st_.dp_reduce, OpKind::DpReduceScatter, st_.dp_reduce_channel, flows,
                                         {last_compute(sink)}, phase, layer < 0 ? -1 : layer));
 }
 
@@ -221,8 +222,8 @@ void ModelGpuProgram::receive(Pass& pass, bool backward, ops::OpSink& sink) {
   // With sequence (and context) parallelism each GPU sends its shard of the sequence.
   const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) * w_.token_share() *
                        double(plan_.model.hidden_size) * kBf16Bytes;
-  const ops::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
-  pass.last = sink.comm(pp_recv_stream(t->channel), tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
+  const ops::FlowSpec in{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), st_.pp_channel[size_t(t->channel)]};
+  pass.last = sink.comm(st_.pp_recv[size_t(t->channel)], tag(OpKind::PpRecv, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
                         {}, std::span(&in, 1), std::span<const OpRef>{});
 }
 
@@ -238,9 +239,9 @@ void ModelGpuProgram::send(const Pass& pass, bool backward, ops::OpSink& sink) {
   // With sequence (and context) parallelism each GPU sends its shard of the sequence.
   const double bytes = w_.sequences(gpu_, pass.ref.mb) * double(plan_.train.seq_len) * w_.token_share() *
                        double(plan_.model.hidden_size) * kBf16Bytes;
-  const ops::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), pp_transfer_channel(t->channel)};
+  const ops::FlowSpec out{bytes, uint32_t(w_.layout().on_pipeline_rank(gpu_, t->peer_rank)), st_.pp_channel[size_t(t->channel)]};
   const auto deps = present(pass.last);
-  sink.comm(pp_send_stream(t->channel), tag(OpKind::PpSend, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
+  sink.comm(st_.pp_send[size_t(t->channel)], tag(OpKind::PpSend, backward ? Phase::Backward : Phase::Forward, pass.ref, -1),
             std::span(&out, 1), {}, std::span<const OpRef>(deps));
 }
 
@@ -296,7 +297,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
     return weight ? compute(sink, layer, *weight, ref, {}) : input_grad;
   }
   // The input is what this GPU computed last (nothing before its first compute op).
-  if (deps.empty() && sink.next_ref(kStreamCompute).seq > 0) deps.push_back(last_compute(sink));
+  if (deps.empty() && sink.next_ref(st_.compute).seq > 0) deps.push_back(last_compute(sink));
   const Phase phase = phase_of(part);
   const bool forward = phase == Phase::Forward;
   // Tokens of this CP rank's share of the microbatch, gathered over TP; the whole microbatch for CP.
@@ -304,11 +305,11 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   const double tp_bytes = tp_collective_bytes(plan_, seqs * seq_len / double(plan_.parallel.cp));
   const double cp_bytes = cp_collective_bytes(plan_, seqs * seq_len);
   const auto tp_op = [&](OpKind kind, double share, const std::vector<OpRef>& d) {
-    return ring_collective(sink, kStreamTp, kind, phase, layer, ref, kChannelTp, tp_ring_, tp_bytes * share, d);
+    return ring_collective(sink, st_.tp, kind, phase, layer, ref, st_.tp_channel, tp_ring_, tp_bytes * share, d);
   };
   const auto cp_gather = [&](std::vector<OpRef> d) {
     if (!cp || part != LayerPart::AttnF) return d;
-    return std::vector<OpRef>{ring_collective(sink, kStreamCp, OpKind::CpAllGather, phase, layer, ref, kChannelCp,
+    return std::vector<OpRef>{ring_collective(sink, st_.cp, OpKind::CpAllGather, phase, layer, ref, st_.cp_channel,
                                               cp_ring_, cp_bytes, d)};
   };
   // The block's input-side GEMM: forward, the column-parallel projections the all-gather feeds;
@@ -333,8 +334,8 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   // core (its gradient reduce-scattered in the backward). Inside the block in the real kernel
   // sequence; serialised with it here just the same.
   if (tp && attention && tp_qkv_collectives_per_layer(plan_) > 0)
-    deps = {ring_collective(sink, kStreamTp, forward ? OpKind::TpAllGather : OpKind::TpReduceScatter, phase, layer, ref,
-                            kChannelTp, tp_ring_,
+    deps = {ring_collective(sink, st_.tp, forward ? OpKind::TpAllGather : OpKind::TpReduceScatter, phase, layer, ref,
+                            st_.tp_channel, tp_ring_,
                             tp_qkv_collective_bytes(plan_, seqs * seq_len / double(plan_.parallel.cp)), deps)};
   deps = cp_gather(deps);
   if (forward) {
@@ -366,7 +367,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   }
   OpRef out = compute(sink, layer, part, ref, deps, MlpShare::All, rest);
   if (weight) out = compute(sink, layer, *weight, ref, {});  // one autograd op: what follows waits for W
-  if (cp) out = ring_collective(sink, kStreamCp, OpKind::CpReduceScatter, phase, layer, ref, kChannelCp, cp_ring_,
+  if (cp) out = ring_collective(sink, st_.cp, OpKind::CpReduceScatter, phase, layer, ref, st_.cp_channel, cp_ring_,
                                 cp_bytes, {out});
   // The input gradient's reduce-scatter, beside the weight gradient when that is its own op.
   return tp ? tp_op(OpKind::TpReduceScatter, 1.0, {out}) : out;
@@ -405,14 +406,14 @@ OpRef ModelGpuProgram::all_to_all(ops::OpSink& sink, OpKind kind, Phase phase, i
     // FP8 payloads travel towards the experts (dispatch, combine's gradient), BF16 ones back.
     const AllToAll a = w_.ep_flows(gpu_, layer, ref.mb, share_, fp8_payload, bytes_per_copy);
     CachedFlows c;
-    for (const auto& f : a.out) c.out.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
-    for (const auto& f : a.in) c.in.push_back({f.bytes, uint32_t(f.peer), kChannelEp});
+    for (const auto& f : a.out) c.out.push_back({f.bytes, uint32_t(f.peer), st_.ep_channel});
+    for (const auto& f : a.in) c.in.push_back({f.bytes, uint32_t(f.peer), st_.ep_channel});
     it = a2a_cache_.emplace(key, std::move(c)).first;
   }
   // Handshake first (DeepEP's notify); a forward dispatch also builds the layout the rest reuse.
   const double setup_s = plan_.hardware.a2a_latency_s +
                          (kind == OpKind::EpDispatch && phase == Phase::Forward ? plan_.hardware.a2a_layout_latency_s : 0.0);
-  return sink.comm(kStreamEp, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
+  return sink.comm(st_.ep, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
 }
 
 void ModelGpuProgram::forward_item(Pass& f, int64_t item, ops::OpSink& sink) {
@@ -712,16 +713,16 @@ void ModelGpuProgram::finish(ops::OpSink& sink) {
     all_reduce(replicas_.expert_members, expert_shard, flows);
     std::vector<OpRef> reduced;
     if (!flows.out.empty())
-      reduced.push_back(collective(sink, kStreamDpReduce, OpKind::DpAllReduce, kChannelDpAllReduce, flows, {}));
+      reduced.push_back(collective(sink, st_.dp_reduce, OpKind::DpAllReduce, st_.dp_allreduce_channel, flows, {}));
     optimizer_step(sink, held.non_expert, held.expert, reduced);
     return;
   }
   if (fsdp_ && w_.schedule().optimizer_step()) {
     // FSDP: the shards are final once the last reduce-scatter (same stream, in order) is done.
     const HeldParams held = model_held_params(plan_, w_.params());
-    const OpRef last_reduce = sink.next_ref(kStreamDpReduce);
+    const OpRef last_reduce = sink.next_ref(st_.dp_reduce);
     std::vector<OpRef> after;
-    if (last_reduce.seq > 0) after.push_back(OpRef(last_reduce.gpu(), kStreamDpReduce, last_reduce.seq - 1));
+    if (last_reduce.seq > 0) after.push_back(OpRef(last_reduce.gpu(), st_.dp_reduce, last_reduce.seq - 1));
     optimizer_step(sink, held.non_expert, held.expert, after);
     return;
   }
@@ -742,7 +743,7 @@ void ModelGpuProgram::finish(ops::OpSink& sink) {
   const std::vector<OpRef> stepped = optimizer_step(sink, non_expert, expert, reduce_scatters_);
   if (plan_.parallel.overlap_param_gather) return;
   const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
-  collective(sink, kStreamDpGather, OpKind::DpAllGather, kChannelDpGather, flows, stepped);
+  collective(sink, st_.dp_gather, OpKind::DpAllGather, st_.dp_gather_channel, flows, stepped);
 }
 
 std::vector<OpRef> ModelGpuProgram::optimizer_step(engine::OpSink& sink, double non_expert, double expert,
@@ -781,13 +782,13 @@ std::optional<OpRef> ModelGpuProgram::fsdp_gather(ops::OpSink& sink, int64_t ite
   const auto [non_expert, expert] = item_params(item);
   // Prefetch: the gather waits only for the gather stream's previous op, so it runs while the
   // previous item computes and each layer's parameters arrive one layer ahead.
-  return collective(sink, kStreamDpGather, OpKind::FsdpAllGather, kChannelDpGather,
+  return collective(sink, st_.dp_gather, OpKind::FsdpAllGather, st_.dp_gather_channel,
                     dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes), {});
 }
 
 void ModelGpuProgram::fsdp_reduce(ops::OpSink& sink, int64_t item, OpRef after) {
   const auto [non_expert, expert] = item_params(item);
-  collective(sink, kStreamDpReduce, OpKind::FsdpReduceScatter, kChannelDpReduce,
+  collective(sink, st_.dp_reduce, OpKind::FsdpReduceScatter, st_.dp_reduce_channel,
              dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes), {after});
 }
 

@@ -124,6 +124,7 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
                            ops::Phase phase = ops::Phase::None, int64_t layer = -1);
 
   const ModelWorkload& w_;
+  const ModelStreams& st_;  // w_.streams()
   const Plan& plan_;
   int64_t gpu_ = 0, rank_ = 0;
   bool tp_ = false, cp_ = false;  // the plan has tensor / context parallelism

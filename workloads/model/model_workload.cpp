@@ -24,6 +24,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
     : plan_(plan),
       layout_(plan),
       schedule_(sched::make_schedule(plan)),
+      streams_(sched::pipeline_channels(*schedule_)),
       stages_(partition_layers(plan)),
       routing_(routing_stats(plan)),
       ep_layout_(stepsim::ep_layout(plan, routing_)),
@@ -229,7 +230,7 @@ std::string ModelWorkload::name() const { return plan_.model.name; }
 PlatformSpec ModelWorkload::platform() const { return spec_; }
 
 int ModelWorkload::num_streams() const {
-  return kModelStreams + 2 * std::max(0, sched::pipeline_channels(*schedule_) - 4);
+  return streams_.count;
 }
 
 double ModelWorkload::bf16_flops() const { return plan_.hardware.bf16_tflops * 1e12; }

@@ -16,37 +16,13 @@
 #include "workloads/layers/layer_partition.hpp"
 #include "workloads/layers/layer_work.hpp"
 #include "workloads/model/model_memory.hpp"
+#include "workloads/model/model_streams.hpp"
 #include "vocabulary/rank_layout.hpp"
 #include "vocabulary/model_params.hpp"
 #include "workloads/routing/expert_loads.hpp"
 #include "workloads/routing/routing_stats.hpp"
 
 namespace stepsim {
-
-// Streams of every GPU. A pipeline transfer gets one stream per channel (direction x sending
-// chunk) on each side, so a receive that waits for its producer never blocks sends or receives
-// of other channels queued behind it (DualPipe posts them as independent P2P ops).
-enum ModelStream : int {
-  kStreamCompute = 0,
-  kStreamEp = 1,          // DeepEP dispatch / combine
-  kStreamPpSend = 2,      // + channel (0..3)
-  kStreamPpRecv = 6,      // + channel (0..3)
-  kStreamDpGather = 10,   // ZeRO / FSDP all-gathers
-  kStreamDpReduce = 11,   // ZeRO / FSDP reduce-scatters
-  kStreamTp = 12,         // tensor-parallel all-gathers and reduce-scatters (plans with tp > 1)
-  kStreamCp = 13,         // context-parallel K/V all-gathers and dK/dV reduce-scatters (cp > 1)
-  kModelStreams = 14
-};
-
-// Transfer channels: pipeline channels are 0..7 and 14.. (sched::pipeline_channel).
-inline constexpr uint8_t kChannelEp = 8, kChannelDpGather = 9, kChannelDpReduce = 10, kChannelTp = 11, kChannelCp = 12,
-                          kChannelDpAllReduce = 13;
-
-// Streams and transfer channel of pipeline channel `c`: the first four have fixed streams, more
-// chunks per rank (interleaved) add a send and a receive stream each after kModelStreams.
-inline int pp_send_stream(int32_t c) { return c < 4 ? kStreamPpSend + c : kModelStreams + 2 * (c - 4); }
-inline int pp_recv_stream(int32_t c) { return c < 4 ? kStreamPpRecv + c : kModelStreams + 2 * (c - 4) + 1; }
-inline uint8_t pp_transfer_channel(int32_t c) { return uint8_t(c < kChannelEp ? c : c + 6); }
 
 // Per-sequence costs of one layer part, so any microbatch size scales them linearly.
 struct PartCost {
@@ -89,6 +65,7 @@ class ModelWorkload : public ops::Workload {
   const Plan& plan() const { return plan_; }
   const RankLayout& layout() const { return layout_; }
   const sched::Schedule& schedule() const { return *schedule_; }
+  const ModelStreams& streams() const { return streams_; }  // every GPU's streams and transfer channels
   const std::vector<StageLayers>& stages() const { return stages_; }
   const EpLayout& ep_layout() const { return ep_layout_; }
   const ModelParams& params() const { return params_; }
@@ -130,6 +107,7 @@ class ModelWorkload : public ops::Workload {
   Plan plan_;
   RankLayout layout_;
   std::unique_ptr<sched::Schedule> schedule_;
+  ModelStreams streams_;
   std::vector<StageLayers> stages_;
   RoutingStats routing_;
   EpLayout ep_layout_;
