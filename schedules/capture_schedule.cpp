@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "vocabulary/rank_layout.hpp"
+
 namespace stepsim::sched {
 
 void CaptureSchedule::check_shape(const ScheduleShape& shape) const {
@@ -13,8 +15,9 @@ void CaptureSchedule::check_shape(const ScheduleShape& shape) const {
 }
 
 void CaptureSchedule::check_plan(const Plan& plan) const {
-  if (plan.parallel.tp > 1 || plan.parallel.cp > 1) {
-    const char* key = plan.parallel.tp > 1 ? "parallel.tp" : "parallel.cp";
+  const RankLayout layout(plan);
+  if (layout.tp() > 1 || layout.cp() > 1) {
+    const char* key = layout.tp() > 1 ? "parallel.tp" : "parallel.cp";
     throw ScheduleError(key, std::string("schedule capture replays DeepSeek's EP-only trace; set ") + key + "=1");
   }
   if (plan.parallel.zero != 1)

@@ -14,7 +14,7 @@ namespace stepsim {
 namespace {
 
 int64_t trace_gpus(const Plan& plan) {
-  return plan.workload.kind == WorkloadKind::Synthetic ? plan.parallel.pp : plan.gpus();
+  return plan.workload.kind == WorkloadKind::Synthetic ? RankLayout(plan).pp() : plan.gpus();
 }
 
 int64_t parse_int(const std::string& text, const std::string& whole, int64_t gpus) {
@@ -54,7 +54,7 @@ TraceOptions default_trace_options(const Plan& plan) {
     const RankLayout layout(plan);
     for (int64_t c = 0; c < layout.cp(); ++c)
       for (const int64_t g : layout.tp_group(layout.gpu(0, 0, c, 0))) o.ranks.push_back(int32_t(g));
-    for (int64_t p = 1; p < plan.parallel.pp; ++p) o.ranks.push_back(int32_t(layout.gpu(p, 0)));
+    for (int64_t p = 1; p < layout.pp(); ++p) o.ranks.push_back(int32_t(layout.gpu(p, 0)));
   }
   return o;
 }

@@ -57,7 +57,7 @@ std::vector<int64_t> RankLayout::grad_group(int64_t gpu) const {
 
 std::vector<int64_t> RankLayout::pp_group(int64_t gpu) const { return strided(gpu % stage_gpus_, pp_, stage_gpus_); }
 
-std::vector<int64_t> RankLayout::ep_group(int64_t gpu) const { return strided(gpu - gpu % ep_, ep_, 1); }
+std::vector<int64_t> RankLayout::ep_group(int64_t gpu) const { return strided(first_of_ep_group(gpu), ep_, 1); }
 
 std::vector<int64_t> RankLayout::expert_dp_group(int64_t gpu) const {
   return strided(first_gpu_of_rank(pipeline_rank(gpu)) + ep_slot(gpu), expert_dp(), ep_);

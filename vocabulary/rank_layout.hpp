@@ -36,6 +36,12 @@ class RankLayout {
   int64_t ep() const { return ep_; }
   int64_t expert_dp() const { return stage_gpus_ / ep_; }
   int64_t stage_gpus() const { return stage_gpus_; }  // GPUs of one pipeline rank: dp x cp x tp
+  // GPUs one replica's tokens are split over between blocks: sequence parallelism shards them over
+  // TP, context parallelism over CP; token_share() is one GPU's part, 1 / (tp x cp).
+  int64_t token_split() const { return tp_ * cp_; }
+  double token_share() const { return 1.0 / double(tp_ * cp_); }
+  // GPUs holding the same (non-expert) weights: the replicas x CP ranks of one TP rank.
+  int64_t grad_group_size() const { return dp_ * cp_; }
 
   RankCoords coords(int64_t gpu) const;
   int64_t gpu(int64_t pp, int64_t dp, int64_t cp = 0, int64_t tp = 0) const;
@@ -43,6 +49,7 @@ class RankLayout {
   int64_t dp_rank(int64_t gpu) const { return gpu % stage_gpus_ / (cp_ * tp_); }
   int64_t ep_slot(int64_t gpu) const { return gpu % stage_gpus_ % ep_; }
   int64_t ep_group_index(int64_t gpu) const { return gpu % stage_gpus_ / ep_; }
+  int64_t first_of_ep_group(int64_t gpu) const { return gpu / ep_ * ep_; }  // the group's lowest GPU id
   // The GPU with the same coordinates on pipeline rank `rank` (its pipeline peer).
   int64_t on_pipeline_rank(int64_t gpu, int64_t rank) const { return rank * stage_gpus_ + gpu % stage_gpus_; }
   int64_t first_gpu_of_rank(int64_t rank) const { return rank * stage_gpus_; }

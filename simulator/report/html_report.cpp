@@ -338,6 +338,7 @@ std::string card(const std::string& key, const std::string& value, const std::st
 }
 
 std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) {
+  const RankLayout layout(p);
   std::string out = "<table>\n";
   const bool model = p.workload.kind == WorkloadKind::Model;
   if (model) {
@@ -355,7 +356,7 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
   }
   if (!model)
     out += row_html("cluster", fmt::format("the synthetic platform: one GPU per pipeline rank ({} GPUs), links at "
-                                           "hardware.ib_GBps", p.parallel.pp));
+                                           "hardware.ib_GBps", layout.pp()));
   else
     out += row_html("cluster", fmt::format("{} nodes x {} {} = {} GPUs; {} fabric{}; NVLink domain {} GPUs", p.cluster.nodes,
                                          p.cluster.gpus_per_node, p.hardware.name, p.gpus(), to_string(p.cluster.topology),
@@ -366,8 +367,8 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
                                          p.cluster.nvlink_domain_gpus()));
   if (model)
     out += row_html("parallelism", fmt::format("TP {} x PP {} ({} stages) x CP {} x DP {} = {} GPUs; EP {} (expert DP {}); ZeRO-{}{}",
-                                               p.parallel.tp, p.parallel.pp, sched::path_stages(p), p.parallel.cp, p.dp(), p.gpus(),
-                                               p.parallel.ep, p.edp(), p.parallel.zero,
+                                               layout.tp(), layout.pp(), sched::path_stages(p), layout.cp(), p.dp(), p.gpus(),
+                                               layout.ep(), p.edp(), p.parallel.zero,
                                                p.parallel.fsdp_shard_size > 0
                                                    ? fmt::format(" (HSDP shards of {})", p.parallel.fsdp_shard_size)
                                                    : std::string()));
@@ -399,6 +400,7 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
 }
 
 json ranks_json(const Plan& plan, const SimResult& r) {
+  const RankLayout layout(plan);
   std::vector<const RankResult*> ranks;
   for (const RankResult& rank : r.ranks) ranks.push_back(&rank);
   std::sort(ranks.begin(), ranks.end(), [](const RankResult* a, const RankResult* b) { return a->rank < b->rank; });
@@ -426,8 +428,8 @@ json ranks_json(const Plan& plan, const SimResult& r) {
     }
     const int64_t a = ranks[i]->rank, b = ranks[i + n - 1]->rank;
     std::string label = n == 1 ? fmt::format("GPU {}", a) : fmt::format("GPUs {}-{}", a, b);
-    if (n == 1 && model && plan.parallel.pp > 1)
-      label += fmt::format(" (pipeline rank {})", RankLayout(plan).pipeline_rank(a));
+    if (n == 1 && model && layout.pp() > 1)
+      label += fmt::format(" (pipeline rank {})", layout.pipeline_rank(a));
     j["rows"].push_back({{"label", label},
                          {"short", n == 1 ? std::to_string(a) : fmt::format("{}-{}", a, b)},
                          {"step_s", step},
@@ -489,6 +491,7 @@ std::string html_escape(const std::string& s) {
 
 void write_html_report(const HtmlReportInput& in, std::ostream& out) {
   const Plan& plan = *in.plan;
+  const RankLayout layout(plan);
   const SimResult& r = *in.result;
   const Roofline* roof = in.roofline;
   const bool model = plan.workload.kind == WorkloadKind::Model && roof != nullptr;
@@ -524,7 +527,7 @@ void write_html_report(const HtmlReportInput& in, std::ostream& out) {
       model ? fmt::format("{} on {} {} GPUs: {}, {} microbatches", plan.model.name, plan.gpus(), plan.hardware.name,
                           to_string(plan.parallel.schedule), plan.parallel.microbatches)
             : fmt::format("synthetic {} pipeline of {} ranks, {} microbatches", to_string(plan.parallel.schedule),
-                          plan.parallel.pp, plan.parallel.microbatches);
+                          layout.pp(), plan.parallel.microbatches);
 
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -593,8 +596,8 @@ void write_html_report(const HtmlReportInput& in, std::ostream& out) {
     num_row(fmt::format("EP all-to-all busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Ep], roof->ep_comm_s);
     num_row(fmt::format("PP sends busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Pp], roof->pp_comm_s);
     num_row(fmt::format("DP collectives busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Dp], roof->dp_comm_s);
-    if (plan.parallel.tp > 1) num_row(fmt::format("TP collectives busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Tp], roof->tp_comm_s);
-    if (plan.parallel.cp > 1) num_row(fmt::format("CP exchanges busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Cp], roof->cp_comm_s);
+    if (layout.tp() > 1) num_row(fmt::format("TP collectives busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Tp], roof->tp_comm_s);
+    if (layout.cp() > 1) num_row(fmt::format("CP exchanges busy (GPU {})", r.critical_rank), r.comm_s[CommClass::Cp], roof->cp_comm_s);
     html += "</table>\n";
     const std::string why = explain_difference(plan, r, *roof);
     html += "<p>" + html_escape(why.empty() ? "The simulation and the roofline agree within 2 %." : why) + "</p>\n";

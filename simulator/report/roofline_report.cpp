@@ -2,6 +2,7 @@
 #include "schedules/registry.hpp"
 #include "simulator/report/percent.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
 }
 
 nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
+  const RankLayout layout(plan);
   nlohmann::json j;
   j["compute_s"] = r.compute_s;
   j["ep_comm_s"] = r.ep_comm_s;
@@ -139,12 +141,12 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"gpus", plan.gpus()},
                {"nodes", plan.cluster.nodes},
                {"gpus_per_node", plan.cluster.gpus_per_node},
-               {"pp", plan.parallel.pp},
-               {"tp", plan.parallel.tp},
-               {"cp", plan.parallel.cp},
+               {"pp", layout.pp()},
+               {"tp", layout.tp()},
+               {"cp", layout.cp()},
                {"stages", sched::path_stages(plan)},
                {"dp", plan.dp()},
-               {"ep", plan.parallel.ep},
+               {"ep", layout.ep()},
                {"edp", plan.edp()},
                {"microbatches", plan.parallel.microbatches},
                {"sequences_per_microbatch", plan.sequences_per_microbatch()},
@@ -171,25 +173,27 @@ std::string row(const std::string& name, double seconds, const std::string& note
 }  // namespace
 
 std::string tp_cp_text(const Plan& plan) {
-  if (plan.parallel.tp <= 1 && plan.parallel.cp <= 1) return "";
+  const RankLayout layout(plan);
+  if (layout.tp() <= 1 && layout.cp() <= 1) return "";
   const int64_t replicas = kv_head_replicas(plan);
-  return fmt::format("TP {}{}, CP {}, ", plan.parallel.tp,
+  return fmt::format("TP {}{}, CP {}, ", layout.tp(),
                      replicas > 1 ? fmt::format(" (each KV head on {} ranks: {} KV heads, so the QKV output is "
                                                 "all-gathered over TP)",
-                                                replicas, plan.parallel.tp / replicas)
+                                                replicas, layout.tp() / replicas)
                                   : std::string(),
-                     plan.parallel.cp);
+                     layout.cp());
 }
 
 std::string roofline_text(const Plan& plan, const Roofline& r) {
+  const RankLayout layout(plan);
   std::string out;
   out += fmt::format("stepsim roofline: {} on {} x {} {} ({} GPUs), config {}\n", plan.model.name,
                      plan.cluster.nodes, plan.cluster.gpus_per_node, plan.hardware.name, plan.gpus(), plan.source);
   out += fmt::format("plan: {} PP {} ({} stages), {}EP {}, DP {} (expert DP {}), ZeRO-{}, {} microbatches; "
                      "{} x {} tokens = {:.4g} tokens/step\n",
-                     to_string(plan.parallel.schedule), plan.parallel.pp, sched::path_stages(plan),
+                     to_string(plan.parallel.schedule), layout.pp(), sched::path_stages(plan),
                      tp_cp_text(plan),
-                     plan.parallel.ep,
+                     layout.ep(),
                      plan.dp(), plan.edp(), plan.parallel.zero, plan.parallel.microbatches, plan.train.global_batch,
                      plan.train.seq_len, r.tokens_per_step);
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s per GPU per "
@@ -218,7 +222,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   out += "\ncommunication per GPU (overlappable)\n";
   if (r.ep.in_node_s > 0)
     out += row("EP dispatch + combine (NVLink)", r.ep_comm_s,
-               fmt::format("EP {} inside a node; {} of compute", plan.parallel.ep, pct(r.ep_share_of_compute)));
+               fmt::format("EP {} inside a node; {} of compute", layout.ep(), pct(r.ep_share_of_compute)));
   else
     out += row("EP dispatch + combine (IB)", r.ep_comm_s,
                fmt::format("{:.3f} remote nodes ({} routing); {} of compute", r.routing.remote_nodes,
@@ -235,11 +239,11 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   else
     out += row("ZeRO-1 all-gather + reduce-scatter", r.dp_comm_s,
                fmt::format("AG {:.3f} s (BF16) + RS {:.3f} s (FP32)", r.dp.allgather_s, r.dp.reducescatter_s));
-  if (plan.parallel.tp > 1)
+  if (layout.tp() > 1)
     out += row("TP all-gathers + reduce-scatters", r.tp_comm_s,
                fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.tp_collectives,
                            r.tpcp.tp_bytes_per_collective, r.tpcp.tp_link_GBps));
-  if (plan.parallel.cp > 1)
+  if (layout.cp() > 1)
     out += row("CP K/V all-gathers + dK/dV RS", r.cp_comm_s,
                fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.cp_collectives,
                            r.tpcp.cp_bytes_per_collective, r.tpcp.cp_link_GBps));
@@ -252,7 +256,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   out += row("step time (perfect overlap)", r.step_time_s, fmt::format("{:.0f} tokens/s/GPU", r.tokens_per_s_per_gpu));
   const OverlapTerms& o = r.overlap;
   const auto on_off = [](bool on) { return on ? "on" : "off"; };
-  if (plan.parallel.tp > 1)
+  if (layout.tp() > 1)
     out += row(fmt::format("+ TP exposed (tp_comm_overlap {})", on_off(plan.parallel.tp_comm_overlap)),
                plan.parallel.tp_comm_overlap ? o.tp_exposed_on_s + o.tp_sm_margin_s : o.tp_exposed_off_s,
                fmt::format("off {:.3f} s, on {:.3f} s + {:.3f} s SM margin", o.tp_exposed_off_s, o.tp_exposed_on_s,

@@ -210,6 +210,7 @@ std::string dp_exposure(const Plan& plan) {
 }  // namespace
 
 std::string explain_difference(const Plan& plan, const SimResult& r, const Roofline& roof) {
+  const RankLayout layout(plan);
   const StepSummary s = summarize(r);
   const double diff = r.step_time_s - roof.step_time_s;
   if (roof.step_time_s <= 0 || std::abs(diff) <= 0.02 * roof.step_time_s) return "";
@@ -222,7 +223,7 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
   std::string out = fmt::format(
       "The simulated step is {:+.3f} s ({:+.1f} %) against the roofline. On GPU {} (pipeline rank {}), which sets the "
       "step: ",
-      diff, 100.0 * diff / roof.step_time_s, crit->rank, RankLayout(plan).pipeline_rank(crit->rank));
+      diff, 100.0 * diff / roof.step_time_s, crit->rank, layout.pipeline_rank(crit->rank));
   const double d_compute = crit->compute_s - roof.compute_s;
   const double d_exposed = crit->exposed_comm_s - roof.exposed_comm_s;
   const double d_bubble = crit->bubble_s - roof.bubble_s;
@@ -249,19 +250,19 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
                         pairs ? ", each F&B pair waiting for its neighbours' activations and gradients"
                             : "",
                         crit->exposed_s[CommClass::Dp], dp_exposure(plan));
-    if (plan.parallel.tp > 1 || plan.parallel.cp > 1)
+    if (layout.tp() > 1 || layout.cp() > 1)
       what += fmt::format("; tensor-parallel gathers and reductions {:.3f} s, context-parallel K/V exchanges {:.3f} s "
                           "({})",
                           crit->exposed_s[CommClass::Tp], crit->exposed_s[CommClass::Cp],
-                          plan.parallel.tp > 1 && plan.parallel.tp_comm_overlap
+                          layout.tp() > 1 && plan.parallel.tp_comm_overlap
                               ? "what userbuffers' chunked pipelines leave exposed beside their GEMMs"
-                              : plan.parallel.tp > 1 ? "on the critical path of every layer; parallel.tp_comm_overlap=true "
+                              : layout.tp() > 1 ? "on the critical path of every layer; parallel.tp_comm_overlap=true "
                                                        "pipelines the TP ones with their GEMMs"
                                                      : "on the critical path of every layer");
     parts.push_back(what);
   }
   if (std::abs(d_bubble) > 0.005 * roof.step_time_s)
-    parts.push_back(plan.parallel.pp > 1
+    parts.push_back(layout.pp() > 1
                         ? fmt::format("bubble {:+.3f} s (the roofline's closed form assumes B = 2F and W = F per "
                                       "chunk; here the rank idled {:.3f} s waiting for other stages)",
                                       d_bubble, crit->bubble_s)
@@ -286,7 +287,7 @@ std::string synthetic_text(const Plan& plan, const SimResult& r) {
   std::string out = fmt::format(
       "stepsim simulate: synthetic {} pipeline, {} ranks, {} microbatches; per chunk F {} s, B {} s (W {} s), {} bytes "
       "per send over {} GB/s\n",
-      to_string(plan.parallel.schedule), plan.parallel.pp, plan.parallel.microbatches, plan.workload.f_s,
+      to_string(plan.parallel.schedule), RankLayout(plan).pp(), plan.parallel.microbatches, plan.workload.f_s,
       plan.workload.b_s, plan.workload.w_s, plan.workload.send_bytes, plan.hardware.ib_GBps);
   out += fmt::format("  {:<26}{:>12}{:>12}{:>12}\n", "per rank (s)", "min", "mean", "max");
   const auto line = [&](const char* name, const Spread& sp) {
@@ -303,14 +304,15 @@ std::string synthetic_text(const Plan& plan, const SimResult& r) {
 }  // namespace
 
 std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof) {
+  const RankLayout layout(plan);
   if (plan.workload.kind == WorkloadKind::Synthetic) return synthetic_text(plan, r) + stragglers_text(plan, r);
   const StepSummary s = summarize(r);
   std::string out;
   out += fmt::format("stepsim simulate: {} on {} x {} {} ({} GPUs), {} PP {} ({} stages), {}EP {}, DP {}, ZeRO-{}, {} "
                      "microbatches; config {}\n",
                      plan.model.name, plan.cluster.nodes, plan.cluster.gpus_per_node, plan.hardware.name, plan.gpus(),
-                     to_string(plan.parallel.schedule), plan.parallel.pp, sched::path_stages(plan), tp_cp_text(plan),
-                     plan.parallel.ep, plan.dp(),
+                     to_string(plan.parallel.schedule), layout.pp(), sched::path_stages(plan), tp_cp_text(plan),
+                     layout.ep(), plan.dp(),
                      plan.parallel.zero, plan.parallel.microbatches, plan.source);
   out += fmt::format("batch: {} sequences x {} tokens = {} tokens per step (sequences per microbatch: {:.4g})\n",
                      plan.train.global_batch, plan.train.seq_len, plan.train.tokens_per_step(),
@@ -343,7 +345,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   line("compute", s.compute, crit ? crit->compute_s : 0, roof.compute_s);
   line("exposed communication", s.exposed, crit ? crit->exposed_comm_s : 0, roof.exposed_comm_s);
   line("bubble", s.bubble, crit ? crit->bubble_s : 0, roof.bubble_s);
-  out += fmt::format("  (* the GPU that sets the step: pipeline rank {})\n", RankLayout(plan).pipeline_rank(r.critical_rank));
+  out += fmt::format("  (* the GPU that sets the step: pipeline rank {})\n", layout.pipeline_rank(r.critical_rank));
   out += fmt::format("\n  transfers busy on GPU {} (s):  EP {:.3f} (roofline {:.3f})  PP {:.3f} (roofline {:.3f})  DP {:.3f} "
                      "(roofline {:.3f})\n",
                      r.critical_rank, r.comm_s[CommClass::Ep], roof.ep_comm_s, r.comm_s[CommClass::Pp], roof.pp_comm_s,

@@ -76,7 +76,7 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
   // Fat tree: GPU 0's IB copies go to the same local rank of each other NVLink domain of its group
   // (equal bytes each under balanced routing); those under another leaf share ib / oversubscription.
   const FabricShape fabric = FabricShape::of(plan);
-  const int64_t u = plan.nvlink_ranks(), domains = std::max<int64_t>(1, plan.parallel.ep / u);
+  const int64_t u = plan.nvlink_ranks(), domains = std::max<int64_t>(1, RankLayout(plan).ep() / u);
   if (domains > 1) {
     int64_t climbing = 0;
     for (int64_t d = 1; d < domains; ++d) climbing += fabric.crosses_spine(0, d * u) ? 1 : 0;
@@ -86,7 +86,7 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
   const double g = double(plan.nvlink_ranks());
   e.nvlink_bytes_per_gpu = passes * e.tokens_per_gpu * double(m.num_experts_per_tok) * (g - 1) / g * per_token;
   e.nvlink_s = e.nvlink_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
-  const int64_t ep = plan.parallel.ep;
+  const int64_t ep = RankLayout(plan).ep();
   if (ep > 1 && ep <= plan.nvlink_ranks()) {
     // Each of the group's other GPUs holds one of a token's k experts with probability
     // 1 - (1 - 1/ep)^k; one copy goes to each such GPU (as the replay's flows carry them).
@@ -134,7 +134,7 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   // A ring runs at its slowest edge: an edge between leaves gets the NIC's uplink share. GPU 0's
   // rings: non-expert over the stage's domains (rail peers g apart), experts one EP group apart.
   const FabricShape fabric = FabricShape::of(plan);
-  const int64_t ep = plan.parallel.ep;
+  const int64_t ep = layout.ep();
   bool climbs = false;
   for (int64_t k = 0; k < d.non_expert_ib_nodes; ++k)
     climbs = climbs || fabric.crosses_spine(k * g, (k + 1) % d.non_expert_ib_nodes * g);
@@ -162,13 +162,14 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
 // Residual stream sends (BF16 activations forward, gradients backward) of the busiest rank.
 void pp_terms(const Plan& plan, Roofline& r) {
   const auto& par = plan.parallel;
-  if (par.pp <= 1) return;
+  const RankLayout layout(plan);
+  if (layout.pp() <= 1) return;
   // 1F1B: one send each way per microbatch; DualPipeV's two chunks double that on middle ranks.
   r.pp_sends_per_microbatch = std::llround(sched::make_schedule(plan)->sends_per_microbatch());
   const double micro_seqs = double(plan.train.global_batch) / double(plan.dp()) / double(par.microbatches);
   // Each GPU sends its sequence shard (1 / (tp x cp) of the microbatch).
   const double bytes = micro_seqs * double(plan.train.seq_len) * double(plan.model.hidden_size) * kBf16Bytes /
-                       double(par.tp * par.cp);
+                       double(layout.token_split());
   // Neighbouring stages are a stage's GPUs apart: another NVLink domain unless a stage is smaller
   // than one, and over the spines when the two NICs sit under different leaves.
   const bool crosses_nodes = plan.stage_gpus() >= plan.nvlink_ranks();
@@ -182,25 +183,26 @@ void pp_terms(const Plan& plan, Roofline& r) {
 TpCpTerms tp_cp_terms(const Plan& plan) {
   TpCpTerms t;
   const auto& par = plan.parallel;
+  const RankLayout layout(plan);
   const ModelConfig& m = plan.model;
   const double micro_seqs = double(plan.train.global_batch) / double(plan.dp()) / double(par.microbatches);
   const double micro_tokens = micro_seqs * double(plan.train.seq_len);
-  t.tokens_per_microbatch = micro_tokens / double(par.cp);
-  const double per_rank = double(par.microbatches) / double(par.pp);  // x layers of the model
+  t.tokens_per_microbatch = micro_tokens / double(layout.cp());
+  const double per_rank = double(par.microbatches) / double(layout.pp());  // x layers of the model
   t.tp_collectives = per_rank * (double(m.dense_layers()) * tp_collectives_per_layer(plan, false) +
                                  double(m.moe_layers()) * tp_collectives_per_layer(plan, true));
-  t.tp_bytes_per_collective = par.tp > 1 ? tp_collective_bytes(plan, t.tokens_per_microbatch) : 0.0;
+  t.tp_bytes_per_collective = layout.tp() > 1 ? tp_collective_bytes(plan, t.tokens_per_microbatch) : 0.0;
   t.tp_bytes_per_gpu = t.tp_collectives * t.tp_bytes_per_collective;
   // Replicated KV heads: the QKV output's all-gather and its gradient's reduce-scatter per layer.
   t.tp_qkv_bytes_per_gpu = per_rank * double(m.num_hidden_layers) * tp_qkv_collectives_per_layer(plan) *
                            tp_qkv_collective_bytes(plan, t.tokens_per_microbatch);
   t.tp_bytes_per_gpu += t.tp_qkv_bytes_per_gpu;
   const int64_t g = plan.nvlink_ranks();
-  t.tp_link_GBps = par.tp <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
+  t.tp_link_GBps = layout.tp() <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
   t.cp_collectives = per_rank * double(m.num_hidden_layers) * cp_collectives_per_layer(plan);
-  t.cp_bytes_per_collective = par.cp > 1 ? cp_collective_bytes(plan, micro_tokens) : 0.0;
+  t.cp_bytes_per_collective = layout.cp() > 1 ? cp_collective_bytes(plan, micro_tokens) : 0.0;
   t.cp_bytes_per_gpu = t.cp_collectives * t.cp_bytes_per_collective;
-  t.cp_link_GBps = par.tp * par.cp <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
+  t.cp_link_GBps = layout.token_split() <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
   return t;
 }
 
@@ -215,7 +217,7 @@ BlockGemms block_gemms(const Plan& plan, int64_t layer, LayerPart part, double s
   BlockGemms g;
   for (const Kernel& k : w.part(part).kernels) {
     const TpGemmShare share = tp_gemm_share(plan, k.name);
-    const double s = k.flops / (plan.hardware.gemm_tflops(k.precision) * 1e12 * double(plan.parallel.tp));
+    const double s = k.flops / (plan.hardware.gemm_tflops(k.precision) * 1e12 * double(RankLayout(plan).tp()));
     g.column_s += share.column * s;
     g.row_s += share.row * s;
     g.all_s += s;
@@ -226,8 +228,9 @@ BlockGemms block_gemms(const Plan& plan, int64_t layer, LayerPart part, double s
 OverlapTerms overlap_terms(const Plan& plan, const Roofline& r) {
   OverlapTerms o;
   const auto& par = plan.parallel;
+  const RankLayout layout(plan);
   const double m = double(par.microbatches);
-  if (par.tp > 1) {
+  if (layout.tp() > 1) {
     const double c = r.tpcp.tp_bytes_per_collective / (r.tpcp.tp_link_GBps * 1e9);
     const double stretch = ub_gemm_stretch(plan.hardware);
     // One CP rank's share of a microbatch, in sequences (layer_work takes whole sequences).
@@ -241,16 +244,16 @@ OverlapTerms overlap_terms(const Plan& plan, const Roofline& r) {
     // A block: forward all-gather + reduce-scatter; backward all-gather of the output gradient,
     // behind `w` seconds of weight gradient (and the reduce-scatter before it when `rs_first`).
     const auto add = [&](const BlockGemms& g, double w, bool rs_first, double count) {
-      const double row = g.row_s * stretch, bwd_ring = ring_exchange_s(g.row_s, c, par.tp) - g.row_s;
+      const double row = g.row_s * stretch, bwd_ring = ring_exchange_s(g.row_s, c, layout.tp()) - g.row_s;
       const double lead = rs_first ? c : 0.0;  // comm ahead of the all-gather on the TP stream
       off += count * (2.0 * c + std::max(0.0, lead + c - w));
-      on += count * (ring_exchange_s(g.column_s, c, par.tp) - g.column_s +
+      on += count * (ring_exchange_s(g.column_s, c, layout.tp()) - g.column_s +
                      split_reduce_scatter_s(row, c, kUbReduceScatterSplits) - row + std::max(0.0, lead - w) +
                      std::max(0.0, bwd_ring - std::max(0.0, w - lead)));
       margin += count * g.row_s * (stretch - 1.0);
     };
     const ModelConfig& mc = plan.model;
-    const double per_rank = m / double(par.pp);
+    const double per_rank = m / double(layout.pp());
     if (mc.dense_layers() > 0) {
       const BlockGemms attn = block_gemms(plan, 0, LayerPart::AttnF, seqs);
       const BlockGemms mlp = block_gemms(plan, 0, LayerPart::MlpF, seqs);
@@ -280,7 +283,7 @@ OverlapTerms overlap_terms(const Plan& plan, const Roofline& r) {
     // embedding) are reduced only once its backward ends, the last thing before the optimizer,
     // and gathered before the first forward can start: those are exposed whatever else overlaps.
     const HeldParams layer = layer_held_params(plan, r.params, 0);
-    const double first_item = std::min(params, layer.non_expert + layer.expert + double(r.params.embedding) / double(par.tp));
+    const double first_item = std::min(params, layer.non_expert + layer.expert + double(r.params.embedding) / double(layout.tp()));
     const double tail = params > 0 ? params - o.bucket_params * std::floor((params - first_item) / o.bucket_params) : 0.0;
     const double tail_share = params > 0 ? tail / params : 0.0;
     const double per_microbatch = r.compute_s / m / chunks;  // one microbatch through the stage
@@ -315,7 +318,7 @@ Roofline compute_roofline(const Plan& plan) {
   r.ep_comm_s = std::max(r.ep.ib_s, r.ep.spine_s) + r.ep.in_node_s;
   pp_terms(plan, r);
   const bool fsdp = plan.parallel.zero == 3;
-  r.dp = dp_terms(plan, r.params, plan.parallel.pp);
+  r.dp = dp_terms(plan, r.params, RankLayout(plan).pp());
   const double m = double(plan.parallel.microbatches);
   // ZeRO-2 keeps only a gradient shard, so it reduce-scatters after every microbatch.
   r.dp_comm_s = fsdp                      ? r.dp.fsdp_per_microbatch_s * m + r.dp.hsdp_allreduce_s

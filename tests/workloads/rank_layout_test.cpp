@@ -37,6 +37,19 @@ TEST(RankLayout, CoordinatesOfOneGpu) {
   EXPECT_EQ(l.on_pipeline_rank(13, 0), 5);
 }
 
+// The shares and group facts the workloads, memory and reports ask instead of reading the plan's
+// sizes: TP 2 x CP 2 split a replica's tokens four ways; 2 replicas x 2 CP ranks hold the same
+// non-expert weights (the grad group); EP groups of 4 start at multiples of 4.
+TEST(RankLayout, SharesAndGroupFacts) {
+  const RankLayout l(small_plan());
+  EXPECT_EQ(l.token_split(), 4);
+  EXPECT_DOUBLE_EQ(l.token_share(), 0.25);
+  EXPECT_EQ(l.grad_group_size(), 4);
+  EXPECT_EQ(l.grad_group_size(), int64_t(l.grad_group(13).size()));
+  EXPECT_EQ(l.first_of_ep_group(13), 12);
+  EXPECT_EQ(l.first_of_ep_group(13), l.ep_group(13).front());
+}
+
 TEST(RankLayout, GroupsAreRankLists) {
   const RankLayout l(small_plan());
   EXPECT_EQ(l.tp_group(13), (Ids{12, 13}));

@@ -4,6 +4,7 @@
 
 #include "vocabulary/model_params.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 
@@ -81,7 +82,7 @@ double head_activation_bytes_per_token(const ModelConfig& m) { return (kBf16 + k
 double head_weight_gradient_bytes_per_token(const Plan& plan) {
   const ModelConfig& m = plan.model;
   return std::min(head_activation_bytes_per_token(m),
-                  kBf16 * double(m.vocab_size) + kBf16 * double(m.hidden_size) * double(plan.parallel.tp));
+                  kBf16 * double(m.vocab_size) + kBf16 * double(m.hidden_size) * double(RankLayout(plan).tp()));
 }
 
 }  // namespace stepsim

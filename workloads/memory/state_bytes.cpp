@@ -6,24 +6,26 @@
 #include "workloads/traffic/ep_traffic.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/layer_spec.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 
 HeldParams layer_held_params(const Plan& plan, const ModelParams& p, int64_t layer) {
   // Megatron TP shards the attention and dense-FFN matmuls over tp; norms are replicated, and
   // routers, shared and routed experts keep TP 1 (routed experts are divided over EP instead).
-  const double tp = double(plan.parallel.tp);
+  const RankLayout layout(plan);
+  const double tp = double(layout.tp());
   if (!layer_spec(plan, layer).moe)
     return {double(p.attention.total() + p.dense_ffn) / tp + double(p.norms_per_layer), 0.0};
   return {double(p.attention.total()) / tp + double(p.norms_per_layer + p.router + p.shared_experts),
-          double(p.routed_experts_per_layer()) / double(plan.parallel.ep)};
+          double(p.routed_experts_per_layer()) / double(layout.ep())};
 }
 
 HeldParams stage_held_params(const Plan& plan, const ModelParams& p, const StageLayers& s, bool first_stage) {
   HeldParams h;
   for (int64_t l = s.first; l < s.first + s.count; ++l) h += layer_held_params(plan, p, l);
   // Embedding and LM head are vocabulary-parallel over TP.
-  const double tp = double(plan.parallel.tp);
+  const double tp = double(RankLayout(plan).tp());
   if (first_stage) h.non_expert += double(p.embedding) / tp;
   if (s.has_lm_head) h.non_expert += double(p.lm_head) / tp + double(p.final_norm);
   return h;
@@ -32,13 +34,13 @@ HeldParams stage_held_params(const Plan& plan, const ModelParams& p, const Stage
 HeldParams model_held_params(const Plan& plan, const ModelParams& p) {
   HeldParams h;
   for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) h += layer_held_params(plan, p, l);
-  const double tp = double(plan.parallel.tp);
+  const double tp = double(RankLayout(plan).tp());
   h.non_expert += double(p.embedding) / tp + double(p.lm_head) / tp + double(p.final_norm);
   return h;
 }
 
 double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p) {
-  const double tp = double(plan.parallel.tp);
+  const double tp = double(RankLayout(plan).tp());
   double most = double(p.lm_head) / tp + double(p.final_norm);
   for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) {
     const HeldParams h = layer_held_params(plan, p, l);
@@ -50,7 +52,7 @@ double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p) {
 double largest_microbatch_tokens(const Plan& plan) {
   const double per_replica = std::ceil(plan.sequences_per_replica());
   return std::ceil(per_replica / double(plan.parallel.microbatches)) * double(plan.train.seq_len) /
-         double(plan.parallel.tp * plan.parallel.cp);
+         double(RankLayout(plan).token_split());
 }
 
 ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
@@ -58,9 +60,10 @@ ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   // ZeRO shards non-experts over the GPUs holding the same weights (data-parallel replicas x CP
   // ranks, as Megatron's distributed optimizer does) and experts over expert-DP.
   // HSDP shards ZeRO-3 state over fsdp_shard_size of them (experts: fsdp_shard_size x tp / ep).
+  const RankLayout layout(plan);
   const int64_t hsdp = plan.parallel.zero == 3 ? plan.parallel.fsdp_shard_size : 0;
-  const double dp = double(hsdp > 0 ? hsdp : plan.dp() * plan.parallel.cp);
-  const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * plan.parallel.tp / plan.parallel.ep)
+  const double dp = double(hsdp > 0 ? hsdp : layout.grad_group_size());
+  const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * layout.tp() / layout.ep())
                                      : std::max<int64_t>(1, plan.edp()));
   const double all = held.non_expert + held.expert;
   const double shard = held.non_expert / dp + held.expert / edp;
@@ -69,7 +72,7 @@ ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   s.grads_bytes = kGradBytesPerParam * (zero2 ? shard : all);
   s.optimizer_bytes = kOptimizerBytesPerParam * shard;
   const ModelConfig& m = plan.model;
-  if (m.is_moe() && plan.parallel.ep > 1)
+  if (m.is_moe() && layout.ep() > 1)
     s.buffers_bytes += largest_microbatch_tokens(plan) * double(m.num_experts_per_tok) *
                        (dispatch_bytes_per_token(plan) + combine_bytes_per_token(m));
   if (zero3) {
@@ -79,7 +82,7 @@ ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   // tp_comm_overlap: userbuffers' staging, registered once for the microbatch's tokens on a CP rank.
   // overlap_grad_reduce / overlap_param_gather add nothing: Megatron's buckets are views into the
   // gradient and parameter buffers already counted above.
-  s.buffers_bytes += ub_buffer_bytes(plan, largest_microbatch_tokens(plan) * double(plan.parallel.tp));
+  s.buffers_bytes += ub_buffer_bytes(plan, largest_microbatch_tokens(plan) * double(layout.tp()));
   return s;
 }
 

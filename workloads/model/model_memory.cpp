@@ -13,7 +13,7 @@ ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
   const Plan& plan = w.plan();
   // Tokens of a sequence one GPU keeps: sequence parallelism shards every activation over TP (all of
   // them, Korthikanti et al.: 34 s b h / t), context parallelism the sequence over CP.
-  const double seq_len = double(plan.train.seq_len) / double(plan.parallel.tp * plan.parallel.cp);
+  const double seq_len = double(plan.train.seq_len) / double(w.layout().token_split());
   for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) {
     const LayerActivations a = layer_activations(plan, w.layer_is_moe(l));
     saved_per_seq_.push_back(a.saved_per_token * seq_len);
@@ -22,7 +22,7 @@ ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
   head_per_seq_ = head_activation_bytes_per_token(plan.model) * seq_len;
   head_w_per_seq_ = head_weight_gradient_bytes_per_token(plan) * seq_len;
   const bool fsdp = plan.parallel.zero == 3;
-  const int64_t ranks = fsdp ? 1 : plan.parallel.pp;
+  const int64_t ranks = fsdp ? 1 : w.layout().pp();
   for (int64_t rank = 0; rank < ranks; ++rank) {
     HeldParams held;
     for (int32_t c = 0; c < w.schedule().chunks_per_rank(); ++c) {

@@ -84,8 +84,8 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
     const size_t n = g.size(), i = size_t(std::find(g.begin(), g.end(), gpu) - g.begin());
     return Ring{g[(i + 1) % n], g[(i + n - 1) % n]};
   };
-  tp_ = plan_.parallel.tp > 1;
-  cp_ = plan_.parallel.cp > 1;
+  tp_ = layout.tp() > 1;
+  cp_ = layout.cp() > 1;
   ub_ = tp_ && plan_.parallel.tp_comm_overlap;
   if (tp_) tp_ring_ = ring_of(layout.tp_group(gpu));
   if (cp_) cp_ring_ = ring_of(layout.cp_group(gpu));
@@ -302,7 +302,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   const bool forward = phase == Phase::Forward;
   // Tokens of this CP rank's share of the microbatch, gathered over TP; the whole microbatch for CP.
   const double seqs = w_.sequences(gpu_, ref.mb) * share_, seq_len = double(plan_.train.seq_len);
-  const double tp_bytes = tp_collective_bytes(plan_, seqs * seq_len / double(plan_.parallel.cp));
+  const double tp_bytes = tp_collective_bytes(plan_, seqs * seq_len / double(w_.layout().cp()));
   const double cp_bytes = cp_collective_bytes(plan_, seqs * seq_len);
   const auto tp_op = [&](OpKind kind, double share, const std::vector<OpRef>& d) {
     return ring_collective(sink, st_.tp, kind, phase, layer, ref, st_.tp_channel, tp_ring_, tp_bytes * share, d);
@@ -318,7 +318,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   // (the local one first) beside the all-gather, the last chunk once it has arrived
   // (model_parallel_comm.hpp: g/tp + (tp-1) max(g/tp, c/(tp-1)) from start to end).
   const bool ub = tp && ub_;
-  const double n = double(plan_.parallel.tp);
+  const double n = double(w_.layout().tp());
   Slice rest;  // what of the part runs once the input is gathered
   if (ub) {
     Slice ahead;
@@ -336,7 +336,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   if (tp && attention && tp_qkv_collectives_per_layer(plan_) > 0)
     deps = {ring_collective(sink, st_.tp, forward ? OpKind::TpAllGather : OpKind::TpReduceScatter, phase, layer, ref,
                             st_.tp_channel, tp_ring_,
-                            tp_qkv_collective_bytes(plan_, seqs * seq_len / double(plan_.parallel.cp)), deps)};
+                            tp_qkv_collective_bytes(plan_, seqs * seq_len / double(w_.layout().cp())), deps)};
   deps = cp_gather(deps);
   if (forward) {
     if (!ub) {
@@ -771,7 +771,7 @@ std::pair<double, double> ModelGpuProgram::item_params(int64_t item) const {
   // The head's stage also holds the final norm; layer 0's FSDP unit also holds the embedding.
   const ModelParams& p = w_.params();
   // Embedding and head are vocabulary-parallel over TP (as stage_held_params counts them).
-  const double tp = double(plan_.parallel.tp);
+  const double tp = double(w_.layout().tp());
   if (item == kHead) return {double(p.lm_head) / tp + double(p.final_norm), 0.0};
   return {w_.layer_non_expert_params(item) + (item == 0 ? double(p.embedding) / tp : 0.0),
           w_.layer_expert_params_per_gpu(item)};

@@ -56,7 +56,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
   }
   // Uneven batches: each EP group's mean load per microbatch, asked for by every compute op.
   if (!uniform_batch_) {
-    const int64_t ep = plan.parallel.ep, m = plan.parallel.microbatches;
+    const int64_t ep = layout_.ep(), m = plan.parallel.microbatches;
     group_mean_sequences_.assign(static_cast<size_t>(layout_.expert_dp() * m), 0.0);
     for (int64_t gpu = 0; gpu < layout_.stage_gpus(); ++gpu)
       for (int64_t mb = 0; mb < m; ++mb)
@@ -72,7 +72,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
 // (multi-plane). Then an NVLink leg that its IB leg outlasts never sets a time.
 bool ModelWorkload::lock_step_nvlink_idle() const {
   const ParallelConfig& par = plan_.parallel;
-  return loads_.balanced() && uniform_batch_ && !plan_.scenario.perturbed() && par.tp == 1 && par.cp == 1 &&
+  return loads_.balanced() && uniform_batch_ && !plan_.scenario.perturbed() && layout_.tp() == 1 && layout_.cp() == 1 &&
          par.zero != 3 && plan_.cluster.topology != Topology::MultiPlane &&
          plan_.stage_gpus() % plan_.nvlink_ranks() == 0;
 }
@@ -88,7 +88,7 @@ void ModelWorkload::speed_of_light_costs() {
   // TP splits every GEMM but the experts' by tp and runs experts on the 1/tp sequence shard; CP
   // gives each rank 1/cp of the tokens and of the (load-balanced causal) attention: per GPU, every
   // per-sequence cost is 1 / (tp x cp) of the replica's.
-  const double split = double(plan_.parallel.tp * plan_.parallel.cp);
+  const double split = double(layout_.token_split());
   for (int64_t l = 0; l < layers; ++l) {
     const LayerWork one = layer_work(plan_, l, 1.0, 0.0);
     const LayerWork per_row = layer_work(plan_, l, 0.0, 1.0);  // the routed experts' work per token-expert row
@@ -254,13 +254,13 @@ std::string ModelWorkload::mode() const {
     return fmt::format("straggler-groups: the {} EP group(s) per pipeline rank holding a straggler ({} of {} GPUs) "
                        "simulated; the other {} groups per rank are unperturbed, run ahead or level, and mirror "
                        "them (DP flows to them run against their hosts)",
-                       perturbed_group_count_, perturbed_group_count_ * plan_.parallel.ep * plan_.parallel.pp,
+                       perturbed_group_count_, perturbed_group_count_ * layout_.ep() * layout_.pp(),
                        layout_.gpus(), layout_.expert_dp() - perturbed_group_count_);
   if (ep_group_reduced_)
     return fmt::format("ep-groups: EP group 0 of every pipeline rank ({} x {} GPUs) simulated, since uneven expert "
                        "loads make the GPUs of a group differ; the other {} groups per rank run the same loads and "
                        "mirror it (DP flows to them run against their hosts)",
-                       group_block(), plan_.parallel.pp, layout_.stage_gpus() / group_block() - 1);
+                       group_block(), layout_.pp(), layout_.stage_gpus() / group_block() - 1);
   if (plan_.parallel.zero == 3)
     return fmt::format("ep-group: EP group 0 ({} GPUs) simulated; the other {} groups mirror it (flows to them run "
                        "against their hosts)",
@@ -268,7 +268,7 @@ std::string ModelWorkload::mode() const {
   const int64_t per_rank = layout_.tp() * layout_.cp();
   return fmt::format("reduced: data-parallel replica 0 ({} GPUs, {} per pipeline rank) simulated; the other {} "
                      "replicas mirror it (EP and DP flows to them run against their hosts)",
-                     plan_.parallel.pp * per_rank, per_rank == 1 ? std::string("one") : std::to_string(per_rank),
+                     layout_.pp() * per_rank, per_rank == 1 ? std::string("one") : std::to_string(per_rank),
                      plan_.dp() - 1);
 }
 
@@ -321,7 +321,7 @@ double ModelWorkload::routed_rows(int64_t gpu, int64_t layer, int64_t mb) const 
                          double(plan_.model.num_experts_per_tok);
   if (loads_.balanced() || !layer_is_moe(layer)) return per_gpu;
   const int64_t slot = layout_.ep_slot(gpu);
-  return per_gpu * double(plan_.parallel.ep) * loads_.slot_share(layer, mb, slot);
+  return per_gpu * double(layout_.ep()) * loads_.slot_share(layer, mb, slot);
 }
 
 AllToAll ModelWorkload::ep_flows(int64_t gpu, int64_t layer, int64_t mb, double scale, bool to_experts,

@@ -80,7 +80,7 @@ class ModelWorkload : public ops::Workload {
   bool layer_is_moe(int64_t layer) const;
   // Share of its replica's microbatch tokens one GPU holds between blocks: 1 / (tp x cp) (sequence
   // parallelism shards them over TP, context parallelism over CP).
-  double token_share() const { return 1.0 / double(plan_.parallel.tp * plan_.parallel.cp); }
+  double token_share() const { return layout_.token_share(); }
   // Parameters of one stage held by each GPU (TP shards applied, experts divided over the EP group).
   double stage_non_expert_params(int64_t stage) const;
   double stage_expert_params_per_gpu(int64_t stage) const;

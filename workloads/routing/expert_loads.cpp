@@ -5,6 +5,7 @@
 
 #include "workloads/routing/expert_popularity.hpp"
 #include "vocabulary/seeded_random.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 
@@ -22,7 +23,7 @@ bool uneven_loads(const Plan& plan) {
 }
 
 double ExpertLoads::group_rows_per_microbatch(const Plan& plan) {
-  return plan.sequences_per_replica() / double(plan.parallel.microbatches) * double(plan.parallel.ep) *
+  return plan.sequences_per_replica() / double(plan.parallel.microbatches) * double(RankLayout(plan).ep()) *
          double(plan.train.seq_len) * double(plan.model.num_experts_per_tok);
 }
 
@@ -32,7 +33,7 @@ ExpertLoads::ExpertLoads(const Plan& plan) {
   balanced_ = !uneven_loads(plan);
   if (!m.is_moe()) return;
   experts_ = m.n_routed_experts;
-  ep_ = plan.parallel.ep;
+  ep_ = RankLayout(plan).ep();
   microbatches_ = plan.parallel.microbatches;
   moe_layers_ = m.moe_layers();
   first_moe_layer_ = m.first_k_dense_replace;

@@ -7,10 +7,12 @@
 #include <numeric>
 #include <random>
 
+#include "vocabulary/rank_layout.hpp"
+
 namespace stepsim {
 
 int64_t ep_nodes(const Plan& plan) {
-  return std::max<int64_t>(1, plan.parallel.ep / plan.nvlink_ranks());  // NVLink domains, nodes by default
+  return std::max<int64_t>(1, RankLayout(plan).ep() / plan.nvlink_ranks());  // NVLink domains, nodes by default
 }
 
 namespace {

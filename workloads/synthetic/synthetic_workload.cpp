@@ -14,6 +14,7 @@
 #include "schedules/pipeline_flow.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/scheduled_program.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 namespace {
@@ -146,7 +147,7 @@ class SyntheticProgram final : public sched::ScheduledGpuProgram {
 class SyntheticWorkload final : public ops::Workload {
  public:
   explicit SyntheticWorkload(const Plan& plan) : plan_(plan) {
-    const int64_t P = plan.parallel.pp;
+    const int64_t P = RankLayout(plan).pp();
     sh_.schedule = sched::make_schedule(plan);
     for (int64_t r = 0; r < P; ++r) sh_.programs.push_back(sh_.schedule->program(r));
     sh_.producers.emplace(*sh_.schedule, sh_.programs);
@@ -172,7 +173,7 @@ class SyntheticWorkload final : public ops::Workload {
 
 PlatformSpec synthetic_platform(const Plan& plan) {
   PlatformSpec spec = platform_spec(plan);
-  spec.nodes = plan.parallel.pp;
+  spec.nodes = RankLayout(plan).pp();
   spec.gpus_per_node = 1;
   spec.nvlink_ranks = 1;  // one-GPU nodes on a star (validate_plan refuses other fabrics here)
   return spec;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "platforms/topology.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 
@@ -19,7 +20,7 @@ EpLayout ep_layout(const Plan& plan, const RoutingStats& routing) {
   EpLayout l;
   const ModelConfig& m = plan.model;
   // "Node" here is an NVLink domain: a token crosses IB once per remote domain (Plan::nvlink_ranks).
-  const int64_t g = plan.nvlink_ranks(), ep = plan.parallel.ep;
+  const int64_t g = plan.nvlink_ranks(), ep = RankLayout(plan).ep();
   l.ep_nodes = std::max<int64_t>(1, ep / g);
   if (!m.is_moe()) return l;
   // A GPU holding x of a token's experts: distinct GPUs among G when x experts land uniformly.
@@ -38,13 +39,14 @@ EpLayout ep_layout(const Plan& plan, const RoutingStats& routing) {
 AllToAll ep_all_to_all(const Plan& plan, const EpLayout& l, int64_t gpu, const TokensOf& tokens_of,
                        double bytes_per_copy) {
   AllToAll a;
-  if (!plan.model.is_moe() || plan.parallel.ep == 1) return a;
+  const RankLayout layout(plan);
+  if (!plan.model.is_moe() || layout.ep() == 1) return a;
   const int64_t g = plan.nvlink_ranks();
   const int64_t node = gpu / g, local = gpu % g;
   if (l.ep_nodes == 1) {
     // The whole group is inside the node: every copy goes straight over NVLink.
-    const int64_t first = gpu / plan.parallel.ep * plan.parallel.ep;
-    for (int64_t peer = first; peer < first + plan.parallel.ep; ++peer) {
+    const int64_t first = layout.first_of_ep_group(gpu);
+    for (int64_t peer = first; peer < first + layout.ep(); ++peer) {
       if (peer == gpu) continue;
       a.out.push_back({peer, tokens_of(gpu) * l.gpu_touch_prob * bytes_per_copy});
       a.in.push_back({peer, tokens_of(peer) * l.gpu_touch_prob * bytes_per_copy});
@@ -79,9 +81,10 @@ AllToAll ep_all_to_all_loaded(const Plan& plan, const RoutingStats& routing, int
                               double bytes_per_copy, const double* share) {
   AllToAll a;
   const ModelConfig& m = plan.model;
-  if (!m.is_moe() || plan.parallel.ep == 1) return a;
-  const int64_t g = plan.nvlink_ranks(), ep = plan.parallel.ep;
-  const int64_t first = gpu / ep * ep, slot = gpu - first;
+  const RankLayout layout(plan);
+  if (!m.is_moe() || layout.ep() == 1) return a;
+  const int64_t g = plan.nvlink_ranks(), ep = layout.ep();
+  const int64_t first = layout.first_of_ep_group(gpu), slot = gpu - first;
   const double k = double(m.num_experts_per_tok);
   if (ep <= g) {
     // The group is inside one node: a token needs GPU j when one of its k rows lands there.

@@ -16,7 +16,7 @@ int64_t kv_heads(const ModelConfig& m) {
 }  // namespace
 
 int64_t kv_head_replicas(const Plan& plan) {
-  const int64_t kv = kv_heads(plan.model), tp = plan.parallel.tp;
+  const int64_t kv = kv_heads(plan.model), tp = RankLayout(plan).tp();
   return kv < tp ? tp / kv : 1;
 }
 
@@ -24,14 +24,14 @@ int tp_qkv_collectives_per_layer(const Plan& plan) { return kv_head_replicas(pla
 
 double tp_qkv_collective_bytes(const Plan& plan, double tokens) {
   const ModelConfig& m = plan.model;
-  const double tp = double(plan.parallel.tp);
+  const double tp = double(RankLayout(plan).tp());
   const double width = double(m.num_attention_heads) * double(qk_head_dim(m)) +
                        double(kv_heads(m)) * double(qk_head_dim(m) + v_head_dim(m));
   return (tp - 1.0) / tp * tokens * width * kBf16Bytes;
 }
 
 int tp_collectives_per_layer(const Plan& plan, bool moe_layer) {
-  if (plan.parallel.tp <= 1) return 0;
+  if (RankLayout(plan).tp() <= 1) return 0;
   return moe_layer ? 5 : 10;
 }
 
@@ -62,26 +62,26 @@ double ub_gemm_stretch(const HardwareConfig& hw) {
 }
 
 double ub_buffer_bytes(const Plan& plan, double tokens) {
-  if (plan.parallel.tp <= 1 || !plan.parallel.tp_comm_overlap) return 0;
+  if (RankLayout(plan).tp() <= 1 || !plan.parallel.tp_comm_overlap) return 0;
   const double all_gather = plan.train.precision == Precision::FP8 ? 1.0 : kBf16Bytes;
   return tokens * double(plan.model.hidden_size) * (6.0 * all_gather + 4.0 * kBf16Bytes);
 }
 
 double tp_collective_bytes(const Plan& plan, double tokens) {
-  const double tp = double(plan.parallel.tp);
+  const double tp = double(RankLayout(plan).tp());
   return (tp - 1.0) / tp * tokens * double(plan.model.hidden_size) * kBf16Bytes;
 }
 
 double cp_kv_bytes_per_token(const Plan& plan) {
   const ModelConfig& m = plan.model;
-  const double tp = double(plan.parallel.tp);
+  const double tp = double(RankLayout(plan).tp());
   const double qk = double(qk_head_dim(m)), v = double(v_head_dim(m));
   // KV heads are split over TP; with fewer KV heads than TP ranks each rank keeps one (replicated).
   return std::max(1.0, double(kv_heads(m)) / tp) * (qk + v) * kBf16Bytes;
 }
 
 double cp_collective_bytes(const Plan& plan, double tokens) {
-  const double cp = double(plan.parallel.cp);
+  const double cp = double(RankLayout(plan).cp());
   return (cp - 1.0) / cp * tokens * cp_kv_bytes_per_token(plan);
 }
 

@@ -38,6 +38,7 @@
 #include <string_view>
 
 #include "vocabulary/plan.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 
@@ -100,6 +101,6 @@ int tp_qkv_collectives_per_layer(const Plan& plan);
 double tp_qkv_collective_bytes(const Plan& plan, double tokens);
 
 // CP collectives of one layer for one microbatch, forward and backward (0 without CP).
-inline int cp_collectives_per_layer(const Plan& plan) { return plan.parallel.cp > 1 ? 2 : 0; }
+inline int cp_collectives_per_layer(const Plan& plan) { return RankLayout(plan).cp() > 1 ? 2 : 0; }
 
 }  // namespace stepsim
