@@ -22,13 +22,8 @@ struct CliResult {
   std::string out, err;
 };
 
-// `args` is appended to the binary's path as shell words; `cwd` (optional) is where it runs.
-inline CliResult run_stepsim(const std::string& args, const std::string& cwd = "") {
-  // One stderr file per call: ctest runs the tests of one binary in parallel processes.
-  static int calls = 0;
-  const std::string err_file = process_scratch().file("stderr_" + std::to_string(calls++) + ".txt");
-  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(STEPSIM_BINARY) + " " + args +
-                          " 2>" + err_file;
+// Runs `cmd` through the shell; its stdout and exit code (-1: it did not start or did not exit).
+inline CliResult run_shell(const std::string& cmd) {
   CliResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -37,6 +32,17 @@ inline CliResult run_stepsim(const std::string& args, const std::string& cwd = "
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// `args` is appended to the binary's path as shell words; `cwd` (optional) is where it runs.
+inline CliResult run_stepsim(const std::string& args, const std::string& cwd = "") {
+  // One stderr file per call: ctest runs the tests of one binary in parallel processes.
+  static int calls = 0;
+  const std::string err_file = process_scratch().file("stderr_" + std::to_string(calls++) + ".txt");
+  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(STEPSIM_BINARY) + " " + args +
+                          " 2>" + err_file;
+  CliResult r = run_shell(cmd);
   std::ifstream e(err_file);
   std::stringstream ss;
   ss << e.rdbuf();

@@ -7,7 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "vocabulary/config_error.hpp"
+
 namespace stepsim::importers {
+
+// The one-line error for `what` at line `line` of the imported file `source` (0: the whole file).
+inline ConfigError error_at(const std::string& source, int line, const std::string& what) {
+  return ConfigError(source + (line > 0 ? ":" + std::to_string(line) : "") + ": " + what);
+}
 
 struct PlanEntry {
   std::string key;        // dotted stepsim key

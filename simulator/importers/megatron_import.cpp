@@ -14,6 +14,7 @@
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/config/key_aliases.hpp"
+#include "simulator/importers/imported_plan.hpp"
 #include "simulator/importers/importers.hpp"
 #include "simulator/importers/shell_script.hpp"
 #include "simulator/io/json_text.hpp"
@@ -390,9 +391,7 @@ class MegatronImport {
   }
 
  private:
-  [[noreturn]] void fail(int line, const std::string& what) const {
-    throw ConfigError(source_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + what);
-  }
+  [[noreturn]] void fail(int line, const std::string& what) const { throw error_at(source_, line, what); }
   [[noreturn]] void fail_arg(const Given& g, const std::string& what) const { fail(g.option.line, shown(g) + ": " + what); }
 
   // "--num-layers 80", "--num-layers $NUM_LAYERS = 80".

@@ -15,6 +15,7 @@
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/config/key_aliases.hpp"
+#include "simulator/importers/imported_plan.hpp"
 #include "simulator/importers/importers.hpp"
 #include "simulator/io/json_text.hpp"
 
@@ -254,9 +255,7 @@ class TitanImport {
   }
 
  private:
-  [[noreturn]] void fail(int line, const std::string& what) const {
-    throw ConfigError(source_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + what);
-  }
+  [[noreturn]] void fail(int line, const std::string& what) const { throw error_at(source_, line, what); }
   [[noreturn]] void fail_key(const std::string& key, const std::string& what) const {
     const auto it = leaves_.find(key);
     fail(it == leaves_.end() ? 0 : line_of(it->second), key + (it == leaves_.end() ? "" : " = " + shown(it->second)) + ": " + what);

@@ -470,6 +470,16 @@ json waterfall_json(const calib::Explanation& x) {
   return j;
 }
 
+// A chart's section: its heading, then its note (HTML), legend and chart, or the line saying why
+// there is none. The page's script draws into `<id>-chart` with its legend in `<id>-legend`.
+std::string chart_section(const std::string& id, const std::string& title, bool drawn, const std::string& missing,
+                          const std::string& note) {
+  std::string h = "<h2 id=\"" + id + "\">" + title + "</h2>\n";
+  if (!drawn) return h + "<p class=\"missing\">" + missing + "</p>\n";
+  return h + "<p class=\"note\">" + note + "</p>\n<div class=\"legend\" id=\"" + id + "-legend\"></div><div class=\"chart\" id=\"" +
+         id + "-chart\"></div>\n";
+}
+
 }  // namespace
 
 std::string html_escape(const std::string& s) {
@@ -620,25 +630,17 @@ void write_html_report(const HtmlReportInput& in, std::ostream& out) {
   html += "<div class=\"legend\" id=\"timeline-legend\"></div>\n";
   html += "<div id=\"timeline-wrap\"><canvas id=\"timeline\" height=\"100\"></canvas><div id=\"tip\"></div></div>\n";
 
-  html += "<h2 id=\"memory\">Memory over time</h2>\n";
-  if (data["memory"].is_null()) {
-    html += "<p class=\"missing\">No memory model for this workload.</p>\n";
-  } else {
-    html += "<p class=\"note\">Bytes each recorded GPU holds (weights, gradients, optimizer states, buffers and the "
-            "activations alive at that moment) against hardware.memory_GiB; " +
-            html_escape(memory_note) + ".</p>\n";
-    html += "<div class=\"legend\" id=\"memory-legend\"></div><div class=\"chart\" id=\"memory-chart\"></div>\n";
-  }
+  html += chart_section("memory", "Memory over time", !data["memory"].is_null(), "No memory model for this workload.",
+                        "Bytes each recorded GPU holds (weights, gradients, optimizer states, buffers and the "
+                        "activations alive at that moment) against hardware.memory_GiB; " +
+                            html_escape(memory_note) + ".");
 
-  html += "<h2 id=\"layers\">Where each layer's time goes</h2>\n";
-  if (data["layers"].is_null()) {
-    html += "<p class=\"missing\">No model layers in this workload.</p>\n";
-  } else {
-    html += "<p class=\"note\">Seconds per GPU holding the layer, over the whole step (every microbatch, forward and "
-            "backward): its compute by part and the exposed communication its ops waited for (an idle stretch of the "
-            "compute stream is charged to the op that ran after it). Bubble is not charged to layers.</p>\n";
-    html += "<div class=\"legend\" id=\"layers-legend\"></div><div class=\"chart\" id=\"layers-chart\"></div>\n";
-  }
+  html += chart_section("layers", "Where each layer's time goes", !data["layers"].is_null(),
+                        "No model layers in this workload.",
+                        "Seconds per GPU holding the layer, over the whole step (every microbatch, forward and "
+                        "backward): its compute by part and the exposed communication its ops waited for (an idle "
+                        "stretch of the compute stream is charged to the op that ran after it). Bubble is not charged "
+                        "to layers.");
 
   html += "<h2 id=\"waterfall\">From speed of light to this plan</h2>\n";
   if (in.waterfall) {

@@ -7,13 +7,12 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "tests/cli_runner.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace stepsim::test {
@@ -35,13 +34,9 @@ inline BrowserResult load_in_chromium(const std::string& html_path) {
       "--user-data-dir='" + profile.file("profile") + "' --enable-logging=stderr --v=0 --virtual-time-budget=5000 "
       "--window-size=1280,900 --dump-dom 'file://" + html_path + "' 2>'" + log + "'";
   BrowserResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.dom.append(buf, n);
-  const int status = pclose(p);
-  r.ran = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  CliResult run = run_shell(cmd);
+  r.dom = std::move(run.out);
+  r.ran = run.code == 0;
   std::ifstream in(log);
   for (std::string line; std::getline(in, line);)
     if (line.find("CONSOLE") != std::string::npos) r.console += line + "\n";

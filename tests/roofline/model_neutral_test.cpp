@@ -3,14 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "simulator/calibration/explain.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/roofline/roofline.hpp"
 #include "simulator/report/roofline_report.hpp"
+#include "tests/mixtral_plan.hpp"
 #include "workloads/traffic/ep_traffic.hpp"
 #include "workloads/layers/layer_work.hpp"
 
@@ -131,15 +130,7 @@ TEST(Reports, DeepSeeksReportedStepOnlyForDeepSeekV3OrWhenGiven) {
 
 TEST(EpInsideANode, NvlinkAllToAllIsInTheRoofline) {
   // Mixtral 8x7B, EP 8 inside each node of the Llama plan: every copy goes over NVLink.
-  const std::string llama_text = [] {
-    std::ifstream in(kLlama);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }();
-  const std::string text = "model:\n  config_json: " + std::string(STEPSIM_SOURCE_DIR) +
-                           "/workloads/models/mixtral-8x7b.config.json\n" + llama_text.substr(llama_text.find("\ntrain:"));
-  const Plan p = load_plan_from_string(text, "mixtral.yaml", {"parallel.ep=8"});
+  const Plan p = test::mixtral_on_llama_plan({"parallel.ep=8"});
   const Roofline r = compute_roofline(p);
   // Token-layer visits per GPU; a GPU of the group holds one of a token's 2 experts with
   // probability 1 - (7/8)^2; dispatch and combine both BF16, forward and backward.

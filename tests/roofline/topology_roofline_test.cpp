@@ -6,13 +6,13 @@
 
 #include "simulator/config/config_loader.hpp"
 #include "simulator/roofline/roofline.hpp"
+#include "tests/roofline/roofline_of.hpp"
 
 namespace stepsim {
 namespace {
 
-Roofline roof(std::vector<std::string> sets = {}) { return compute_roofline(load_plan(default_config_path(), sets)); }
-
-constexpr double kRel = 1e-9;
+using test::kRel;
+using test::roof;
 
 TEST(TopologyRoofline, OneToOneFatTreeIsTheStar) {
   const auto star = roof(), tree = roof({"cluster.topology=fat-tree"});

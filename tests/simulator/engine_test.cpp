@@ -214,11 +214,7 @@ TEST(Engine, ProgramErrorsPropagate) {
 
 // Spans, when asked for, cover every op with its stream and times.
 TEST(Engine, SpansWhenAsked) {
-  Synthetic s;
-  s.schedule = "1f1b";
-  s.pp = 2;
-  s.microbatches = 2;
-  s.w_s = 0;
+  Synthetic s{.schedule = "1f1b", .pp = 2, .microbatches = 2, .w_s = 0};
   const SimResult r = run_synthetic(s, /*spans=*/true);
   ASSERT_TRUE(r.has_spans);
   EXPECT_EQ(r.spans.size(), size_t(2 * 2 * 2));

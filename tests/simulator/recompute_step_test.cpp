@@ -2,10 +2,8 @@
 // its mean compute against the closed form (which counts the same recomputed FLOPs).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "simulator/roofline/roofline.hpp"
+#include "tests/mixtral_plan.hpp"
 #include "tests/simulator/sim_test_util.hpp"
 
 namespace stepsim::test {
@@ -38,17 +36,8 @@ TEST(RecomputeStep, EveryPolicyCostsItsRecomputedFlopsInTheReplay) {
 
 TEST(RecomputeStep, FullRecomputeSendsTheAllToAllsAgain) {
   // Mixtral 8x7B with EP 8 inside each node of the Llama plan: a third pass of dispatch + combine.
-  const std::string llama_path = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
-  const std::string llama_text = [&] {
-    std::ifstream in(llama_path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }();
-  const std::string text = "model:\n  config_json: " + std::string(STEPSIM_SOURCE_DIR) +
-                           "/workloads/models/mixtral-8x7b.config.json\n" + llama_text.substr(llama_text.find("\ntrain:"));
-  const auto plan = [&](const char* recompute) {
-    return load_plan_from_string(text, "mixtral.yaml", {"parallel.ep=8", std::string("parallel.recompute=") + recompute});
+  const auto plan = [](const char* recompute) {
+    return mixtral_on_llama_plan({"parallel.ep=8", std::string("parallel.recompute=") + recompute});
   };
   const Roofline none = compute_roofline(plan("none")), full = compute_roofline(plan("full"));
   EXPECT_NEAR(full.ep_comm_s, 1.5 * none.ep_comm_s, 1e-9 * full.ep_comm_s);

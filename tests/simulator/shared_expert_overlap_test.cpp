@@ -20,16 +20,8 @@ constexpr int kMoeLayers = 4;
 constexpr double kSharedExpertS = 2.0 * 44040192 * 4096 / 1000e12;
 
 SimResult run(bool overlap) {
-  const Plan plan = load_plan(
-      default_config_path(),
-      {"model.num_hidden_layers=4", "model.first_k_dense_replace=0", "cluster.nodes=2", "parallel.pp=1",
-       "parallel.ep=16", "schedule=1f1b", "train.global_batch=16", "parallel.microbatches=1",
-       "parallel.split_lone_chunks=false", "hardware.fp8_tflops=1000", "hardware.ib_GBps=1", "hardware.nvlink_GBps=5",
-       "sim.mode=full", std::string("parallel.overlap_shared_expert=") + (overlap ? "true" : "false")});
-  SimOptions o;
-  o.quiet = true;
-  o.record_spans = true;
-  return in_child([&] { return simulate(plan, o); });
+  return slow_ep16_moe_run(
+      {"hardware.fp8_tflops=1000", std::string("parallel.overlap_shared_expert=") + (overlap ? "true" : "false")});
 }
 
 TEST(SharedExpertOverlap, EachForwardMoeLayerHidesOneSharedExpertBehindItsDispatch) {

@@ -53,97 +53,73 @@ inline Plan synthetic_plan(const Synthetic& s) {
 
 namespace detail {
 
-inline void put_bytes(std::string& buf, const void* p, size_t n) { buf.append(static_cast<const char*>(p), n); }
-template <class T>
-void put(std::string& buf, const T& v) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  put_bytes(buf, &v, sizeof v);
+// A SimResult crosses from the simulation child as bytes: every field below, in this order,
+// written by Writer and read back by Reader (strings and vectors with their length first).
+template <class Result, class Visit>
+void each_field(Result& r, Visit&& v) {
+  v(r.workload), v(r.schedule), v(r.mode), v(r.step_time_s), v(r.ranks), v(r.critical_rank), v(r.comm_s);
+  v(r.activities), v(r.ops), v(r.wall_s), v(r.has_spans), v(r.spans);
+  v(r.stragglers.rank_waits), v(r.stragglers.waited_for), v(r.stragglers.root_causes), v(r.stragglers.detours);
+  v(r.stragglers.rerouted_bytes), v(r.stragglers.baseline_step_s), v(r.span_edges), v(r.idle_spans);
 }
-inline void put_str(std::string& buf, const std::string& s) {
-  put(buf, s.size());
-  put_bytes(buf, s.data(), s.size());
-}
-template <class T>
-void put_vec(std::string& buf, const std::vector<T>& v) {
-  put(buf, v.size());
-  put_bytes(buf, v.data(), v.size() * sizeof(T));
-}
+
+struct Writer {
+  std::string buf;
+  void bytes(const void* p, size_t n) { buf.append(static_cast<const char*>(p), n); }
+  template <class T>
+  void operator()(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes(&v, sizeof v);
+  }
+  void operator()(const std::string& s) {
+    (*this)(s.size());
+    bytes(s.data(), s.size());
+  }
+  template <class T>
+  void operator()(const std::vector<T>& v) {
+    (*this)(v.size());
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+};
 
 struct Reader {
   const std::string& buf;
   size_t at = 0;
-  void get_bytes(void* p, size_t n) {
+  void bytes(void* p, size_t n) {
     if (at + n > buf.size()) throw std::runtime_error("short result from the simulation child");
     if (n > 0) std::memcpy(p, buf.data() + at, n);  // an empty vector's data() may be null (UB for memcpy)
     at += n;
   }
   template <class T>
-  T get() {
-    T v;
-    get_bytes(&v, sizeof v);
-    return v;
+  void operator()(T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes(&v, sizeof v);
   }
-  std::string get_str() {
-    std::string s(get<size_t>(), '\0');
-    get_bytes(s.data(), s.size());
-    return s;
+  void operator()(std::string& s) {
+    size_t n = 0;
+    (*this)(n);
+    s.assign(n, '\0');
+    bytes(s.data(), n);
   }
   template <class T>
-  std::vector<T> get_vec() {
-    std::vector<T> v(get<size_t>());
-    get_bytes(v.data(), v.size() * sizeof(T));
-    return v;
+  void operator()(std::vector<T>& v) {
+    size_t n = 0;
+    (*this)(n);
+    v.resize(n);
+    bytes(v.data(), n * sizeof(T));
   }
 };
 
 inline std::string encode(const SimResult& r) {
-  std::string b;
-  put_str(b, r.workload);
-  put_str(b, r.schedule);
-  put_str(b, r.mode);
-  put(b, r.step_time_s);
-  put_vec(b, r.ranks);
-  put(b, r.critical_rank);
-  put(b, r.comm_s);
-  put(b, r.activities);
-  put(b, r.ops);
-  put(b, r.wall_s);
-  put(b, r.has_spans);
-  put_vec(b, r.spans);
-  put_vec(b, r.stragglers.rank_waits);
-  put_vec(b, r.stragglers.waited_for);
-  put_vec(b, r.stragglers.root_causes);
-  put_vec(b, r.stragglers.detours);
-  put(b, r.stragglers.rerouted_bytes);
-  put(b, r.stragglers.baseline_step_s);
-  put_vec(b, r.span_edges);
-  put_vec(b, r.idle_spans);
-  return b;
+  Writer w;
+  each_field(r, w);
+  return std::move(w.buf);
 }
 
 inline SimResult decode(const std::string& b) {
   Reader in{b};
   SimResult r;
-  r.workload = in.get_str();
-  r.schedule = in.get_str();
-  r.mode = in.get_str();
-  r.step_time_s = in.get<double>();
-  r.ranks = in.get_vec<RankResult>();
-  r.critical_rank = in.get<int64_t>();
-  r.comm_s = in.get<ops::PerCommClass>();
-  r.activities = in.get<uint64_t>();
-  r.ops = in.get<uint64_t>();
-  r.wall_s = in.get<double>();
-  r.has_spans = in.get<bool>();
-  r.spans = in.get_vec<Span>();
-  r.stragglers.rank_waits = in.get_vec<RankWait>();
-  r.stragglers.waited_for = in.get_vec<WaitedFor>();
-  r.stragglers.root_causes = in.get_vec<WaitedFor>();
-  r.stragglers.detours = in.get_vec<NicDetour>();
-  r.stragglers.rerouted_bytes = in.get<double>();
-  r.stragglers.baseline_step_s = in.get<double>();
-  r.span_edges = in.get_vec<SpanEdge>();
-  r.idle_spans = in.get_vec<IdleSpan>();
+  each_field(r, in);
   return r;
 }
 
@@ -155,8 +131,8 @@ inline SimResult in_child(const std::function<SimResult()>& sim) {
   return detail::decode(run_in_child([&] { return detail::encode(sim()); }));
 }
 
-inline SimResult run_synthetic(const Synthetic& s, bool spans = false) {
-  const Plan plan = synthetic_plan(s);
+// simulate(plan) in a forked child, quietly, recording every op's span when asked.
+inline SimResult simulate_in_child(const Plan& plan, bool spans = false) {
   return in_child([&] {
     SimOptions opt;
     opt.quiet = true;
@@ -164,6 +140,19 @@ inline SimResult run_synthetic(const Synthetic& s, bool spans = false) {
     return simulate(plan, opt);
   });
 }
+
+// Four MoE layers of the default model on two nodes, EP 16, one microbatch, over 1 GB/s IB and
+// 5 GB/s NVLink (every all-to-all long enough to see what hides it), replayed in full with spans.
+inline SimResult slow_ep16_moe_run(const std::vector<std::string>& sets) {
+  std::vector<std::string> all = {"model.num_hidden_layers=4", "model.first_k_dense_replace=0", "cluster.nodes=2",
+                                  "parallel.pp=1", "parallel.ep=16", "schedule=1f1b", "train.global_batch=16",
+                                  "parallel.microbatches=1", "parallel.split_lone_chunks=false",
+                                  "hardware.ib_GBps=1", "hardware.nvlink_GBps=5", "sim.mode=full"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  return simulate_in_child(load_plan(default_config_path(), all), /*spans=*/true);
+}
+
+inline SimResult run_synthetic(const Synthetic& s, bool spans = false) { return simulate_in_child(synthetic_plan(s), spans); }
 
 // compute + exposed + bubble must add up to the step on every rank.
 inline void expect_exact_split(const SimResult& r) {

@@ -22,16 +22,7 @@ using ops::OpKind;
 using ops::Phase;
 
 SimResult run(bool split) {
-  const Plan plan = load_plan(default_config_path(),
-                              {"model.num_hidden_layers=4", "model.first_k_dense_replace=0", "cluster.nodes=2",
-                               "parallel.pp=1", "parallel.ep=16", "schedule=1f1b", "train.global_batch=16",
-                               "parallel.microbatches=1", "parallel.split_lone_chunks=false", "hardware.ib_GBps=1",
-                               "hardware.nvlink_GBps=5",
-                               "sim.mode=full", std::string("parallel.split_backward=") + (split ? "true" : "false")});
-  SimOptions o;
-  o.quiet = true;
-  o.record_spans = true;
-  return in_child([&] { return simulate(plan, o); });
+  return slow_ep16_moe_run({std::string("parallel.split_backward=") + (split ? "true" : "false")});
 }
 
 TEST(SplitBackward, PlainAutogradExposesTheWeightGradientsThatHidTheAllToAll) {

@@ -25,13 +25,8 @@ const RankResult& rank_of(const SimResult& r, int64_t id) {
 TEST(Stragglers, SlowLastStageOf1F1BMatchesClosedForm) {
   const int pp = 4, m = 8;
   const double f = 1, b = 2, c = 0.8;
-  Synthetic s;
-  s.pp = pp;
-  s.microbatches = m;
-  s.f_s = f;
-  s.b_s = b;
-  s.w_s = 0;
-  s.extra = {"scenario.stragglers=[{gpu: 3, clock: 0.8}]"};
+  Synthetic s{.pp = pp, .microbatches = m, .f_s = f, .b_s = b, .w_s = 0,
+              .extra = {"scenario.stragglers=[{gpu: 3, clock: 0.8}]"}};
   const SimResult r = run_synthetic(s);
   const double expected = (pp - 1) * (f + b) + m * (f + b) / c;  // 39 s
   EXPECT_NEAR(r.step_time_s, expected, 1e-9 * expected);
@@ -61,12 +56,7 @@ TEST(Stragglers, SlowLastStageOf1F1BMatchesClosedForm) {
 // second of work in those two, so the step ends one second later. A window after the step changes
 // nothing; a straggler from 20 s on runs the last 4 s of work at half speed.
 TEST(Stragglers, WindowOnlySlowsTheWindow) {
-  Synthetic s;
-  s.pp = 1;
-  s.microbatches = 8;
-  s.f_s = 1;
-  s.b_s = 2;
-  s.w_s = 0;
+  Synthetic s{.pp = 1, .microbatches = 8, .f_s = 1, .b_s = 2, .w_s = 0};
   const double base = 8 * 3.0;
   s.extra = {"scenario.stragglers=[{gpu: 0, clock: 0.5, from_s: 2, to_s: 4}]"};
   EXPECT_NEAR(run_synthetic(s).step_time_s, base + 1, 1e-9 * base);
@@ -83,14 +73,8 @@ TEST(Stragglers, WindowOnlySlowsTheWindow) {
 // alone on node r): the step is 2 (F + B) + 2 bytes / bandwidth. Rank 1's NIC at half bandwidth
 // doubles both transfers (the send into it and the gradient out of it).
 TEST(Stragglers, HalfBandwidthNicDoublesAPureTransfer) {
-  Synthetic s;
-  s.pp = 2;
-  s.microbatches = 1;
-  s.f_s = 1e-3;
-  s.b_s = 2e-3;
-  s.w_s = 0;
-  s.send_bytes = 10e9;
-  s.extra = {"hardware.ib_GBps=50", "hardware.ib_latency_s=0", "scenario.stragglers=[{node: 1, nic_GBps: 25}]"};
+  Synthetic s{.pp = 2, .microbatches = 1, .f_s = 1e-3, .b_s = 2e-3, .w_s = 0, .send_bytes = 10e9,
+              .extra = {"hardware.ib_GBps=50", "hardware.ib_latency_s=0", "scenario.stragglers=[{node: 1, nic_GBps: 25}]"}};
   const SimResult r = run_synthetic(s);
   const double compute = 2 * (s.f_s + s.b_s), transfer = s.send_bytes / 50e9;
   EXPECT_NEAR(r.stragglers.baseline_step_s, compute + 2 * transfer, 1e-6 * transfer);
@@ -192,13 +176,8 @@ TEST(Stragglers, NicDownIsTheRootCauseNotItsNeighbours) {
 // 200 chunks of F = 1, B = 2 with sigma 0.1: each chunk's std is about 0.1 x its length, so the
 // total (600 s) has a std of about sqrt(200 (0.01 + 0.04)) = 3.2 s; allow 15 s.
 TEST(Stragglers, JitterHasMeanOneAndFollowsTheSeed) {
-  Synthetic s;
-  s.pp = 1;
-  s.microbatches = 200;
-  s.f_s = 1;
-  s.b_s = 2;
-  s.w_s = 0;
-  s.extra = {"scenario.jitter_sigma=0.1", "scenario.seed=11"};
+  Synthetic s{.pp = 1, .microbatches = 200, .f_s = 1, .b_s = 2, .w_s = 0,
+              .extra = {"scenario.jitter_sigma=0.1", "scenario.seed=11"}};
   const SimResult a = run_synthetic(s);
   EXPECT_NEAR(a.ranks[0].compute_s, 600, 15);
   EXPECT_NE(a.ranks[0].compute_s, 600);

@@ -8,13 +8,7 @@ namespace stepsim::test {
 namespace {
 
 void check_1f1b(int pp, int m, double f, double b) {
-  Synthetic s;
-  s.schedule = "1f1b";
-  s.pp = pp;
-  s.microbatches = m;
-  s.f_s = f;
-  s.b_s = b;
-  s.w_s = 0;
+  Synthetic s{.schedule = "1f1b", .pp = pp, .microbatches = m, .f_s = f, .b_s = b, .w_s = 0};
   const SimResult r = run_synthetic(s);
   const double makespan = (m + pp - 1) * (f + b);
   EXPECT_NEAR(r.step_time_s, makespan, 1e-9 * makespan);

@@ -14,13 +14,7 @@ namespace {
 constexpr double F = 1, B = 2, W = 1, FB = F + B;
 
 void check(const std::string& name, int P, int m, double expected_bubble, int v = 1) {
-  Synthetic s;
-  s.schedule = name;
-  s.pp = P;
-  s.microbatches = m;
-  s.f_s = F;
-  s.b_s = B;
-  s.w_s = W;
+  Synthetic s{.schedule = name, .pp = P, .microbatches = m, .f_s = F, .b_s = B, .w_s = W};
   if (v > 1) s.extra.push_back("parallel.virtual_stages=" + std::to_string(v));
   const Plan plan = synthetic_plan(s);
   const auto sch = sched::make_schedule(plan);

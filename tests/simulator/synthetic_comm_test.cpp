@@ -16,15 +16,8 @@ TEST(SyntheticComm, OneMicrobatch1F1B) {
   const int P = 4;
   const double F = 1e-3, B = 2e-3, bytes = 50e6;
   const double t = bytes / (kIbGBps * 1e9);  // 1 ms
-  Synthetic s;
-  s.schedule = "1f1b";
-  s.pp = P;
-  s.microbatches = 1;
-  s.f_s = F;
-  s.b_s = B;
-  s.w_s = 0;
-  s.send_bytes = bytes;
-  s.extra = {"hardware.ib_GBps=" + num(kIbGBps), "hardware.ib_latency_s=0", "hardware.comm_sms=0"};
+  Synthetic s{.schedule = "1f1b", .pp = P, .microbatches = 1, .f_s = F, .b_s = B, .w_s = 0, .send_bytes = bytes,
+              .extra = {"hardware.ib_GBps=" + num(kIbGBps), "hardware.ib_latency_s=0", "hardware.comm_sms=0"}};
   const SimResult r = run_synthetic(s);
   const double makespan = P * (F + B) + 2 * (P - 1) * t;
   EXPECT_NEAR(r.step_time_s, makespan, 1e-9 * makespan);
@@ -48,14 +41,7 @@ TEST(SyntheticComm, OneMicrobatch1F1BWithLatency) {
   const int P = 3;
   const double F = 1e-3, B = 2e-3, bytes = 25e6, lat = 5e-6;
   const double t = bytes / (kIbGBps * 1e9) + lat;
-  Synthetic s;
-  s.schedule = "1f1b";
-  s.pp = P;
-  s.microbatches = 1;
-  s.f_s = F;
-  s.b_s = B;
-  s.w_s = 0;
-  s.send_bytes = bytes;
+  Synthetic s{.schedule = "1f1b", .pp = P, .microbatches = 1, .f_s = F, .b_s = B, .w_s = 0, .send_bytes = bytes};
   s.extra = {"hardware.ib_GBps=" + num(kIbGBps), "hardware.ib_latency_s=" + num(lat),
              "hardware.comm_sms=0"};
   const SimResult r = run_synthetic(s);
@@ -70,16 +56,9 @@ TEST(SyntheticComm, OneMicrobatch1F1BWithLatency) {
 TEST(SyntheticComm, DualPipeVSplitIsExact) {
   const int P = 4, N = 10;
   const double F = 1e-3, B = 2e-3, W = 1e-3, FB = 2.5e-3;
-  Synthetic s;
-  s.schedule = "dualpipev";
-  s.pp = P;
-  s.microbatches = N;
-  s.f_s = F;
-  s.b_s = B;
-  s.w_s = W;
-  s.fb_s = FB;
+  Synthetic s{.schedule = "dualpipev", .pp = P, .microbatches = N, .f_s = F, .b_s = B, .w_s = W, .fb_s = FB,
+              .extra = {"hardware.comm_sms=20", "hardware.sms=132"}};
   s.send_bytes = 20e6;  // 0.4 ms per hop
-  s.extra = {"hardware.comm_sms=20", "hardware.sms=132"};
   const SimResult r = run_synthetic(s);
   expect_exact_split(r);
   const auto sch = sched::make_schedule(Schedule{"dualpipev"}, P, N);
@@ -104,16 +83,9 @@ TEST(SyntheticComm, DualPipeVSplitIsExact) {
 // receives are posted when the previous chunk op ends, so they add nothing but transfer time.
 // FACTS.md section 3: P=4, N=10, F=1, B=2, W=1, F&B=2 -> 52 with bubbles 1 2 3 3.
 TEST(SyntheticComm, TinyTransfersMatchCommFreeDualPipeV) {
-  Synthetic s;
-  s.schedule = "dualpipev";
-  s.pp = 4;
-  s.microbatches = 10;
-  s.f_s = 1;
-  s.b_s = 2;
-  s.w_s = 1;
-  s.fb_s = 2;
+  Synthetic s{.schedule = "dualpipev", .pp = 4, .microbatches = 10, .f_s = 1, .b_s = 2, .w_s = 1, .fb_s = 2,
+              .extra = {"hardware.ib_latency_s=0", "hardware.comm_sms=0"}};
   s.send_bytes = 1;  // 20 ps per hop
-  s.extra = {"hardware.ib_latency_s=0", "hardware.comm_sms=0"};
   const SimResult r = run_synthetic(s);
   EXPECT_NEAR(r.step_time_s, 52, 1e-6);
   const double bubbles[] = {1, 2, 3, 3};
@@ -122,15 +94,8 @@ TEST(SyntheticComm, TinyTransfersMatchCommFreeDualPipeV) {
 }
 
 TEST(SyntheticComm, TinyTransfersMatchCommFree1F1B) {
-  Synthetic s;
-  s.schedule = "1f1b";
-  s.pp = 4;
-  s.microbatches = 8;
-  s.f_s = 1;
-  s.b_s = 2;
-  s.w_s = 0;
-  s.send_bytes = 1;
-  s.extra = {"hardware.ib_latency_s=0", "hardware.comm_sms=0"};
+  Synthetic s{.schedule = "1f1b", .pp = 4, .microbatches = 8, .f_s = 1, .b_s = 2, .w_s = 0, .send_bytes = 1,
+              .extra = {"hardware.ib_latency_s=0", "hardware.comm_sms=0"}};
   const SimResult r = run_synthetic(s);
   EXPECT_NEAR(r.step_time_s, (8 + 4 - 1) * 3.0, 1e-6);
   expect_exact_split(r);
@@ -138,14 +103,7 @@ TEST(SyntheticComm, TinyTransfersMatchCommFree1F1B) {
 
 // Same for 1F1B with several microbatches (sends and receives pair up both ways).
 TEST(SyntheticComm, OneFOneBManyMicrobatchesSplitIsExact) {
-  Synthetic s;
-  s.schedule = "1f1b";
-  s.pp = 4;
-  s.microbatches = 8;
-  s.f_s = 1e-3;
-  s.b_s = 2e-3;
-  s.w_s = 0;
-  s.send_bytes = 10e6;
+  Synthetic s{.schedule = "1f1b", .pp = 4, .microbatches = 8, .f_s = 1e-3, .b_s = 2e-3, .w_s = 0, .send_bytes = 10e6};
   const SimResult r = run_synthetic(s);
   expect_exact_split(r);
   EXPECT_GT(r.step_time_s, (8 + 4 - 1) * 3e-3);

@@ -13,14 +13,7 @@ namespace stepsim::test {
 namespace {
 
 Synthetic dualpipev(int P, int N, double f, double b, double w, double fb) {
-  Synthetic s;
-  s.schedule = "dualpipev";
-  s.pp = P;
-  s.microbatches = N;
-  s.f_s = f;
-  s.b_s = b;
-  s.w_s = w;
-  s.fb_s = fb;
+  Synthetic s{.schedule = "dualpipev", .pp = P, .microbatches = N, .f_s = f, .b_s = b, .w_s = w, .fb_s = fb};
   return s;
 }
 

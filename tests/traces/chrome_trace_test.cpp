@@ -14,11 +14,7 @@ namespace stepsim::test {
 namespace {
 
 Synthetic four_rank_dualpipev() {
-  Synthetic s;
-  s.schedule = "dualpipev";
-  s.pp = 4;
-  s.microbatches = 8;
-  s.send_bytes = 1e6;
+  Synthetic s{.schedule = "dualpipev", .pp = 4, .microbatches = 8, .send_bytes = 1e6};
   return s;
 }
 

@@ -28,24 +28,25 @@ std::string trim(const std::string& s) {
   return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
 }
 
-bool parse_int(const std::string& s, int64_t& out) {
+// Reads the whole of `s` into `out` with `convert` (std::stoll, std::stod): no trailing text, no overflow.
+template <class T, class Convert>
+bool parse_whole(const std::string& s, T& out, Convert convert) {
   size_t used = 0;
   try {
-    out = std::stoll(s, &used);
+    out = convert(s, &used);
   } catch (...) {
     return false;
   }
   return used == s.size();
 }
 
+bool parse_int(const std::string& s, int64_t& out) {
+  return parse_whole(s, out, [](const std::string& t, size_t* used) { return std::stoll(t, used); });
+}
+
 bool parse_number(const std::string& s, double& out) {
-  size_t used = 0;
-  try {
-    out = std::stod(s, &used);
-  } catch (...) {
-    return false;
-  }
-  return used == s.size() && std::isfinite(out);
+  return parse_whole(s, out, [](const std::string& t, size_t* used) { return std::stod(t, used); }) &&
+         std::isfinite(out);
 }
 
 // A layer the file may list: an MoE layer of the model.

@@ -75,23 +75,26 @@ struct Shared {
   double send_bytes = 0;
 };
 
-// Pipeline inputs of a chunk op that come from another rank.
-std::vector<sched::StageTransfer> remote_inputs(const sched::Schedule& s, int64_t rank, const ChunkOp& op) {
+// The transfers of a chunk op that `forward` and `backward` give for its two passes (inputs or
+// outputs), those with another rank.
+template <class Forward, class Backward>
+std::vector<sched::StageTransfer> remote(const sched::Schedule& s, int64_t rank, const ChunkOp& op, Forward forward,
+                                         Backward backward) {
   std::vector<sched::StageTransfer> v;
   if (op.has_forward())
-    if (auto t = sched::forward_input(s, rank, op.fwd); t && t->peer_rank != rank) v.push_back(*t);
+    if (auto t = forward(s, rank, op.fwd); t && t->peer_rank != rank) v.push_back(*t);
   if (op.has_backward())
-    if (auto t = sched::backward_input(s, rank, op.bwd); t && t->peer_rank != rank) v.push_back(*t);
+    if (auto t = backward(s, rank, op.bwd); t && t->peer_rank != rank) v.push_back(*t);
   return v;
 }
 
+// Pipeline inputs of a chunk op that come from another rank, and outputs that go to one.
+std::vector<sched::StageTransfer> remote_inputs(const sched::Schedule& s, int64_t rank, const ChunkOp& op) {
+  return remote(s, rank, op, sched::forward_input, sched::backward_input);
+}
+
 std::vector<sched::StageTransfer> remote_outputs(const sched::Schedule& s, int64_t rank, const ChunkOp& op) {
-  std::vector<sched::StageTransfer> v;
-  if (op.has_forward())
-    if (auto t = sched::forward_output(s, rank, op.fwd); t && t->peer_rank != rank) v.push_back(*t);
-  if (op.has_backward())
-    if (auto t = sched::backward_output(s, rank, op.bwd); t && t->peer_rank != rank) v.push_back(*t);
-  return v;
+  return remote(s, rank, op, sched::forward_output, sched::backward_output);
 }
 
 class SyntheticProgram final : public sched::ScheduledGpuProgram {
