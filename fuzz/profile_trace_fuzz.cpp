@@ -3,7 +3,7 @@
 #include <string>
 
 #include "vocabulary/config_error.hpp"
-#include "traces/profile_trace.hpp"
+#include "simulator/io/profile_trace.hpp"
 #include "fuzz_util.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,7 +9,7 @@
 
 #include "simulator/calibration/capture_phases.hpp"
 #include "vocabulary/plan.hpp"
-#include "traces/profile_trace.hpp"
+#include "simulator/io/profile_trace.hpp"
 
 namespace stepsim::calib {
 

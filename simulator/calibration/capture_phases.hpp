@@ -10,7 +10,7 @@
 
 #include "vocabulary/plan.hpp"
 #include "simulator/engine/sim_result.hpp"
-#include "traces/profile_trace.hpp"
+#include "simulator/io/profile_trace.hpp"
 
 namespace stepsim::calib {
 

@@ -9,7 +9,7 @@
 #include "simulator/config/config_loader.hpp"
 #include "simulator/runs/simulate.hpp"
 #include "tests/calibration/calibration_test_util.hpp"
-#include "traces/profile_trace.hpp"
+#include "simulator/io/profile_trace.hpp"
 
 namespace stepsim {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "vocabulary/config_error.hpp"
 #include "../scratch_dir.hpp"
-#include "traces/profile_trace.hpp"
+#include "simulator/io/profile_trace.hpp"
 
 namespace stepsim::traces {
 namespace {

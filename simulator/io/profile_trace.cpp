@@ -1,4 +1,4 @@
-#include "traces/profile_trace.hpp"
+#include "simulator/io/profile_trace.hpp"
 
 #include <new>
 #include <fcntl.h>
