@@ -77,9 +77,9 @@ nlohmann::json compute_breakdown_json(const Plan& plan, const SimResult& r) {
   j["step"] = classes_json(b.step);
   j["step"]["simulated_compute_s"] = crit->compute_s;
   j["step"]["exposed_comm_s"] = crit->exposed_comm_s;
-  j["step"]["exposed_by_kind"] = {{"ep_s", crit->exposed_ep_s}, {"pp_s", crit->exposed_pp_s},
-                                  {"dp_s", crit->exposed_dp_s}, {"tp_s", crit->exposed_tp_s},
-                                  {"cp_s", crit->exposed_cp_s}};
+  j["step"]["exposed_by_kind"] = {{"ep_s", crit->exposed_s[CommClass::Ep]}, {"pp_s", crit->exposed_s[CommClass::Pp]},
+                                  {"dp_s", crit->exposed_s[CommClass::Dp]}, {"tp_s", crit->exposed_s[CommClass::Tp]},
+                                  {"cp_s", crit->exposed_s[CommClass::Cp]}};
   j["step"]["bubble_s"] = crit->bubble_s;
   return j;
 }
@@ -103,7 +103,7 @@ std::string compute_breakdown_text(const Plan& plan, const SimResult& r) {
                      "(simulated {:.3f}); exposed communication {:.3f} (EP {:.3f}, PP {:.3f}, DP {:.3f}, TP {:.3f}, "
                      "CP {:.3f}); bubble {:.3f}\n",
                      st.gemm, st.attention, st.memory, st.launch, st.total(), crit->compute_s, crit->exposed_comm_s,
-                     crit->exposed_ep_s, crit->exposed_pp_s, crit->exposed_dp_s, crit->exposed_tp_s, crit->exposed_cp_s,
+                     crit->exposed_s[CommClass::Ep], crit->exposed_s[CommClass::Pp], crit->exposed_s[CommClass::Dp], crit->exposed_s[CommClass::Tp], crit->exposed_s[CommClass::Cp],
                      crit->bubble_s);
   return out;
 }

@@ -746,7 +746,7 @@ void ModelGpuProgram::finish(ops::OpSink& sink) {
   collective(sink, st_.dp_gather, OpKind::DpAllGather, st_.dp_gather_channel, flows, stepped);
 }
 
-std::vector<OpRef> ModelGpuProgram::optimizer_step(engine::OpSink& sink, double non_expert, double expert,
+std::vector<OpRef> ModelGpuProgram::optimizer_step(ops::OpSink& sink, double non_expert, double expert,
                                                    const std::vector<OpRef>& after) {
   // The optimizer updates this GPU's shard once its gradients are reduced (predicted model only:
   // the speed-of-light step, like the roofline, has none).
@@ -754,7 +754,7 @@ std::vector<OpRef> ModelGpuProgram::optimizer_step(engine::OpSink& sink, double 
                        expert / double(std::max<size_t>(1, dp_group_.expert_members.size()));
   const double seconds = w_.optimizer_seconds(non_expert + expert, shard);
   if (seconds <= 0) return after;
-  return {sink.compute(tag(OpKind::Optimizer, Phase::None, {}, -1), engine::Work::fp8(seconds * plan_.hardware.fp8_tflops * 1e12),
+  return {sink.compute(tag(OpKind::Optimizer, Phase::None, {}, -1), ops::Work::fp8(seconds * plan_.hardware.fp8_tflops * 1e12),
                        std::span<const OpRef>(after))};
 }
 

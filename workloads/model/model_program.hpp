@@ -112,8 +112,8 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
 
   // The optimizer step over this GPU's shard of `non_expert` + `expert` held parameters, after
   // `after` (the gradient reductions); returns what the parameter all-gather waits for.
-  std::vector<engine::OpRef> optimizer_step(engine::OpSink& sink, double non_expert, double expert,
-                                            const std::vector<engine::OpRef>& after);
+  std::vector<ops::OpRef> optimizer_step(ops::OpSink& sink, double non_expert, double expert,
+                                            const std::vector<ops::OpRef>& after);
   // FSDP: all-gather a layer's parameters one layer ahead, reduce-scatter its gradients after.
   std::optional<ops::OpRef> fsdp_gather(ops::OpSink& sink, int64_t item);
   void fsdp_reduce(ops::OpSink& sink, int64_t item, ops::OpRef after);

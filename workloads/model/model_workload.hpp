@@ -72,8 +72,8 @@ class ModelWorkload : public ops::Workload {
   const PartCost& cost(int64_t layer, LayerPart part) const { return costs_[size_t(layer * kLayerParts + int(part))]; }
   // The LM head's pass (forward, input gradient, weight gradient: equal at speed of light) in FLOPs at
   // the BF16 rate per sequence, and its per-op launch seconds.
-  double head_flops_per_seq(engine::Phase phase) const { return head_flops_per_seq_[head_index(phase)]; }
-  double head_fixed_s(engine::Phase phase) const { return head_fixed_s_[head_index(phase)]; }
+  double head_flops_per_seq(ops::Phase phase) const { return head_flops_per_seq_[head_index(phase)]; }
+  double head_fixed_s(ops::Phase phase) const { return head_fixed_s_[head_index(phase)]; }
   // sim.compute: predicted: the optimizer step's seconds on a GPU holding these parameters, of
   // which these are its shard (0 at speed of light: the roofline has no optimizer term).
   double optimizer_seconds(double held_params, double shard_params) const;
@@ -115,8 +115,8 @@ class ModelWorkload : public ops::Workload {
   ModelParams params_;
   PlatformSpec spec_;  // the cluster SimGrid builds: platform(), the NVLink fold, straggler groups
   std::vector<PartCost> costs_;
-  static int head_index(engine::Phase phase) {
-    return phase == engine::Phase::Backward ? 1 : phase == engine::Phase::Weight ? 2 : 0;
+  static int head_index(ops::Phase phase) {
+    return phase == ops::Phase::Backward ? 1 : phase == ops::Phase::Weight ? 2 : 0;
   }
   double head_flops_per_seq_[3] = {};
   double head_fixed_s_[3] = {};
