@@ -9,6 +9,7 @@
 #include "workloads/layers/layer_work.hpp"
 #include "vocabulary/op_sink.hpp"
 #include "workloads/routing/routing_stats.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim::calib {
 
@@ -80,8 +81,9 @@ std::map<std::string, PhaseMap> capture_predicted(const Plan& plan) {
   const double sequences = plan.sequences_per_replica() / double(plan.parallel.microbatches);
   cost::MicrobatchShape shape;
   shape.tokens = sequences * double(plan.train.seq_len);
-  shape.routed_rows = shape.tokens / double(plan.parallel.tp * plan.parallel.cp) * double(plan.model.num_experts_per_tok);
-  shape.experts_per_gpu = plan.model.is_moe() ? double(plan.model.n_routed_experts) / double(plan.parallel.ep) : 1.0;
+  const RankLayout ranks(plan);
+  shape.routed_rows = shape.tokens / double(ranks.token_split()) * double(plan.model.num_experts_per_tok);
+  shape.experts_per_gpu = plan.model.is_moe() ? double(plan.model.n_routed_experts) / double(ranks.ep()) : 1.0;
   const std::pair<LayerPart, const char*> parts[] = {{LayerPart::AttnF, "F"}, {LayerPart::MlpF, "F"},
                                                      {LayerPart::AttnB, "B"}, {LayerPart::MlpB, "B"},
                                                      {LayerPart::AttnW, "W"}, {LayerPart::MlpW, "W"}};

@@ -8,6 +8,7 @@
 #include "workloads/layers/layer_work.hpp"
 #include "workloads/memory/state_bytes.hpp"
 #include "vocabulary/model_params.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim::cost {
 namespace {
@@ -46,10 +47,11 @@ ComputeBreakdown compute_breakdown(const Plan& plan, int64_t pipeline_rank) {
   const double seqs = plan.sequences_per_replica() / double(plan.parallel.microbatches);
   MicrobatchShape shape;
   shape.tokens = seqs * double(plan.train.seq_len);
-  shape.routed_rows = shape.tokens / double(plan.parallel.tp * plan.parallel.cp) * double(m.num_experts_per_tok);
-  shape.experts_per_gpu = m.is_moe() ? double(m.n_routed_experts) / double(plan.parallel.ep) : 1.0;
+  const RankLayout layout(plan);
+  shape.routed_rows = shape.tokens / double(layout.token_split()) * double(m.num_experts_per_tok);
+  shape.experts_per_gpu = m.is_moe() ? double(m.n_routed_experts) / double(layout.ep()) : 1.0;
   const bool predicted = plan.sim.compute == ComputeModel::Predicted;
-  const double split = double(plan.parallel.tp * plan.parallel.cp);
+  const double split = double(layout.token_split());
   // Each kind's mean layer (layer 0 also holds the embedding).
   KindCost kinds[2] = {{"dense layer"}, {"MoE layer"}};
   for (const int64_t l : layers) {
@@ -100,8 +102,8 @@ ComputeBreakdown compute_breakdown(const Plan& plan, int64_t pipeline_rank) {
       }
     }
     const int64_t hsdp = fsdp ? plan.parallel.fsdp_shard_size : 0;
-    const double dp = double(hsdp > 0 ? hsdp : plan.dp() * plan.parallel.cp);
-    const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * plan.parallel.tp / plan.parallel.ep)
+    const double dp = double(hsdp > 0 ? hsdp : layout.grad_group_size());
+    const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * layout.tp() / layout.ep())
                                        : std::max<int64_t>(1, plan.edp()));
     KindCost k{"optimizer step", 1};
     k.forward = optimizer_seconds(plan, held.non_expert + held.expert, held.non_expert / dp + held.expert / edp);

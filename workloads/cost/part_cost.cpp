@@ -5,6 +5,7 @@
 #include "workloads/cost/memory_cost.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/model_params.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim::cost {
 namespace {
@@ -18,12 +19,13 @@ int attention_launches(const Kernel& k) { return k.pass == KernelPass::InputGrad
 PartSeconds part_seconds(const Plan& plan, const PartWork& work, const MicrobatchShape& shape) {
   const HardwareConfig& hw = plan.hardware;
   const uint8_t classes = plan.sim.cost_classes;
-  const double tp = double(plan.parallel.tp), cp = double(plan.parallel.cp);
+  const RankLayout layout(plan);
+  const double tp = double(layout.tp()), cp = double(layout.cp());
   const double gathered = shape.tokens / cp;    // rows of a TP-split GEMM (sequence-parallel gather)
   const double sharded = gathered / tp;         // rows of a GEMM on the GPU's token shard
   const double rows_per_expert = shape.routed_rows / shape.experts_per_gpu;
   const double launch = (classes & kCostLaunch) ? hw.kernel_launch_s : 0.0;
-  const bool ub = plan.parallel.tp > 1 && plan.parallel.tp_comm_overlap;
+  const bool ub = layout.tp() > 1 && plan.parallel.tp_comm_overlap;
   PartSeconds out;
   for (const Kernel& k : work.kernels) {
     ClassSeconds s;

@@ -142,7 +142,7 @@ void ModelWorkload::predicted_costs() {
   cost::MicrobatchShape shape;
   shape.tokens = seqs * double(plan.train.seq_len);
   shape.routed_rows = shape.tokens * token_share() * double(m.num_experts_per_tok);
-  shape.experts_per_gpu = m.is_moe() ? double(m.n_routed_experts) / double(plan.parallel.ep) : 1.0;
+  shape.experts_per_gpu = m.is_moe() ? double(m.n_routed_experts) / double(layout_.ep()) : 1.0;
   costs_.resize(size_t(m.num_hidden_layers * kLayerParts));
   for (int64_t l = 0; l < m.num_hidden_layers; ++l) {
     const LayerWork work = layer_work(plan, l, seqs, shape.routed_rows);
