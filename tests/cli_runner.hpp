@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 
@@ -49,6 +50,17 @@ inline CliResult run_stepsim(const std::string& args, const std::string& cwd = "
   r.err = ss.str();
   std::filesystem::remove(err_file);
   return r;
+}
+
+// `stepsim args` refused as the project promises: exit 2 with exactly one stderr line, starting
+// "stepsim: error: " and holding every piece (the file or --set, the key, the fix).
+inline void expect_rejected(const std::string& args, std::initializer_list<std::string> pieces) {
+  const CliResult r = run_stepsim(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  ASSERT_FALSE(r.err.empty()) << args;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+  EXPECT_EQ(r.err.rfind("stepsim: error: ", 0), 0u) << r.err;
+  for (const auto& p : pieces) EXPECT_NE(r.err.find(p), std::string::npos) << "missing \"" << p << "\" in: " << r.err;
 }
 
 }  // namespace stepsim::test

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "vocabulary/config_error.hpp"
 
@@ -14,23 +15,65 @@ double at(const std::map<std::string, double>& m, const std::string& k) {
   return it == m.end() ? 0.0 : it->second;
 }
 
+// What every fit reads of a capture: a class's kernel seconds in a phase, per layer; a sum that
+// must be positive (or the trace lacks those kernels); the matmul kernels of F and B.
+struct CaptureKernels {
+  const traces::ProfileSummary& trace;
+  double layers = double(trace.layers);
+  double cls(const std::string& phase, const std::string& c) const {
+    const auto it = trace.phase_class_s.find(phase);
+    return it == trace.phase_class_s.end() ? 0.0 : at(it->second, c) / layers;
+  }
+  double need(double v, const std::string& what) const {
+    if (!(v > 0))
+      throw ConfigError(trace.path + ": no " + what + " kernels found; cannot calibrate from this trace");
+    return v;
+  }
+  // The FP8 forward and input-gradient GEMM kernels of F and B.
+  double fp8_gemm_fb() const {
+    return need(cls("F", "gemm_moe_fp8") + cls("F", "gemm_dense_fp8") + cls("B", "gemm_moe_fp8") +
+                    cls("B", "gemm_dense_fp8"),
+                "FP8 GEMM");
+  }
+  double matmul_fb() const {
+    double s = 0;
+    for (const char* ph : {"F", "B"})
+      for (const char* cl : {"gemm_moe_fp8", "gemm_dense_fp8", "gemm_wgrad_fp8", "gemm_bf16", "attention"})
+        s += cls(ph, cl);
+    return s;
+  }
+};
+
+// A calibration of `model`'s keys, starting from the capture config's hardware.
+Calibration start(ComputeModel model, const HardwareConfig& hw0) {
+  Calibration c;
+  c.model = model;
+  c.hardware = hw0;
+  return c;
+}
+
+// The average SM-tax factor the capture's kernels saw: `k` (SMs / SMs left to compute) while the
+// communication stream is busy, 1 otherwise; its derivation line goes to `d`.
+double average_sm_tax(const traces::ProfileSummary& trace, double k,
+                      std::vector<std::pair<std::string, std::string>>& d) {
+  const double comm_busy = at(trace.phase_s, "comm_F") + at(trace.phase_s, "comm_B");
+  const double f = trace.capture_span_s > 0 ? std::clamp(comm_busy / trace.capture_span_s, 0.0, 1.0) : 1.0;
+  const double tax = 1 + f * (k - 1);
+  d.push_back({"comm_sms", fmt::format("the capture config's DeepEP SMs; the trace's communication stream is busy "
+                                       "{:.1f} % of the capture, so kernels see an average SM-tax factor "
+                                       "1 + {:.3f} x ({:.4f} - 1) = {:.4f}",
+                                       100 * f, f, k, tax)});
+  return tax;
+}
+
 
 // The all-to-all's share of link bandwidth and its handshakes (both compute models).
 void fit_all_to_all(const traces::ProfileSummary& trace, const CaptureSol& sol, const PhaseMap& real,
                     HardwareConfig& hw, std::vector<std::pair<std::string, std::string>>& d) {
-  const double layers = double(trace.layers);
-  const auto cls = [&](const std::string& phase, const std::string& c) {
-    const auto it = trace.phase_class_s.find(phase);
-    return it == trace.phase_class_s.end() ? 0.0 : at(it->second, c) / layers;
-  };
-  const auto need = [&](double v, const std::string& what) {
-    if (!(v > 0))
-      throw ConfigError(trace.path + ": no " + what + " kernels found; cannot calibrate from this trace");
-    return v;
-  };
-  const double xfer_f = cls("comm_F", "ep_dispatch") + cls("comm_F", "ep_combine");
-  const double xfer_b = cls("comm_B", "ep_dispatch") + cls("comm_B", "ep_combine");
-  need(xfer_f + xfer_b, "DeepEP dispatch / combine");
+  const CaptureKernels ck{trace};
+  const double xfer_f = ck.cls("comm_F", "ep_dispatch") + ck.cls("comm_F", "ep_combine");
+  const double xfer_b = ck.cls("comm_B", "ep_dispatch") + ck.cls("comm_B", "ep_combine");
+  ck.need(xfer_f + xfer_b, "DeepEP dispatch / combine");
   const double xfer_sol = sol.phase_s.at("comm_F") + sol.phase_s.at("comm_B");
   hw.a2a_efficiency = std::min(1.0, xfer_sol / (xfer_f + xfer_b));
   d.push_back({"a2a_efficiency", fmt::format("dispatch + combine transfers F + B: SOL {:.3f} ms / trace {:.3f} ms",
@@ -42,14 +85,41 @@ void fit_all_to_all(const traces::ProfileSummary& trace, const CaptureSol& sol, 
   d.push_back({"a2a_latency_s",
                fmt::format("comm_B {:.3f} ms less its two transfers at that efficiency ({:.3f} ms), per all-to-all "
                            "(trace notify kernels in B: {:.3f} ms)",
-                           real.at("comm_B") * 1e3, sim_xfer_b * 1e3, cls("comm_B", "ep_notify") * 1e3)});
+                           real.at("comm_B") * 1e3, sim_xfer_b * 1e3, ck.cls("comm_B", "ep_notify") * 1e3)});
   d.push_back({"a2a_layout_latency_s",
                fmt::format("comm_F {:.3f} ms less its transfers ({:.3f} ms) and two handshakes (trace notify kernels "
                            "in F: {:.3f} ms)",
-                           real.at("comm_F") * 1e3, sim_xfer_f * 1e3, cls("comm_F", "ep_notify") * 1e3)});
+                           real.at("comm_F") * 1e3, sim_xfer_f * 1e3, ck.cls("comm_F", "ep_notify") * 1e3)});
 }
 
 Calibration calibrate_predicted(const traces::ProfileSummary& trace, const Plan& plan);
+
+// The fitted keys a profile holds, in file order: each compute model's own (`model`), then the
+// all-to-all's (both); shares to 4 places, rates to 0.1 TFLOP/s, seconds in scientific notation.
+enum class Form { Share, Tflops, Seconds };
+struct ProfileKey {
+  const char* name;
+  double HardwareConfig::*value;
+  Form form;
+  std::optional<ComputeModel> model;
+};
+constexpr ProfileKey kProfileKeys[] = {
+    {"gemm_fp8_peak_share", &HardwareConfig::gemm_fp8_peak_share, Form::Share, ComputeModel::Predicted},
+    {"gemm_wgrad_share", &HardwareConfig::gemm_wgrad_share, Form::Share, ComputeModel::Predicted},
+    {"attention_fwd_tflops", &HardwareConfig::attention_fwd_tflops, Form::Tflops, ComputeModel::Predicted},
+    {"attention_bwd_tflops", &HardwareConfig::attention_bwd_tflops, Form::Tflops, ComputeModel::Predicted},
+    {"hbm_efficiency", &HardwareConfig::hbm_efficiency, Form::Share, ComputeModel::Predicted},
+    {"kernel_launch_s", &HardwareConfig::kernel_launch_s, Form::Seconds, ComputeModel::Predicted},
+    {"gemm_efficiency", &HardwareConfig::gemm_efficiency, Form::Share, ComputeModel::SpeedOfLight},
+    {"wgrad_gemm_efficiency", &HardwareConfig::wgrad_gemm_efficiency, Form::Share, ComputeModel::SpeedOfLight},
+    {"bf16_gemm_efficiency", &HardwareConfig::bf16_gemm_efficiency, Form::Share, ComputeModel::SpeedOfLight},
+    {"attention_efficiency", &HardwareConfig::attention_efficiency, Form::Share, ComputeModel::SpeedOfLight},
+    {"nonmatmul_s_per_token_layer", &HardwareConfig::nonmatmul_s_per_token_layer, Form::Seconds,
+     ComputeModel::SpeedOfLight},
+    {"a2a_efficiency", &HardwareConfig::a2a_efficiency, Form::Share, std::nullopt},
+    {"a2a_latency_s", &HardwareConfig::a2a_latency_s, Form::Seconds, std::nullopt},
+    {"a2a_layout_latency_s", &HardwareConfig::a2a_layout_latency_s, Form::Seconds, std::nullopt},
+};
 
 }  // namespace
 
@@ -58,53 +128,31 @@ Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
   if (plan.sim.compute == ComputeModel::Predicted) return calibrate_predicted(trace, plan);
   const CaptureSol sol = capture_sol(plan);
   const PhaseMap real = capture_real(trace);
-  const double layers = double(trace.layers);
-  // Kernel seconds of a class in a phase, per layer.
-  const auto cls = [&](const std::string& phase, const std::string& c) {
-    const auto it = trace.phase_class_s.find(phase);
-    return it == trace.phase_class_s.end() ? 0.0 : at(it->second, c) / layers;
-  };
+  const CaptureKernels ck{trace};
   const auto sol_cls = [&](const std::string& phase, const std::string& c) {
     const auto it = sol.class_s.find(phase);
     return it == sol.class_s.end() ? 0.0 : at(it->second, c);
   };
-  const auto need = [&](double v, const std::string& what) {
-    if (!(v > 0))
-      throw ConfigError(trace.path + ": no " + what + " kernels found; cannot calibrate from this trace");
-    return v;
-  };
 
   const HardwareConfig& hw0 = plan.hardware;
-  const double k = double(hw0.sms) / double(hw0.sms - hw0.comm_sms);
-  const double comm_busy = at(trace.phase_s, "comm_F") + at(trace.phase_s, "comm_B");
-  const double f = trace.capture_span_s > 0 ? std::clamp(comm_busy / trace.capture_span_s, 0.0, 1.0) : 1.0;
-  const double tax = 1 + f * (k - 1);
-
-  Calibration c;
-  c.model = ComputeModel::SpeedOfLight;
-  c.hardware = hw0;
+  Calibration c = start(ComputeModel::SpeedOfLight, hw0);
   HardwareConfig& hw = c.hardware;
   auto& d = c.derivation;
-  d.push_back({"comm_sms", fmt::format("the capture config's DeepEP SMs; the trace's communication stream is busy "
-                                       "{:.1f} % of the capture, so kernels see an average SM-tax factor "
-                                       "1 + {:.3f} x ({:.4f} - 1) = {:.4f}",
-                                       100 * f, f, k, tax)});
+  const double tax = average_sm_tax(trace, double(hw0.sms) / double(hw0.sms - hw0.comm_sms), d);
 
-  const double fp8_real = need(cls("F", "gemm_moe_fp8") + cls("F", "gemm_dense_fp8") + cls("B", "gemm_moe_fp8") +
-                                   cls("B", "gemm_dense_fp8"),
-                               "FP8 GEMM");
+  const double fp8_real = ck.fp8_gemm_fb();
   const double fp8_sol = sol_cls("F", "fp8_gemm") + sol_cls("B", "fp8_gemm");
   hw.gemm_efficiency = std::min(1.0, fp8_sol * tax / fp8_real);
   d.push_back({"gemm_efficiency", fmt::format("FP8 GEMMs of F and B: SOL {:.3f} ms x {:.4f} / trace {:.3f} ms per layer",
                                               fp8_sol * 1e3, tax, fp8_real * 1e3)});
 
-  const double att_real = need(cls("F", "attention") + cls("B", "attention"), "attention");
+  const double att_real = ck.need(ck.cls("F", "attention") + ck.cls("B", "attention"), "attention");
   const double att_sol = sol_cls("F", "attention") + sol_cls("B", "attention");
   hw.attention_efficiency = std::min(1.0, att_sol * tax / att_real);
   d.push_back({"attention_efficiency", fmt::format("attention F + B: SOL {:.3f} ms x {:.4f} / trace {:.3f} ms",
                                                    att_sol * 1e3, tax, att_real * 1e3)});
 
-  const double bf16_real = cls("F", "gemm_bf16") + cls("B", "gemm_bf16");
+  const double bf16_real = ck.cls("F", "gemm_bf16") + ck.cls("B", "gemm_bf16");
   const double bf16_sol = sol_cls("F", "bf16_gemm") + sol_cls("B", "bf16_gemm");
   hw.bf16_gemm_efficiency = bf16_real > 0 ? std::min(1.0, bf16_sol * tax / bf16_real) : hw0.bf16_gemm_efficiency;
   d.push_back({"bf16_gemm_efficiency",
@@ -113,16 +161,13 @@ Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
                            plan.model.n_routed_experts, bf16_sol * 1e3, tax, bf16_real * 1e3)});
 
   const double w_bf16 = sol_cls("W", "bf16_gemm") * tax / hw.bf16_gemm_efficiency;
-  const double w_real = need(real.at("W") - w_bf16, "weight-gradient");
+  const double w_real = ck.need(real.at("W") - w_bf16, "weight-gradient");
   hw.wgrad_gemm_efficiency = std::min(1.0, sol_cls("W", "fp8_gemm") * tax / w_real);
   d.push_back({"wgrad_gemm_efficiency",
                fmt::format("W span {:.3f} ms less its BF16 GEMMs {:.3f} ms, against SOL {:.3f} ms x {:.4f}",
                            real.at("W") * 1e3, w_bf16 * 1e3, sol_cls("W", "fp8_gemm") * 1e3, tax)});
 
-  double matmul_fb = 0;
-  for (const char* p : {"F", "B"})
-    for (const char* cl : {"gemm_moe_fp8", "gemm_dense_fp8", "gemm_wgrad_fp8", "gemm_bf16", "attention"})
-      matmul_fb += cls(p, cl);
+  const double matmul_fb = ck.matmul_fb();
   const double nonmatmul = std::max(0.0, real.at("F") + real.at("B") - matmul_fb);
   hw.nonmatmul_s_per_token_layer = nonmatmul / tax / sol.tokens;
   d.push_back({"nonmatmul_s_per_token_layer",
@@ -148,53 +193,31 @@ Calibration calibrate_predicted(const traces::ProfileSummary& trace, const Plan&
   const CaptureSol sol = capture_sol(plan);
   const PhaseMap real = capture_real(trace);
   const auto pred = capture_predicted(plan);
-  const double layers = double(trace.layers);
-  const auto cls = [&](const std::string& phase, const std::string& c) {
-    const auto it = trace.phase_class_s.find(phase);
-    return it == trace.phase_class_s.end() ? 0.0 : at(it->second, c) / layers;
-  };
-  const auto kernels = [&](const std::string& phase) { return at(trace.phase_s, phase) / layers; };
+  const CaptureKernels ck{trace};
+  const auto kernels = [&](const std::string& phase) { return at(trace.phase_s, phase) / ck.layers; };
   const auto model = [&](const std::string& phase, const std::string& c) { return at(pred.at(phase), c); };
-  const auto need = [&](double v, const std::string& what) {
-    if (!(v > 0))
-      throw ConfigError(trace.path + ": no " + what + " kernels found; cannot calibrate from this trace");
-    return v;
-  };
   const HardwareConfig& hw0 = plan.hardware;
-  const double k = double(hw0.sms) / double(hw0.sms - plan.taxed_comm_sms());
-  const double comm_busy = at(trace.phase_s, "comm_F") + at(trace.phase_s, "comm_B");
-  const double f = trace.capture_span_s > 0 ? std::clamp(comm_busy / trace.capture_span_s, 0.0, 1.0) : 1.0;
-  const double tax = 1 + f * (k - 1);
-  Calibration c;
-  c.model = ComputeModel::Predicted;
-  c.hardware = hw0;
+  Calibration c = start(ComputeModel::Predicted, hw0);
   HardwareConfig& hw = c.hardware;
   auto& d = c.derivation;
   const auto share = [](double v) { return std::clamp(v, 0.01, 1.0); };
-  d.push_back({"comm_sms", fmt::format("the capture config's DeepEP SMs; the trace's communication stream is busy "
-                                       "{:.1f} % of the capture, so kernels see an average SM-tax factor "
-                                       "1 + {:.3f} x ({:.4f} - 1) = {:.4f}",
-                                       100 * f, f, k, tax)});
-  const double fp8_real = need(cls("F", "gemm_moe_fp8") + cls("F", "gemm_dense_fp8") + cls("B", "gemm_moe_fp8") +
-                                   cls("B", "gemm_dense_fp8"),
-                               "FP8 GEMM");
+  const double tax = average_sm_tax(trace, double(hw0.sms) / double(hw0.sms - plan.taxed_comm_sms()), d);
+  const double fp8_real = ck.fp8_gemm_fb();
   const double fp8_model = model("F", "fp8_gemm") + model("B", "fp8_gemm");
   hw.gemm_fp8_peak_share = share(hw0.gemm_fp8_peak_share * fp8_model * tax / fp8_real);
   d.push_back({"gemm_fp8_peak_share",
                fmt::format("FP8 GEMMs of F and B: the model's {:.3f} ms at {:.4f} x {:.4f} / trace {:.3f} ms, times {:.4f}",
                            fp8_model * 1e3, hw0.gemm_fp8_peak_share, tax, fp8_real * 1e3, hw0.gemm_fp8_peak_share)});
-  const double att_f = need(cls("F", "attention"), "forward attention"), att_b = need(cls("B", "attention"), "backward attention");
+  const double att_f = ck.need(ck.cls("F", "attention"), "forward attention");
+  const double att_b = ck.need(ck.cls("B", "attention"), "backward attention");
   hw.attention_fwd_tflops = hw0.attention_fwd_tflops * model("F", "attention") * tax / att_f;
   hw.attention_bwd_tflops = hw0.attention_bwd_tflops * model("B", "attention") * tax / att_b;
   d.push_back({"attention_fwd_tflops", fmt::format("{:g} x the model's {:.3f} ms x {:.4f} / trace {:.3f} ms (F)",
                                                    hw0.attention_fwd_tflops, model("F", "attention") * 1e3, tax, att_f * 1e3)});
   d.push_back({"attention_bwd_tflops", fmt::format("{:g} x the model's {:.3f} ms x {:.4f} / trace {:.3f} ms (B)",
                                                    hw0.attention_bwd_tflops, model("B", "attention") * 1e3, tax, att_b * 1e3)});
-  double matmul_fb = 0;
-  for (const char* ph : {"F", "B"})
-    for (const char* cl : {"gemm_moe_fp8", "gemm_dense_fp8", "gemm_wgrad_fp8", "gemm_bf16", "attention"})
-      matmul_fb += cls(ph, cl);
-  const double memory_real = need(kernels("F") + kernels("B") - matmul_fb, "non-matmul");
+  const double matmul_fb = ck.matmul_fb();
+  const double memory_real = ck.need(kernels("F") + kernels("B") - matmul_fb, "non-matmul");
   const double memory_model = model("F", "memory") + model("B", "memory");
   hw.hbm_efficiency = share(hw0.hbm_efficiency * memory_model * tax / memory_real);
   d.push_back({"hbm_efficiency", fmt::format("F + B kernels less their matmuls, {:.3f} ms, against the model's "
@@ -210,7 +233,7 @@ Calibration calibrate_predicted(const traces::ProfileSummary& trace, const Plan&
   // W: the model's weight-gradient GEMMs at the fitted share, its BF16 GEMMs and launches.
   const double w_fp8 = model("W", "fp8_gemm") * hw0.gemm_fp8_peak_share / hw.gemm_fp8_peak_share;
   const double w_rest = model("W", "bf16_gemm") + model("W", "kernels") * hw.kernel_launch_s;
-  const double w_real = need(real.at("W") / tax - w_rest, "weight-gradient");
+  const double w_real = ck.need(real.at("W") / tax - w_rest, "weight-gradient");
   hw.gemm_wgrad_share = share(w_fp8 / w_real);
   d.push_back({"gemm_wgrad_share", fmt::format("W span {:.3f} ms / {:.4f} less its BF16 GEMMs and launches {:.3f} ms, "
                                                "against the model's weight-gradient GEMMs {:.3f} ms",
@@ -236,23 +259,14 @@ std::string profile_yaml(const Calibration& c, const std::string& trace_path) {
   for (const auto& [key, how] : c.derivation) out += fmt::format("#   {}: {}\n", key, how);
   out += "hardware:\n";
   out += fmt::format("  comm_sms: {}\n", h.comm_sms);
-  if (c.model == ComputeModel::Predicted) {
-    out += fmt::format("  gemm_fp8_peak_share: {:.4f}\n", h.gemm_fp8_peak_share);
-    out += fmt::format("  gemm_wgrad_share: {:.4f}\n", h.gemm_wgrad_share);
-    out += fmt::format("  attention_fwd_tflops: {:.1f}\n", h.attention_fwd_tflops);
-    out += fmt::format("  attention_bwd_tflops: {:.1f}\n", h.attention_bwd_tflops);
-    out += fmt::format("  hbm_efficiency: {:.4f}\n", h.hbm_efficiency);
-    out += fmt::format("  kernel_launch_s: {:.4e}\n", h.kernel_launch_s);
-  } else {
-    out += fmt::format("  gemm_efficiency: {:.4f}\n", h.gemm_efficiency);
-    out += fmt::format("  wgrad_gemm_efficiency: {:.4f}\n", h.wgrad_gemm_efficiency);
-    out += fmt::format("  bf16_gemm_efficiency: {:.4f}\n", h.bf16_gemm_efficiency);
-    out += fmt::format("  attention_efficiency: {:.4f}\n", h.attention_efficiency);
-    out += fmt::format("  nonmatmul_s_per_token_layer: {:.4e}\n", h.nonmatmul_s_per_token_layer);
+  for (const ProfileKey& k : kProfileKeys) {
+    if (k.model && *k.model != c.model) continue;
+    const double v = h.*k.value;
+    out += fmt::format("  {}: ", k.name);
+    out += k.form == Form::Share ? fmt::format("{:.4f}\n", v)
+           : k.form == Form::Tflops ? fmt::format("{:.1f}\n", v)
+                                    : fmt::format("{:.4e}\n", v);
   }
-  out += fmt::format("  a2a_efficiency: {:.4f}\n", h.a2a_efficiency);
-  out += fmt::format("  a2a_latency_s: {:.4e}\n", h.a2a_latency_s);
-  out += fmt::format("  a2a_layout_latency_s: {:.4e}\n", h.a2a_layout_latency_s);
   return out;
 }
 

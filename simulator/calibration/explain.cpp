@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 #include "simulator/roofline/roofline.hpp"
 
@@ -27,16 +28,42 @@ namespace {
 constexpr double kRampStartBatch = 3072, kRampTokens = 469e9, kPretrainTokens = 14.8e12;
 
 
+// The waterfall being built: each bar runs from the running total to `to`.
+struct Waterfall {
+  Explanation& x;
+  double total = 0;
+  void add(const std::string& effect, double to, WaterfallStep::Kind kind, const std::string& how) {
+    x.steps.push_back({effect, to, to - total, kind, how});
+    total = to;
+  }
+  void step(const std::string& effect, double to, const std::string& how) {
+    add(effect, to, WaterfallStep::Kind::Step, how);
+  }
+  // The full simulation's exposed communication and bubble, atop its compute (the running total).
+  void exposed_and_bubble(const StepSplit& s) {
+    step("exposed communication", s.compute_s + s.exposed_comm_s,
+         "same simulation: mean exposed communication per GPU");
+    step("pipeline bubble", s.compute_s + s.exposed_comm_s + s.bubble_s,
+         "same simulation: mean bubble per GPU (compute + exposed + bubble = its step time)");
+  }
+};
+
+// Both explanations start from `plan` at the reduced mode and its speed of light, whose closed
+// form gives the roofline step and the reported step.
+std::pair<Plan, Plan> reduced_and_sol(const Plan& plan, Explanation& x) {
+  Plan reduced = plan;
+  reduced.sim.mode = SimMode::Reduced;
+  Plan sol = speed_of_light(reduced);
+  const Roofline roof = compute_roofline(sol);
+  x.roofline_step_s = roof.step_time_s;
+  x.reported_step_s = roof.reported_step_s;
+  return {std::move(reduced), std::move(sol)};
+}
+
 // Effects a balanced single-step simulation cannot show, each simulated against `base` (the full
 // simulation of `cal`) and added: routing imbalance (MoE; a whole EP group per stage: the slow
 // one), stragglers (not modelled), DeepSeek-V3's MTP module and batch ramp.
-void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const StepSplit& base, Explanation& x,
-                double& total) {
-  auto& st = x.steps;
-  const auto step = [&](const std::string& effect, double to, const std::string& how) {
-    st.push_back({effect, to, to - total, WaterfallStep::Kind::Step, how});
-    total = to;
-  };
+void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const StepSplit& base, Waterfall& w) {
   const StepSplit& s4 = base;
   // Effects the balanced single-step capture cannot show, each simulated against the calibrated
   // simulation and added (routing imbalance replays a whole EP group per stage: the slow one).
@@ -44,23 +71,23 @@ void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const 
   if (!cal.model.is_moe()) {
     // A dense model: no experts, no routing.
   } else if (cal.scenario.routing == Routing::Balanced && !routing_sim) {
-    step("routing imbalance", total,
+    w.step("routing imbalance", w.total,
          "0: not replayed (explain --no-routing-sim, or report without --routing-sim); replay it to simulate "
          "scenario.routing=deepseek");
   } else if (cal.scenario.routing == Routing::Balanced) {
     Plan routed = cal;
     routed.scenario.routing = Routing::DeepSeek;
     const StepSplit r = sim(routed);
-    step("routing imbalance", total + r.step_time_s - s4.step_time_s,
+    w.step("routing imbalance", w.total + r.step_time_s - s4.step_time_s,
          fmt::format("simulation + scenario.routing=deepseek (seeded group-limited top-{} routing): "
                      "{:.3f} s - {:.3f} s",
                      cal.model.num_experts_per_tok, r.step_time_s, s4.step_time_s));
     last = r;
   } else {
-    step("routing imbalance", total,
+    w.step("routing imbalance", w.total,
          fmt::format("already in the calibrated simulation (scenario.routing={})", to_string(cal.scenario.routing)));
   }
-  step("stragglers", total,
+  w.step("stragglers", w.total,
        std::string("0: not modelled here -- ") +
            (is_deepseek_v3(cal.model) ? "DeepSeek published no per-GPU speed data" : "no per-GPU speed data given") +
            "; simulate with scenario.stragglers or scenario.jitter_sigma to see what a given slow GPU costs");
@@ -72,7 +99,7 @@ void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const 
     Plan mtp = cal;
     mtp.model.num_hidden_layers += mtp_depth;
     const StepSplit m = sim(mtp);
-    step(fmt::format("MTP (depth {})", mtp_depth), total + m.step_time_s - s4.step_time_s,
+    w.step(fmt::format("MTP (depth {})", mtp_depth), w.total + m.step_time_s - s4.step_time_s,
          fmt::format("simulation + {} more MoE layer(s) (the MTP modules' transformer blocks; their projections and "
                      "extra LM-head passes not counted): {:.3f} s - {:.3f} s",
                      mtp_depth, m.step_time_s, s4.step_time_s));
@@ -83,10 +110,24 @@ void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const 
     const double b1 = double(cal.train.global_batch);
     const double mean_ratio = b1 * std::log(b1 / kRampStartBatch) / (b1 - kRampStartBatch);
     const double ramp = b1 > kRampStartBatch ? last.bubble_s * (mean_ratio - 1) * kRampTokens / kPretrainTokens : 0;
-    step("batch-size ramp", total + ramp,
+    w.step("batch-size ramp", w.total + ramp,
          fmt::format("formula: bubble {:.3f} s x (B ln(B/3072)/(B-3072) - 1 = {:.3f}) x 469B/14.8T tokens "
                      "(DeepSeek-V3's ramp)",
                      last.bubble_s, mean_ratio - 1));
+  }
+}
+
+// The effects a single step cannot show (add_extras), the prediction `name` they sum to, and what
+// is left of the reported step (`unexplained_how`, when there is a reported step).
+void finish(const Plan& cal, const SimulateFn& sim, bool routing_sim, const StepSplit& base, Waterfall& w,
+            const std::string& name, const std::string& unexplained_how) {
+  Explanation& x = w.x;
+  add_extras(cal, sim, routing_sim, base, w);
+  x.prediction_s = w.total;
+  w.add(name, w.total, WaterfallStep::Kind::Total, "every modelled effect");
+  if (x.reported_step_s > 0) {
+    x.unexplained_s = x.reported_step_s - x.prediction_s;
+    w.add("unexplained", x.reported_step_s, WaterfallStep::Kind::Unexplained, unexplained_how);
   }
 }
 
@@ -96,12 +137,8 @@ void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const 
 // the SM tax where an EP all-to-all runs, exposed communication and the bubble; model-neutral.
 Explanation explain_predicted(const Plan& plan, const SimulateFn& sim, bool routing_sim) {
   Explanation x;
-  Plan full = plan;
-  full.sim.mode = SimMode::Reduced;
-  const Plan sol = speed_of_light(full);
-  const Roofline roof = compute_roofline(sol);
-  x.roofline_step_s = roof.step_time_s;
-  x.reported_step_s = roof.reported_step_s;
+  const auto start = reduced_and_sol(plan, x);
+  const Plan &full = start.first, &sol = start.second;
   const auto with_classes = [&](uint8_t classes) {
     Plan p = full;
     p.sim.cost_classes = classes;
@@ -113,46 +150,30 @@ Explanation explain_predicted(const Plan& plan, const SimulateFn& sim, bool rout
                   s4 = full.taxed_comm_sms() > 0 ? sim(full) : s3;
   x.sol_sim_step_s = s0.step_time_s;
   x.calibrated_sim_s = s4.step_time_s;
-  auto& st = x.steps;
-  double total = 0;
-  const auto add = [&](const std::string& effect, double to, WaterfallStep::Kind kind, const std::string& how) {
-    st.push_back({effect, to, to - total, kind, how});
-    total = to;
-  };
-  const auto step = [&](const std::string& effect, double to, const std::string& how) {
-    add(effect, to, WaterfallStep::Kind::Step, how);
-  };
+  Waterfall w{x};
   const HardwareConfig& hw = plan.hardware;
-  add("speed-of-light compute", s0.compute_s, WaterfallStep::Kind::Total,
+  w.add("speed-of-light compute", s0.compute_s, WaterfallStep::Kind::Total,
       fmt::format("simulation at the achievable rates (sim.compute=speed-of-light): mean compute per GPU (the "
                   "closed-form roofline step is {:.3f} s)",
                   x.roofline_step_s));
-  step("GEMM shapes and attention kernels", s1.compute_s,
+  w.step("GEMM shapes and attention kernels", s1.compute_s,
        fmt::format("simulation, GEMMs by shape at {:.3f} / {:.3f} of the BF16 / FP8 peak, attention at {:g} / {:g} "
                    "TFLOP/s: mean compute",
                    hw.gemm_bf16_peak_share, hw.gemm_fp8_peak_share, hw.attention_fwd_tflops, hw.attention_bwd_tflops));
-  step("memory-bound kernels", s2.compute_s,
+  w.step("memory-bound kernels", s2.compute_s,
        fmt::format("simulation + norms, activations, RoPE, residuals, casts, softmax / cross-entropy, optimizer at "
                    "{:g} x {:g} GB/s: mean compute",
                    hw.hbm_efficiency, hw.hbm_GBps));
-  step("kernel launches", s3.compute_s,
+  w.step("kernel launches", s3.compute_s,
        fmt::format("simulation + {:g} us per kernel: mean compute", hw.kernel_launch_s * 1e6));
   if (full.taxed_comm_sms() > 0)
-    step(fmt::format("SM tax ({} of {} SMs)", full.taxed_comm_sms(), hw.sms), s4.compute_s,
+    w.step(fmt::format("SM tax ({} of {} SMs)", full.taxed_comm_sms(), hw.sms), s4.compute_s,
          "simulation + the SMs the EP all-to-all kernels hold: mean compute");
-  step("exposed communication", s4.compute_s + s4.exposed_comm_s, "same simulation: mean exposed communication per GPU");
-  step("pipeline bubble", s4.compute_s + s4.exposed_comm_s + s4.bubble_s,
-       "same simulation: mean bubble per GPU (compute + exposed + bubble = its step time)");
-  add("predicted simulation", s4.step_time_s, WaterfallStep::Kind::Total, "stepsim simulate (sim.compute: predicted)");
-  add_extras(full, sim, routing_sim, s4, x, total);
-  x.prediction_s = total;
-  add("prediction", total, WaterfallStep::Kind::Total, "every modelled effect");
-  if (x.reported_step_s > 0) {
-    x.unexplained_s = x.reported_step_s - x.prediction_s;
-    add("unexplained", x.reported_step_s, WaterfallStep::Kind::Unexplained,
-        fmt::format("the reported {:.2f} s ({}) less the prediction", x.reported_step_s,
-                    plan.train.reported_step_s > 0 ? "train.reported_step_s" : "DeepSeek's published cost"));
-  }
+  w.exposed_and_bubble(s4);
+  w.add("predicted simulation", s4.step_time_s, WaterfallStep::Kind::Total, "stepsim simulate (sim.compute: predicted)");
+  finish(full, sim, routing_sim, s4, w, "prediction",
+         fmt::format("the reported {:.2f} s ({}) less the prediction", x.reported_step_s,
+                     plan.train.reported_step_s > 0 ? "train.reported_step_s" : "DeepSeek's published cost"));
   return x;
 }
 
@@ -161,12 +182,8 @@ Explanation explain_predicted(const Plan& plan, const SimulateFn& sim, bool rout
 Explanation explain(const Plan& calibrated, const SimulateFn& sim, bool routing_sim) {
   if (calibrated.sim.compute == ComputeModel::Predicted) return explain_predicted(calibrated, sim, routing_sim);
   Explanation x;
-  Plan cal = calibrated;
-  cal.sim.mode = SimMode::Reduced;
-  const Plan sol = speed_of_light(cal);
-  const Roofline roof = compute_roofline(sol);
-  x.roofline_step_s = roof.step_time_s;
-  x.reported_step_s = roof.reported_step_s;
+  const auto start = reduced_and_sol(calibrated, x);
+  const Plan &cal = start.first, &sol = start.second;
 
   // One more effect switched on per simulation.
   Plan eff = sol;
@@ -180,45 +197,27 @@ Explanation explain(const Plan& calibrated, const SimulateFn& sim, bool routing_
   x.sol_sim_step_s = s0.step_time_s;
   x.calibrated_sim_s = s4.step_time_s;
 
-  auto& st = x.steps;
-  double total = 0;
-  const auto add = [&](const std::string& effect, double to, WaterfallStep::Kind kind, const std::string& how) {
-    st.push_back({effect, to, to - total, kind, how});
-    total = to;
-  };
-  const auto step = [&](const std::string& effect, double to, const std::string& how) {
-    add(effect, to, WaterfallStep::Kind::Step, how);
-  };
-  add("speed-of-light compute", s0.compute_s, WaterfallStep::Kind::Total,
+  Waterfall w{x};
+  w.add("speed-of-light compute", s0.compute_s, WaterfallStep::Kind::Total,
       fmt::format("simulation, every calibration key off: mean compute per GPU (the closed-form roofline step is {:.3f} s)",
                   x.roofline_step_s));
-  step("kernel efficiency", s1.compute_s,
+  w.step("kernel efficiency", s1.compute_s,
        fmt::format("simulation + gemm {:.3f}, wgrad {:.3f}, bf16 {:.3f}, attention {:.3f} efficiency: mean compute",
                    cal.hardware.gemm_efficiency, cal.hardware.wgrad_efficiency(), cal.hardware.bf16_gemm_efficiency,
                    cal.hardware.attention_efficiency));
-  step("non-matmul kernels", s2.compute_s,
+  w.step("non-matmul kernels", s2.compute_s,
        fmt::format("simulation + {:.3g} s per token-layer of norms, casts, SwiGLU: mean compute",
                    cal.hardware.nonmatmul_s_per_token_layer));
-  step(fmt::format("SM tax ({} of {} SMs)", cal.taxed_comm_sms(), cal.hardware.sms), s4.compute_s,
+  w.step(fmt::format("SM tax ({} of {} SMs)", cal.taxed_comm_sms(), cal.hardware.sms), s4.compute_s,
        "simulation + comm SMs and the calibrated all-to-all (the whole profile): mean compute");
-  step("exposed communication", s4.compute_s + s4.exposed_comm_s,
-       "same simulation: mean exposed communication per GPU");
-  step("pipeline bubble", s4.compute_s + s4.exposed_comm_s + s4.bubble_s,
-       "same simulation: mean bubble per GPU (compute + exposed + bubble = its step time)");
-  add("calibrated simulation", s4.step_time_s, WaterfallStep::Kind::Total,
+  w.exposed_and_bubble(s4);
+  w.add("calibrated simulation", s4.step_time_s, WaterfallStep::Kind::Total,
       "stepsim simulate with the hardware profile");
-
-  add_extras(cal, sim, routing_sim, s4, x, total);
-  x.prediction_s = total;
-  add("calibrated prediction", total, WaterfallStep::Kind::Total, "every modelled effect");
-  if (x.reported_step_s > 0) {
-    x.unexplained_s = x.reported_step_s - x.prediction_s;
-    add("unexplained", x.reported_step_s, WaterfallStep::Kind::Unexplained,
-        cal.train.reported_step_s > 0
-            ? fmt::format("the reported {:.2f} s (train.reported_step_s) less the prediction", x.reported_step_s)
-            : fmt::format("DeepSeek's reported {:.2f} s less the prediction (checkpointing, restarts, evaluation, ...)",
-                          x.reported_step_s));
-  }
+  finish(cal, sim, routing_sim, s4, w, "calibrated prediction",
+         cal.train.reported_step_s > 0
+             ? fmt::format("the reported {:.2f} s (train.reported_step_s) less the prediction", x.reported_step_s)
+             : fmt::format("DeepSeek's reported {:.2f} s less the prediction (checkpointing, restarts, evaluation, ...)",
+                           x.reported_step_s));
   return x;
 }
 

@@ -15,15 +15,6 @@
 namespace stepsim::test {
 namespace {
 
-void expect_rejected(const std::string& args, std::initializer_list<std::string> pieces) {
-  const CliResult r = run_stepsim(args);
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-  ASSERT_FALSE(r.err.empty()) << args;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
-  EXPECT_EQ(r.err.rfind("stepsim: error: ", 0), 0u) << r.err;
-  for (const auto& p : pieces) EXPECT_NE(r.err.find(p), std::string::npos) << "missing \"" << p << "\" in: " << r.err;
-}
-
 const std::string kLaunch =
     "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
     "--seq-length 2048 --micro-batch-size 1 --global-batch-size 16 --vocab-size 32000 --swiglu --disable-bias-linear "

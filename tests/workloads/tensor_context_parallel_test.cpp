@@ -10,6 +10,7 @@
 #include "simulator/roofline/roofline.hpp"
 #include "workloads/model/model_workload.hpp"
 #include "vocabulary/config_error.hpp"
+#include "tests/config/config_test_util.hpp"
 #include "workloads/memory/activation_bytes.hpp"
 #include "workloads/memory/memory_estimate.hpp"
 
@@ -126,14 +127,11 @@ TEST(TensorParallel, FewerKvHeadsThanTpAreReplicatedWithTheirAllGather) {
   EXPECT_DOUBLE_EQ(layer_activations(p, false).saved_per_token - layer_activations(p8, false).saved_per_token,
                    8.0 * 256 * 2);
   // Megatron refuses KV heads that neither split over TP nor divide it: 12 of 96 heads on TP 8.
-  try {
+  const std::string msg = test::config_error_of([] {
     llama8b({"model.num_attention_heads=96", "model.num_key_value_heads=12", "model.head_dim=128", "parallel.tp=8"});
-    ADD_FAILURE() << "12 KV heads on TP 8 accepted";
-  } catch (const ConfigError& err) {
-    EXPECT_NE(std::string(err.what()).find("parallel.tp: 8 neither divides nor is a multiple of the 12 key-value heads"),
-              std::string::npos)
-        << err.what();
-  }
+  });
+  EXPECT_NE(msg.find("parallel.tp: 8 neither divides nor is a multiple of the 12 key-value heads"), std::string::npos)
+      << msg;
 }
 
 TEST(TensorParallel, KeepsTotalFlops) {
