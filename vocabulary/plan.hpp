@@ -15,6 +15,10 @@ namespace stepsim {
 // Number format of the large GEMMs (and of what they stash and dispatch).
 enum class Precision : uint8_t { FP8, BF16 };
 
+// Number format of Adam's two moments: FP32 as PyTorch's AdamW, Megatron and torchtitan keep them;
+// BF16 as DeepSeek-V3 did (report 3.3.4) and Megatron's --exp-avg-dtype / --exp-avg-sq-dtype bf16.
+enum class MomentDtype : uint8_t { FP32, BF16 };
+
 // The MLP's activation, by Hugging Face's `hidden_act` name: silu is the gated SwiGLU (three
 // matrices: gate, up, down); the GELU family and relu are non-gated (two matrices: up, down).
 enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast, Relu };
@@ -72,6 +76,7 @@ struct TrainConfig {
   int64_t global_batch_tokens = 0;  // the batch as given in tokens (train.global_batch_tokens); 0 = given in sequences
   Precision precision = Precision::FP8;  // GEMMs, stashes, dispatch; default fp8 for MLA (DeepSeek) models, bf16 otherwise
   double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
+  MomentDtype adam_moments_dtype = MomentDtype::FP32;  // default bf16 for MLA (DeepSeek) models, fp32 otherwise
   int64_t tokens_per_step() const { return global_batch * seq_len; }
 };
 
@@ -325,6 +330,7 @@ struct Plan {
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
+const char* to_string(MomentDtype d);
 const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);

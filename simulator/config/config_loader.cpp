@@ -357,6 +357,8 @@ const std::map<std::string, Field>& schema() {
     f["train.global_batch_tokens"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::global_batch_tokens)};
     f["train.seq_len"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::seq_len)};
     f["train.precision"] = choice<Precision>(kPrecisions, [](Plan& p, Precision v) { p.train.precision = v; });
+    f["train.adam_moments_dtype"] =
+        choice<MomentDtype>(kMomentDtypes, [](Plan& p, MomentDtype v) { p.train.adam_moments_dtype = v; });
     f["train.reported_step_s"] = {Kind::PositiveNumber, into(&Plan::train, &TrainConfig::reported_step_s)};
 
     f["parallel.pp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::pp)};
@@ -1073,6 +1075,9 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
   if (!leaves.count("train.precision")) plan.train.precision = plan.model.is_mla() ? Precision::FP8 : Precision::BF16;
   if (!leaves.count("parallel.fp8_stash")) plan.parallel.fp8_stash = plan.train.precision == Precision::FP8;
+  // DeepSeek-V3 kept Adam's moments in BF16 (report 3.3.4); PyTorch, Megatron and torchtitan in FP32.
+  if (!leaves.count("train.adam_moments_dtype"))
+    plan.train.adam_moments_dtype = plan.model.is_mla() ? MomentDtype::BF16 : MomentDtype::FP32;
   // Like model.config_json, a relative load file is found next to the config.
   if (!plan.scenario.load_file.empty() && std::filesystem::path(plan.scenario.load_file).is_relative())
     plan.scenario.load_file = (base_dir / plan.scenario.load_file).string();

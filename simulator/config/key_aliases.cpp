@@ -52,6 +52,8 @@ constexpr KeyAlias kAliases[] = {
     {"delay_wgrad_compute", "parallel.split_backward", kMegatron, ""},
     {"fp8_format", "train.precision", kMegatron, "fp8"},
     {"bf16", "train.precision", kMegatron, "bf16"},
+    {"exp_avg_dtype", "train.adam_moments_dtype", kMegatron, "fp32 or bf16, both moments"},
+    {"exp_avg_sq_dtype", "train.adam_moments_dtype", kMegatron, "fp32 or bf16, both moments"},
     {"sequence_parallel", "parallel.tp", kMegatron,
      "stepsim's tensor parallelism always includes sequence parallelism; set parallel.tp"},
     {"nnodes", "cluster.nodes", kMegatron, ""},

@@ -224,6 +224,11 @@ constexpr ArgSpec kArgs[] = {
     {"attention-backend", Arity::One, Role::Use},
     {"transformer-impl", Arity::One, Role::Same},
     {"optimizer", Arity::One, Role::Use},
+    {"use-precision-aware-optimizer", Arity::Flag, Role::Use},
+    {"exp-avg-dtype", Arity::One, Role::Use},
+    {"exp-avg-sq-dtype", Arity::One, Role::Use},
+    {"main-grads-dtype", Arity::One, Role::Use},
+    {"main-params-dtype", Arity::One, Role::Use},
     // No effect in stepsim's cost model: optimisation hyper-parameters, data, logging, checkpoints.
     {"normalization", Arity::One, Role::NoCost},
     {"norm-epsilon", Arity::One, Role::NoCost},
@@ -1133,9 +1138,38 @@ class MegatronImport {
     if (const Given* g = given("attention-backend")) same_.push_back(g->written + " " + attention);
     const std::string optimizer = text("optimizer", "adam");
     if (optimizer != "adam")
-      fail_arg(*given("optimizer"), "stepsim models Adam's states (two FP32 moments and an FP32 master copy); " + optimizer +
+      fail_arg(*given("optimizer"), "stepsim models Adam's states (two moments and an FP32 master copy); " + optimizer +
                                         " is not modelled");
     if (const Given* g = given("optimizer")) same_.push_back(g->written + " adam");
+    adam_state_dtypes();
+  }
+
+  // Megatron keeps Adam's moments in FP32 unless --use-precision-aware-optimizer names another
+  // format (--exp-avg-dtype, --exp-avg-sq-dtype); the plan always says which, since stepsim's own
+  // default for MLA models is DeepSeek-V3's BF16.
+  void adam_state_dtypes() {
+    static const char* const kDtypeArgs[] = {"exp-avg-dtype", "exp-avg-sq-dtype", "main-grads-dtype", "main-params-dtype"};
+    const Given* aware = given("use-precision-aware-optimizer");
+    if (!aware) {
+      for (const char* name : kDtypeArgs)
+        if (const Given* g = given(name))
+          plan_.not_imported.push_back(g->written + " (without --use-precision-aware-optimizer Megatron keeps FP32)");
+      plan_.set("train.adam_moments_dtype", "fp32", "Megatron-LM's Adam keeps both moments in FP32");
+      return;
+    }
+    for (const char* name : {"main-grads-dtype", "main-params-dtype"})
+      if (const Given* g = given(name); g && known_value(*g).text != "fp32")
+        fail_arg(*g, "stepsim keeps FP32 gradients and master weights; use fp32 or remove it");
+    const std::string first = text("exp-avg-dtype", "fp32"), second = text("exp-avg-sq-dtype", "fp32");
+    for (const char* name : {"exp-avg-dtype", "exp-avg-sq-dtype"})
+      if (const Given* g = given(name); g && known_value(*g).text != "fp32" && known_value(*g).text != "bf16")
+        fail_arg(*g, "Adam moments in " + known_value(*g).text + " are not modelled; use fp32 or bf16");
+    if (first != second)
+      fail_arg(given("exp-avg-sq-dtype") ? *given("exp-avg-sq-dtype") : *given("exp-avg-dtype"),
+               "stepsim keeps both Adam moments in one format; give --exp-avg-dtype and --exp-avg-sq-dtype the same");
+    const Given* from = given("exp-avg-dtype") ? given("exp-avg-dtype") : given("exp-avg-sq-dtype");
+    plan_.set("train.adam_moments_dtype", first, from ? shown(*aware) + " " + shown(*from) : shown(*aware),
+              (from ? from : aware)->option.line);
   }
 
   void header() {

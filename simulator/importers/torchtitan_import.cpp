@@ -655,6 +655,12 @@ class TitanImport {
       fail_key("training.mixed_precision_param", "stepsim models BF16 parameters in the forward and backward; set \"bfloat16\"");
     if (const auto dtype = text("training.dtype"); dtype && *dtype != "float32")
       fail_key("training.dtype", "stepsim models FP32 master weights and optimizer states; set \"float32\"");
+    const std::string optimizer = text("optimizer.name").value_or("AdamW");
+    if (optimizer != "AdamW" && optimizer != "Adam")
+      fail_key("optimizer.name", "stepsim models Adam's states (two moments and an FP32 master copy); use AdamW or Adam");
+    plan_.set("train.adam_moments_dtype", "fp32",
+              "torch.optim.AdamW keeps both moments in the FP32 of the parameters' training.dtype",
+              line("optimizer.name"));
     const auto converters = string_list("model.converters");
     bool fp8 = boolean("training.enable_float8_linear").value_or(false), grouped = false;
     std::string which = fp8 ? "training.enable_float8_linear = true" : "";
@@ -692,9 +698,6 @@ class TitanImport {
     if (grouped) fail_key("model.converters", "FP8 experts with BF16 dense GEMMs are not modelled; add \"quantize.linear.float8\"");
     plan_.set("train.precision", "bf16", from("training.mixed_precision_param"), line("training.mixed_precision_param"));
     plan_.set("parallel.fp8_stash", false, "BF16 activations are kept for the backward");
-    const std::string optimizer = text("optimizer.name").value_or("AdamW");
-    if (optimizer != "AdamW" && optimizer != "Adam")
-      fail_key("optimizer.name", "stepsim models Adam's states (two FP32 moments and an FP32 master copy); use AdamW or Adam");
   }
 
   void cluster() {

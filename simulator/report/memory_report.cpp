@@ -50,7 +50,8 @@ nlohmann::json memory_json(const Plan& plan, const SimResult& r) {
           {"ranks_over_capacity", over},
           {"breakdown", breakdown_json(peak->memory)},
           {"recompute", to_string(plan.parallel.recompute)},
-          {"fp8_stash", plan.parallel.fp8_stash}};
+          {"fp8_stash", plan.parallel.fp8_stash},
+          {"adam_moments_dtype", to_string(plan.train.adam_moments_dtype)}};
 }
 
 std::string memory_text(const Plan& plan, const SimResult& r) {
@@ -58,8 +59,9 @@ std::string memory_text(const Plan& plan, const SimResult& r) {
   if (peak == nullptr) return "";
   const double cap = memory_capacity_bytes(plan);
   std::string out = fmt::format(
-      "\nmemory per GPU (recompute {}, {} stashes; capacity {:g} GiB)\n", to_string(plan.parallel.recompute),
-      plan.parallel.fp8_stash ? "FP8" : "BF16", plan.hardware.memory_GiB);
+      "\nmemory per GPU (recompute {}, {} stashes, {} Adam moments; capacity {:g} GiB)\n",
+      to_string(plan.parallel.recompute), plan.parallel.fp8_stash ? "FP8" : "BF16",
+      plan.train.adam_moments_dtype == MomentDtype::FP32 ? "FP32" : "BF16", plan.hardware.memory_GiB);
   // GPUs whose rows read the same share one row ("0-7,64"): a full replay has thousands of twins.
   std::vector<std::string> rows;
   std::map<std::string, std::vector<int64_t>> gpus_of;

@@ -50,6 +50,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"exposed_by_kind.pp_s", Kind::Number},
       {"exposed_by_kind.tp_s", Kind::Number},
       {"megatron_tflops_per_gpu", Kind::Number},
+      {"memory.adam_moments_dtype", Kind::Text},
       {"memory.breakdown.activations_bytes", Kind::Number},
       {"memory.breakdown.buffers_bytes", Kind::Number},
       {"memory.breakdown.grads_bytes", Kind::Number},

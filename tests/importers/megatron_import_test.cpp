@@ -221,6 +221,30 @@ TEST(MegatronImport, PrecisionFlags) {
   expect_import_rejects([&] { importers::import_megatron(none, "launch.sh", {}); }, {"no --bf16", "FP32", "add --bf16"});
 }
 
+TEST(MegatronImport, AdamMomentsAreFp32UnlessThePrecisionAwareOptimizerSaysOtherwise) {
+  // Megatron-LM keeps exp_avg and exp_avg_sq in FP32; --exp-avg-dtype and --exp-avg-sq-dtype only
+  // apply with --use-precision-aware-optimizer (megatron/training/arguments.py).
+  EXPECT_EQ(megatron(launch()).plan.train.adam_moments_dtype, MomentDtype::FP32);
+  const Loaded ignored = megatron(launch("--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16"));
+  EXPECT_EQ(ignored.plan.train.adam_moments_dtype, MomentDtype::FP32);
+  EXPECT_TRUE(mentions(ignored.imported.not_imported, "without --use-precision-aware-optimizer"));
+  const Loaded bf16 = megatron(launch("--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16"));
+  EXPECT_EQ(bf16.plan.train.adam_moments_dtype, MomentDtype::BF16);
+  EXPECT_NE(bf16.yaml.find("adam_moments_dtype: bf16"), std::string::npos) << bf16.yaml;
+  expect_import_rejects(
+      [] { importers::import_megatron(launch("--use-precision-aware-optimizer --exp-avg-dtype bf16"), "launch.sh", {}); },
+      {"--exp-avg-dtype bf16", "both Adam moments in one format"});
+  expect_import_rejects(
+      [] {
+        importers::import_megatron(launch("--use-precision-aware-optimizer --exp-avg-dtype fp8 --exp-avg-sq-dtype fp8"),
+                                   "launch.sh", {});
+      },
+      {"--exp-avg-dtype fp8", "not modelled", "fp32 or bf16"});
+  expect_import_rejects(
+      [] { importers::import_megatron(launch("--use-precision-aware-optimizer --main-params-dtype fp16"), "launch.sh", {}); },
+      {"--main-params-dtype fp16", "FP32 gradients and master weights"});
+}
+
 TEST(MegatronImport, FilesWithoutOneLaunchAreOneLine) {
   expect_import_rejects([] { importers::import_megatron(launch() + launch(), "two.sh", {}); },
                         {"two.sh", "2 Megatron-LM launch lines (lines 1, 2)"});

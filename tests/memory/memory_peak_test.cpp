@@ -230,5 +230,25 @@ TEST(MemoryPeak, SyntheticWorkloadHasNoMemoryModel) {
   for (const RankPeak& r : run.ranks) EXPECT_EQ(r.memory.peak_bytes, 0);
 }
 
+TEST(StateBytes, MegatronsDistributedOptimizerHolds6Plus12OverDBytesPerParameter) {
+  // Megatron-LM's docs/distrib_optimizer.md (core_r0.8.0): BF16 parameters with FP32 gradients hold
+  // 6 + 12/d bytes per parameter under the distributed optimizer (d: data-parallel size): 2 (weight)
+  // + 4 (gradient) + (4 master + 4 + 4 Adam moments) / d. The 1.7B GPT of Megatron's table: d = 48.
+  const auto path = std::string(STEPSIM_SOURCE_DIR) + "/workloads/megatron/gpt-1.7b.yaml";
+  const auto state_per_param = [](const Plan& p) {
+    const ops::StaticMemory f = estimate_memory(p).fixed;
+    return (f.weights_bytes + f.grads_bytes + f.optimizer_bytes) / (f.weights_bytes / 2);
+  };
+  const Plan megatron = load_plan(path);
+  EXPECT_EQ(megatron.train.adam_moments_dtype, MomentDtype::FP32);
+  EXPECT_NEAR(state_per_param(megatron), 6 + 12.0 / 48, 1e-12);
+  // BF16 moments (DeepSeek-V3, report 3.3.4): 4 + 2 + 2 bytes of state per shard parameter.
+  EXPECT_NEAR(state_per_param(load_plan(path, {"train.adam_moments_dtype=bf16"})), 6 + 8.0 / 48, 1e-12);
+  // An MLA model defaults to DeepSeek's BF16 moments; a config may say otherwise.
+  const auto deepseek = std::string(STEPSIM_SOURCE_DIR) + "/workloads/deepseek-v3.yaml";
+  EXPECT_EQ(load_plan(deepseek).train.adam_moments_dtype, MomentDtype::BF16);
+  EXPECT_EQ(load_plan(deepseek, {"train.adam_moments_dtype=fp32"}).train.adam_moments_dtype, MomentDtype::FP32);
+}
+
 }  // namespace
 }  // namespace stepsim::test

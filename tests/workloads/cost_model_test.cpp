@@ -167,11 +167,14 @@ TEST(PartCost, CrossEntropyOverTheVocabularyIsMegatronsFp32Passes) {
 TEST(PartCost, OptimizerStepMovesAdamsStatesOverTheShard) {
   const Plan p = load_plan(kLlama);
   // 1e9 parameters held, 1e8 in this GPU's shard: Adam reads and writes the FP32 master weight and
-  // two BF16 moments (8 bytes), reads the FP32 gradient, writes the BF16 weight: 2 x 8 + 4 + 2 = 22
+  // two FP32 moments (12 bytes), reads the FP32 gradient, writes the BF16 weight: 2 x 12 + 4 + 2 = 30
   // bytes per shard parameter; the gradient norm and zeroing touch every held FP32 gradient twice.
   const cost::ClassSeconds s = cost::optimizer_seconds(p, 1e9, 1e8);
-  EXPECT_NEAR(s.memory, (22 * 1e8 + 8 * 1e9) / (3350e9 * 0.896), 1e-12);
+  EXPECT_NEAR(s.memory, (30 * 1e8 + 8 * 1e9) / (3350e9 * 0.896), 1e-12);
   EXPECT_NEAR(s.launch, 4 * p.hardware.kernel_launch_s, 1e-15);
+  // With DeepSeek-V3's BF16 moments (8 bytes of state): 2 x 8 + 4 + 2 = 22.
+  const Plan bf16 = load_plan(kLlama, {"train.adam_moments_dtype=bf16"});
+  EXPECT_NEAR(cost::optimizer_seconds(bf16, 1e9, 1e8).memory, (22 * 1e8 + 8 * 1e9) / (3350e9 * 0.896), 1e-12);
 }
 
 }  // namespace

@@ -9,8 +9,8 @@ double memory_seconds(double bytes, const HardwareConfig& hw) {
   return bytes / (hw.hbm_GBps * 1e9 * hw.hbm_efficiency);
 }
 
-double optimizer_bytes_per_param() {
-  return 2 * kOptimizerBytesPerParam + kGradBytesPerParam + kWeightBytesPerParam;
+double optimizer_traffic_bytes_per_param(const Plan& plan) {
+  return 2 * optimizer_state_bytes_per_param(plan) + kGradBytesPerParam + kWeightBytesPerParam;
 }
 
 double gradient_buffer_bytes_per_param() { return 2 * kGradBytesPerParam; }

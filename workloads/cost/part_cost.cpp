@@ -89,7 +89,7 @@ ClassSeconds optimizer_seconds(const Plan& plan, double held_params, double shar
   const uint8_t classes = plan.sim.cost_classes;
   ClassSeconds s;
   if (classes & kCostMemory)
-    s.memory = memory_seconds(shard_params * optimizer_bytes_per_param() +
+    s.memory = memory_seconds(shard_params * optimizer_traffic_bytes_per_param(plan) +
                                   held_params * gradient_buffer_bytes_per_param(), hw);
   // Multi-tensor Adam, the gradient norm, its all-reduce's scaling and the buffer's zeroing.
   if (classes & kCostLaunch) s.launch = 4 * hw.kernel_launch_s;

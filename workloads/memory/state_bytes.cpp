@@ -55,6 +55,11 @@ double largest_microbatch_tokens(const Plan& plan) {
          double(RankLayout(plan).token_split());
 }
 
+double optimizer_state_bytes_per_param(const Plan& plan) {
+  const double moment_bytes = plan.train.adam_moments_dtype == MomentDtype::FP32 ? 4 : 2;
+  return kMasterWeightBytesPerParam + 2 * moment_bytes;
+}
+
 ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   ops::StaticMemory s;
   // ZeRO shards non-experts over the GPUs holding the same weights (data-parallel replicas x CP
@@ -70,7 +75,7 @@ ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   const bool zero3 = plan.parallel.zero == 3, zero2 = plan.parallel.zero >= 2;
   s.weights_bytes = kWeightBytesPerParam * (zero3 ? shard : all);
   s.grads_bytes = kGradBytesPerParam * (zero2 ? shard : all);
-  s.optimizer_bytes = kOptimizerBytesPerParam * shard;
+  s.optimizer_bytes = optimizer_state_bytes_per_param(plan) * shard;
   const ModelConfig& m = plan.model;
   if (m.is_moe() && layout.ep() > 1)
     s.buffers_bytes += largest_microbatch_tokens(plan) * double(m.num_experts_per_tok) *

@@ -1,6 +1,6 @@
 // Bytes a GPU holds for the whole step, apart from activations: BF16 weights, FP32 gradients and
-// the optimizer state (FP32 master weights + two BF16 Adam moments, as DeepSeek-V3 keeps them,
-// report 3.3.4), sharded the way the plan says, plus persistent buffers: the MoE all-to-all's send
+// the optimizer state (FP32 master weights + Adam's two moments in train.adam_moments_dtype: FP32 as
+// Megatron and torchtitan keep them, BF16 as DeepSeek-V3 did, report 3.3.4), sharded the way the plan says, plus persistent buffers: the MoE all-to-all's send
 // and receive buffers and, under FSDP, the gather staging (current + prefetched unit) and one unit
 // of unsharded gradients awaiting its reduce-scatter (allocated for the whole step, as the seed
 // series assumes), and under parallel.tp_comm_overlap Transformer Engine's userbuffers.
@@ -17,7 +17,12 @@ namespace stepsim {
 
 inline constexpr double kWeightBytesPerParam = 2;     // BF16
 inline constexpr double kGradBytesPerParam = 4;       // FP32 accumulation
-inline constexpr double kOptimizerBytesPerParam = 8;  // FP32 master + BF16 first and second moments
+inline constexpr double kMasterWeightBytesPerParam = 4;  // FP32 master copy
+
+// Optimizer state per parameter of the shard: the FP32 master weight and both Adam moments. With
+// BF16 weights and FP32 gradients, Megatron's distributed-optimizer table (docs/distrib_optimizer.md
+// at core_r0.8.0) gives 6 + 12/d bytes per parameter for FP32 moments.
+double optimizer_state_bytes_per_param(const Plan& plan);
 
 // Parameters one GPU holds before any ZeRO sharding (TP shards applied, routed experts divided over EP).
 struct HeldParams {
