@@ -53,7 +53,7 @@ ComputeBreakdown compute_breakdown(const Plan& plan, int64_t pipeline_rank) {
   const bool predicted = plan.sim.compute == ComputeModel::Predicted;
   const double split = double(layout.token_split());
   // Each kind's mean layer (layer 0 also holds the embedding).
-  KindCost kinds[2] = {{"dense layer"}, {"MoE layer"}};
+  KindCost kinds[2] = {{"dense layer", 0, {}, {}, {}}, {"MoE layer", 0, {}, {}, {}}};
   for (const int64_t l : layers) {
     const bool moe = m.is_moe_layer(l);
     KindCost& k = kinds[moe ? 1 : 0];
@@ -74,7 +74,7 @@ ComputeBreakdown compute_breakdown(const Plan& plan, int64_t pipeline_rank) {
     b.kinds.push_back(k);
   }
   if (head > 0) {
-    KindCost k{"LM head", head};
+    KindCost k{"LM head", head, {}, {}, {}};
     if (predicted) {
       const HeadWork w = lm_head_passes(plan, seqs);
       k.forward = part_seconds(plan, w.forward, shape).all();
@@ -101,12 +101,8 @@ ComputeBreakdown compute_breakdown(const Plan& plan, int64_t pipeline_rank) {
         held += stage_held_params(plan, p, stages[size_t(schedule->layer_slot(stage))], stage == 0);
       }
     }
-    const int64_t hsdp = fsdp ? plan.parallel.fsdp_shard_size : 0;
-    const double dp = double(hsdp > 0 ? hsdp : layout.grad_group_size());
-    const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * layout.tp() / layout.ep())
-                                       : std::max<int64_t>(1, plan.edp()));
-    KindCost k{"optimizer step", 1};
-    k.forward = optimizer_seconds(plan, held.non_expert + held.expert, held.non_expert / dp + held.expert / edp);
+    KindCost k{"optimizer step", 1, {}, {}, {}};
+    k.forward = optimizer_seconds(plan, held.non_expert + held.expert, zero_shard_params(plan, held));
     b.kinds.push_back(k);
     b.step += k.forward;
   }

@@ -17,7 +17,7 @@ double gemm_compute_efficiency(const GemmCall& g, const HardwareConfig& hw) {
   // cannot fill the SMs the reduction is split over more of them (split-K); the last wave of tiles
   // leaves some SMs idle.
   double best = 0;
-  for (const auto [ta, tb] : {std::pair{tm, tn}, std::pair{tn, tm}, std::pair{tm, tm}}) {
+  for (const auto& [ta, tb] : {std::pair{tm, tn}, std::pair{tn, tm}, std::pair{tm, tm}}) {
     const double a = narrow(ta, g.m), b = narrow(tb, g.n);
     const double rows = std::ceil(g.m / a), cols = std::ceil(g.n / b), tiles = rows * cols * g.groups;
     const double splits = tiles < sms ? std::max(1.0, std::min(std::floor(sms / tiles), std::floor(g.k / 256))) : 1.0;

@@ -60,8 +60,7 @@ double optimizer_state_bytes_per_param(const Plan& plan) {
   return kMasterWeightBytesPerParam + 2 * moment_bytes;
 }
 
-ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
-  ops::StaticMemory s;
+double zero_shard_params(const Plan& plan, const HeldParams& held) {
   // ZeRO shards non-experts over the GPUs holding the same weights (data-parallel replicas x CP
   // ranks, as Megatron's distributed optimizer does) and experts over expert-DP.
   // HSDP shards ZeRO-3 state over fsdp_shard_size of them (experts: fsdp_shard_size x tp / ep).
@@ -70,8 +69,14 @@ ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   const double dp = double(hsdp > 0 ? hsdp : layout.grad_group_size());
   const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * layout.tp() / layout.ep())
                                      : std::max<int64_t>(1, plan.edp()));
+  return held.non_expert / dp + held.expert / edp;
+}
+
+ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
+  ops::StaticMemory s;
+  const RankLayout layout(plan);
   const double all = held.non_expert + held.expert;
-  const double shard = held.non_expert / dp + held.expert / edp;
+  const double shard = zero_shard_params(plan, held);
   const bool zero3 = plan.parallel.zero == 3, zero2 = plan.parallel.zero >= 2;
   s.weights_bytes = kWeightBytesPerParam * (zero3 ? shard : all);
   s.grads_bytes = kGradBytesPerParam * (zero2 ? shard : all);

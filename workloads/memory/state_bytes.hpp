@@ -35,6 +35,10 @@ struct HeldParams {
   }
 };
 
+// Parameters of `held` in this GPU's ZeRO shard (the optimizer state it keeps and steps): non-experts
+// over the GPUs holding the same weights (DP x CP, or the HSDP shard group), experts over expert-DP.
+double zero_shard_params(const Plan& plan, const HeldParams& held);
+
 // One layer, the embedding (stage 0) and the LM head with the final norm (its stage).
 HeldParams layer_held_params(const Plan& plan, const ModelParams& p, int64_t layer);
 HeldParams stage_held_params(const Plan& plan, const ModelParams& p, const StageLayers& s, bool first_stage);
