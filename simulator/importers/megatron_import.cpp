@@ -1163,7 +1163,7 @@ class MegatronImport {
     const std::string first = text("exp-avg-dtype", "fp32"), second = text("exp-avg-sq-dtype", "fp32");
     for (const char* name : {"exp-avg-dtype", "exp-avg-sq-dtype"})
       if (const Given* g = given(name); g && known_value(*g).text != "fp32" && known_value(*g).text != "bf16")
-        fail_arg(*g, "Adam moments in " + known_value(*g).text + " are not modelled; use fp32 or bf16");
+        fail_arg(*g, "Adam moments in that format are not modelled; use fp32 or bf16");
     if (first != second)
       fail_arg(given("exp-avg-sq-dtype") ? *given("exp-avg-sq-dtype") : *given("exp-avg-dtype"),
                "stepsim keeps both Adam moments in one format; give --exp-avg-dtype and --exp-avg-sq-dtype the same");
