@@ -28,16 +28,12 @@ AttentionParams attention_params(const ModelConfig& m) {
     a.kv_down = h * (m.kv_lora_rank + m.qk_rope_head_dim);
     a.kv_up = m.kv_lora_rank * heads * (m.qk_nope_head_dim + m.v_head_dim);
   } else {
-    const int64_t kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : heads;
     a.q_up = h * heads * qk;
-    a.kv_up = h * kv_heads * (qk + v);
+    a.kv_up = h * m.kv_heads() * (qk + v);
+    // Bias vectors (GPT-NeoX): one per output of each projection.
+    if (m.attention_bias) a.bias = heads * qk + m.kv_heads() * (qk + v) + h;
   }
   a.out = heads * v * h;
-  // Bias vectors (GPT-NeoX): one per output of each projection.
-  if (m.attention_bias) {
-    const int64_t kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : heads;
-    a.bias = m.is_mla() ? 0 : heads * qk + kv_heads * (qk + v) + h;
-  }
   return a;
 }
 

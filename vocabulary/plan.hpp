@@ -62,6 +62,9 @@ struct ModelConfig {
   int64_t mlp_matrices() const { return gated_mlp() ? 3 : 2; }
   bool is_moe() const { return n_routed_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
+  // Key/value heads: num_key_value_heads for grouped-query attention, else one per attention head
+  // (multi-head attention, and MLA, whose up-projection makes K and V for every head).
+  int64_t kv_heads() const { return is_mla() || num_key_value_heads <= 0 ? num_attention_heads : num_key_value_heads; }
   // The one definition of which layers are MoE: every layer from first_k_dense_replace on (the HF
   // keys that would interleave dense layers, moe_layer_freq and decoder_sparse_step, are refused
   // unless 1, and a leading mlp_only_layers list becomes first_k_dense_replace).
@@ -307,9 +310,6 @@ struct Plan {
   int64_t edp() const { return stage_gpus() / parallel.ep; }       // expert data-parallel degree (experts keep TP 1)
   double sequences_per_replica() const { return double(train.global_batch) / double(dp()); }
   double sequences_per_microbatch() const { return sequences_per_replica() / double(parallel.microbatches); }
-  // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:
-  // with 72-GPU domains and EP 64 each domain runs one group and its other 8 GPUs stay idle
-  // (spares, not simulated), so an EP group never straddles two domains.
   // SMs communication kernels take from compute (the SM tax): DeepEP's all-to-all kernels hold
   // hardware.comm_sms while in flight, so only a model plan that runs an EP all-to-all pays it (an
   // abstract synthetic pipeline pays what it is given).
@@ -317,6 +317,9 @@ struct Plan {
   int64_t taxed_comm_sms() const {
     return workload.kind == WorkloadKind::Synthetic || runs_ep_all_to_all() ? hardware.comm_sms : 0;
   }
+  // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:
+  // with 72-GPU domains and EP 64 each domain runs one group and its other 8 GPUs stay idle
+  // (spares, not simulated), so an EP group never straddles two domains.
   int64_t nvlink_ranks() const {
     const int64_t d = cluster.nvlink_domain_gpus(), ep = parallel.ep;
     if (d <= cluster.gpus_per_node || d % ep == 0 || ep % d == 0) return d;

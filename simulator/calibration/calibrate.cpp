@@ -270,4 +270,11 @@ std::string profile_yaml(const Calibration& c, const std::string& trace_path) {
   return out;
 }
 
+std::vector<std::pair<std::string, double>> derived_keys(const Calibration& c) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const ProfileKey& k : kProfileKeys)
+    if (!k.model || *k.model == c.model) out.emplace_back(k.name, c.hardware.*k.value);
+  return out;
+}
+
 }  // namespace stepsim::calib

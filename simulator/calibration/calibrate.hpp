@@ -42,6 +42,9 @@ struct Calibration {
 // all-to-all keys are fitted the same way in both.
 Calibration calibrate(const traces::ProfileSummary& trace, const Plan& capture_plan);
 
+// The keys the calibration derived (those of its compute model), in the profile's order, with their values.
+std::vector<std::pair<std::string, double>> derived_keys(const Calibration& c);
+
 // The profile as YAML (a `hardware:` map, loadable with hardware.profile), derivations as comments.
 std::string profile_yaml(const Calibration& c, const std::string& trace_path);
 

@@ -78,12 +78,8 @@ CaptureSol capture_sol(const Plan& plan) {
 
 std::map<std::string, PhaseMap> capture_predicted(const Plan& plan) {
   require_capture(plan, "this command");
-  const double sequences = plan.sequences_per_replica() / double(plan.parallel.microbatches);
-  cost::MicrobatchShape shape;
-  shape.tokens = sequences * double(plan.train.seq_len);
-  const RankLayout ranks(plan);
-  shape.routed_rows = shape.tokens / double(ranks.token_split()) * double(plan.model.num_experts_per_tok);
-  shape.experts_per_gpu = plan.model.is_moe() ? double(plan.model.n_routed_experts) / double(ranks.ep()) : 1.0;
+  const double sequences = plan.sequences_per_microbatch();
+  const cost::MicrobatchShape shape = cost::mean_microbatch_shape(plan);
   const std::pair<LayerPart, const char*> parts[] = {{LayerPart::AttnF, "F"}, {LayerPart::MlpF, "F"},
                                                      {LayerPart::AttnB, "B"}, {LayerPart::MlpB, "B"},
                                                      {LayerPart::AttnW, "W"}, {LayerPart::MlpW, "W"}};
@@ -127,7 +123,7 @@ PhaseMap capture_sim(const Plan& plan, const SimResult& result) {
       if (ph == ops::Phase::Forward) m["F"] += d;
       if (ph == ops::Phase::Backward) m["B"] += d;
       if (ph == ops::Phase::Weight) m["W"] += d;
-    } else if (ops::comm_class(s.tag.kind) == ops::CommClass::Ep) {
+    } else if (s.tag.comm_class == ops::CommClass::Ep) {
       if (ph == ops::Phase::Forward) m["comm_F"] += d;
       if (ph == ops::Phase::Backward) m["comm_B"] += d;
     }

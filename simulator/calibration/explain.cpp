@@ -64,12 +64,8 @@ std::pair<Plan, Plan> reduced_and_sol(const Plan& plan, Explanation& x) {
 // simulation of `cal`) and added: routing imbalance (MoE; a whole EP group per stage: the slow
 // one), stragglers (not modelled), DeepSeek-V3's MTP module and batch ramp.
 void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const StepSplit& base, Waterfall& w) {
-  const StepSplit& s4 = base;
-  // Effects the balanced single-step capture cannot show, each simulated against the calibrated
-  // simulation and added (routing imbalance replays a whole EP group per stage: the slow one).
-  StepSplit last = s4;
-  if (!cal.model.is_moe()) {
-    // A dense model: no experts, no routing.
+  StepSplit last = base;
+  if (!cal.model.is_moe()) {  // a dense model: no experts, no routing
   } else if (cal.scenario.routing == Routing::Balanced && !routing_sim) {
     w.step("routing imbalance", w.total,
          "0: not replayed (explain --no-routing-sim, or report without --routing-sim); replay it to simulate "
@@ -78,10 +74,10 @@ void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const 
     Plan routed = cal;
     routed.scenario.routing = Routing::DeepSeek;
     const StepSplit r = sim(routed);
-    w.step("routing imbalance", w.total + r.step_time_s - s4.step_time_s,
+    w.step("routing imbalance", w.total + r.step_time_s - base.step_time_s,
          fmt::format("simulation + scenario.routing=deepseek (seeded group-limited top-{} routing): "
                      "{:.3f} s - {:.3f} s",
-                     cal.model.num_experts_per_tok, r.step_time_s, s4.step_time_s));
+                     cal.model.num_experts_per_tok, r.step_time_s, base.step_time_s));
     last = r;
   } else {
     w.step("routing imbalance", w.total,
@@ -99,10 +95,10 @@ void add_extras(const Plan& cal, const SimulateFn& sim, bool routing_sim, const 
     Plan mtp = cal;
     mtp.model.num_hidden_layers += mtp_depth;
     const StepSplit m = sim(mtp);
-    w.step(fmt::format("MTP (depth {})", mtp_depth), w.total + m.step_time_s - s4.step_time_s,
+    w.step(fmt::format("MTP (depth {})", mtp_depth), w.total + m.step_time_s - base.step_time_s,
          fmt::format("simulation + {} more MoE layer(s) (the MTP modules' transformer blocks; their projections and "
                      "extra LM-head passes not counted): {:.3f} s - {:.3f} s",
-                     mtp_depth, m.step_time_s, s4.step_time_s));
+                     mtp_depth, m.step_time_s, base.step_time_s));
   }
   if (v3) {
     // Per-step fixed costs (the bubble) weigh more on the smaller batches of the ramp: per token the

@@ -20,7 +20,6 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
                   bool quiet) {
   calib::require_capture(plan, "calibrate");
   if (out_path.empty()) throw ConfigError("calibrate: -o: missing; name the profile file to write, e.g. -o profile.yaml");
-  check_replay_size(plan);
   io::check_output_path(out_path, "-o");
   // Every input is read and checked before the output is touched; the profile is written to a
   // temporary file renamed over -o, so a failure never empties an existing profile.
@@ -33,12 +32,13 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
     throw ConfigError(std::string(e.what()) + " (derived by calibrate; the trace does not look like the capture "
                       "scenario, see README \"Calibration\")");
   }
-  io::write_output_file(out_path, "-o", profile);
-
-  // The check: the capture simulated with the profile, against the trace.
+  // The check: the capture simulated with the profile, against the trace (its size guarded, and
+  // counted once for the progress line, before the profile is written).
   Plan checked = plan;
   checked.hardware = c.hardware;
   SimOptions options;
+  options.counted = check_replay_size(checked);
+  io::write_output_file(out_path, "-o", profile);
   options.quiet = quiet;
   options.record_spans = true;
   const calib::PhaseMap sim = calib::capture_sim(checked, simulate(checked, options));
@@ -46,26 +46,9 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
   if (json) {
     nlohmann::json j;
     j["profile"] = out_path;
-    const HardwareConfig& h = c.hardware;
     j["compute"] = to_string(c.model);
-    if (c.model == ComputeModel::Predicted)
-      j["hardware"] = {{"comm_sms", h.comm_sms},
-                       {"gemm_fp8_peak_share", h.gemm_fp8_peak_share},
-                       {"gemm_wgrad_share", h.gemm_wgrad_share},
-                       {"attention_fwd_tflops", h.attention_fwd_tflops},
-                       {"attention_bwd_tflops", h.attention_bwd_tflops},
-                       {"hbm_efficiency", h.hbm_efficiency},
-                       {"kernel_launch_s", h.kernel_launch_s}};
-    else
-      j["hardware"] = {{"comm_sms", h.comm_sms},
-                       {"gemm_efficiency", h.gemm_efficiency},
-                       {"wgrad_gemm_efficiency", h.wgrad_gemm_efficiency},
-                       {"bf16_gemm_efficiency", h.bf16_gemm_efficiency},
-                       {"attention_efficiency", h.attention_efficiency},
-                       {"nonmatmul_s_per_token_layer", h.nonmatmul_s_per_token_layer}};
-    j["hardware"]["a2a_efficiency"] = h.a2a_efficiency;
-    j["hardware"]["a2a_latency_s"] = h.a2a_latency_s;
-    j["hardware"]["a2a_layout_latency_s"] = h.a2a_layout_latency_s;
+    j["hardware"]["comm_sms"] = c.hardware.comm_sms;
+    for (const auto& [key, value] : calib::derived_keys(c)) j["hardware"][key] = value;
     for (const auto& p : calib::phase_names())
       j["check"][p] = {{"real_s", real.at(p)}, {"sim_s", sim.at(p)}, {"error", sim.at(p) / real.at(p) - 1}};
     std::cout << io::json_text(j, 2) << "\n";

@@ -285,7 +285,7 @@ void declare_needs(std::map<std::string, Field>& f) {
   with_plan(
       "parallel.split_lone_chunks", "an expert all-to-all in pipeline chunks (MoE, parallel.ep > 1, a pipeline schedule)",
       [](const Plan& p) {
-        return p.model.is_moe() && p.parallel.ep > 1 && !sched::make_unchecked_schedule(p)->shards_parameters();
+        return p.runs_ep_all_to_all() && !sched::make_unchecked_schedule(p)->shards_parameters();
       },
       [](const Plan& p) {
         if (!p.model.is_moe()) return std::string("a dense model");
@@ -1129,6 +1129,8 @@ std::string origin_of(const Plan& plan, const std::string& key, const std::vecto
 }
 
 bool is_config_key(const std::string& dotted_key) { return schema().count(dotted_key) > 0; }
+
+std::string hardware_preset_names() { return join(hardware_presets(), ", "); }
 
 void check_override(const std::string& key_equals_value) {
   json root = json::object();  // an empty config: only the override's own key and value are checked

@@ -22,6 +22,9 @@ Plan load_plan(const std::string& path, const std::vector<std::string>& override
 // Whether `dotted_key` is a config key (the importers ask before writing one).
 bool is_config_key(const std::string& dotted_key);
 
+// The shipped GPU presets' names, for messages: "h800, h100-sxm, ...".
+std::string hardware_preset_names();
+
 // Checks one "dotted.key=value" override against the schema alone (key known, value of the right
 // type and range) without a config; sweeps use it to reject a bad --grid before running anything.
 void check_override(const std::string& key_equals_value);

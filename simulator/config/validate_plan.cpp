@@ -1,5 +1,7 @@
 #include "simulator/config/validate_plan.hpp"
 
+#include "simulator/config/config_loader.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -79,7 +81,7 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
                               " attention heads; use a divisor such as " + str(divisor_at_most(m.num_attention_heads, par.tp)));
     // Megatron's rule (TransformerConfig: num_query_groups must be a multiple or a divisor of the
     // TP size): KV heads split over TP, or fewer of them each held whole by tp / kv ranks.
-    const int64_t kv = m.is_mla() || m.num_key_value_heads <= 0 ? m.num_attention_heads : m.num_key_value_heads;
+    const int64_t kv = m.kv_heads();
     if (kv % par.tp != 0 && par.tp % kv != 0)
       fail("parallel.tp", str(par.tp) + " neither divides nor is a multiple of the " + str(kv) +
                               " key-value heads, so they can neither split over TP nor be replicated whole (Megatron "
@@ -226,7 +228,7 @@ void validate_compute_model(const Plan& p, const auto& fail) {
   for (const auto& [key, v] : needed)
     if (!(v > 0))
       fail(key, "missing; sim.compute: predicted times every op from the hardware's per-op cost model: set "
-                "hardware.preset (h800, h100-sxm, h200, b200, gb200, mi300x) or the key, or sim.compute=speed-of-light");
+                "hardware.preset (" + hardware_preset_names() + ") or the key, or sim.compute=speed-of-light");
   const std::pair<const char*, bool> unread[] = {
       {"hardware.gemm_efficiency", h.gemm_efficiency != 1},
       {"hardware.wgrad_gemm_efficiency", h.wgrad_gemm_efficiency != 0},

@@ -120,6 +120,13 @@ struct SimResult {
   std::vector<SpanEdge> span_edges;
   std::vector<IdleSpan> idle_spans;
   StragglerReport stragglers;  // who waited for whom; NIC detours; the unperturbed baseline
+
+  // The critical rank's row (null when no rank was replayed).
+  const RankResult* critical() const {
+    for (const RankResult& r : ranks)
+      if (r.rank == critical_rank) return &r;
+    return nullptr;
+  }
 };
 
 }  // namespace stepsim

@@ -1128,7 +1128,7 @@ class MegatronImport {
   void hardware_and_cluster() {
     plan_.set("hardware.preset", opt_.preset,
               "the GPU is not in a launch script: " + std::string(opt_.preset == "h100-sxm" ? "H100 SXM assumed" : "--hardware") +
-                  "; change it (h800, h100-sxm, h200, b200, gb200, mi300x)");
+                  "; change it (" + hardware_preset_names() + ")");
     plan_.set("cluster.nodes", world_ / gpus_per_node_, world_from_, nodes_line_);
     plan_.set("cluster.gpus_per_node", gpus_per_node_, gpn_from_, per_node_line_);
     const std::string attention = text("attention-backend", "auto");

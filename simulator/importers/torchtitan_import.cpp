@@ -84,8 +84,7 @@ TomlValue parse_toml(const std::string& text, const std::string& source) {
     what = what.substr(0, what.find('\n'));
     if (what.rfind("[error] ", 0) == 0) what = what.substr(8);
     const auto line = e.location().line();
-    throw ConfigError(source + (line > 0 ? ":" + std::to_string(line) : "") + ": not valid TOML: " +
-                      io::shortened(io::printable(what), 200) + "; fix the file");
+    throw error_at(source, int(line), "not valid TOML: " + io::shortened(io::printable(what), 200) + "; fix the file");
   } catch (const std::exception& e) {
     throw ConfigError(source + ": not valid TOML: " + io::shortened(io::printable(e.what()), 200) + "; fix the file");
   }
@@ -704,7 +703,7 @@ class TitanImport {
     plan_.set("hardware.preset", opt_.preset,
               "the GPU is not in a torchtitan job config: " +
                   std::string(opt_.preset == "h100-sxm" ? "H100 SXM assumed" : "--hardware") +
-                  "; change it (h800, h100-sxm, h200, b200, gb200, mi300x)");
+                  "; change it (" + hardware_preset_names() + ")");
     plan_.set("cluster.nodes", world_ / gpus_per_node_, "--gpus " + std::to_string(world_));
     plan_.set("cluster.gpus_per_node", gpus_per_node_,
               opt_.gpus_per_node > 0 ? "--gpus-per-node " + std::to_string(opt_.gpus_per_node)

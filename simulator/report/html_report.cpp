@@ -507,9 +507,7 @@ void write_html_report(const HtmlReportInput& in, std::ostream& out) {
   const Roofline* roof = in.roofline;
   const bool model = plan.workload.kind == WorkloadKind::Model && roof != nullptr;
   const StepSummary s = summarize(r);
-  const RankResult* crit = nullptr;
-  for (const RankResult& rank : r.ranks)
-    if (rank.rank == r.critical_rank) crit = &rank;
+  const RankResult* crit = r.critical();
 
   json data;
   data["step_s"] = r.step_time_s;

@@ -44,10 +44,17 @@ nlohmann::json classes_json(const cost::ClassSeconds& c) {
           {"total_s", c.total()}};
 }
 
-const RankResult* critical(const SimResult& r) {
-  for (const auto& rank : r.ranks)
-    if (rank.rank == r.critical_rank) return &rank;
-  return nullptr;
+// The GPU that sets the step and the cost model's breakdown of its pipeline rank (model workloads).
+struct CriticalBreakdown {
+  const RankResult* crit;
+  int64_t pipeline_rank;
+  cost::ComputeBreakdown breakdown;
+};
+std::optional<CriticalBreakdown> critical_breakdown(const Plan& plan, const SimResult& r) {
+  const RankResult* crit = r.critical();
+  if (plan.workload.kind != WorkloadKind::Model || !crit) return std::nullopt;
+  const int64_t pipeline_rank = RankLayout(plan).pipeline_rank(crit->rank);
+  return CriticalBreakdown{crit, pipeline_rank, cost::compute_breakdown(plan, pipeline_rank)};
 }
 
 }  // namespace
@@ -55,10 +62,9 @@ const RankResult* critical(const SimResult& r) {
 // Where the critical GPU's time goes: its compute by layer kind and class (the cost model's own
 // numbers for the mean microbatch), and what it waited for.
 nlohmann::json compute_breakdown_json(const Plan& plan, const SimResult& r) {
-  const RankResult* crit = critical(r);
-  if (plan.workload.kind != WorkloadKind::Model || !crit) return nullptr;
-  const int64_t pipeline_rank = RankLayout(plan).pipeline_rank(crit->rank);
-  const cost::ComputeBreakdown b = cost::compute_breakdown(plan, pipeline_rank);
+  const auto critical = critical_breakdown(plan, r);
+  if (!critical) return nullptr;
+  const auto& [crit, pipeline_rank, b] = *critical;
   nlohmann::json j;
   j["model"] = to_string(b.model);
   j["gpu"] = crit->rank;
@@ -77,18 +83,18 @@ nlohmann::json compute_breakdown_json(const Plan& plan, const SimResult& r) {
   j["step"] = classes_json(b.step);
   j["step"]["simulated_compute_s"] = crit->compute_s;
   j["step"]["exposed_comm_s"] = crit->exposed_comm_s;
-  j["step"]["exposed_by_kind"] = {{"ep_s", crit->exposed_s[CommClass::Ep]}, {"pp_s", crit->exposed_s[CommClass::Pp]},
-                                  {"dp_s", crit->exposed_s[CommClass::Dp]}, {"tp_s", crit->exposed_s[CommClass::Tp]},
-                                  {"cp_s", crit->exposed_s[CommClass::Cp]}};
+  j["step"]["exposed_by_kind"] = nlohmann::json::object();
+  for (size_t c = 0; c < ops::kCommClasses; ++c)
+    if (ops::comm_class_info(c).in_json)
+      j["step"]["exposed_by_kind"][std::string(ops::comm_class_info(c).name) + "_s"] = crit->exposed_s[c];
   j["step"]["bubble_s"] = crit->bubble_s;
   return j;
 }
 
 std::string compute_breakdown_text(const Plan& plan, const SimResult& r) {
-  const RankResult* crit = critical(r);
-  if (plan.workload.kind != WorkloadKind::Model || !crit) return "";
-  const int64_t pipeline_rank = RankLayout(plan).pipeline_rank(crit->rank);
-  const cost::ComputeBreakdown b = cost::compute_breakdown(plan, pipeline_rank);
+  const auto critical = critical_breakdown(plan, r);
+  if (!critical) return "";
+  const auto& [crit, pipeline_rank, b] = *critical;
   std::string out = fmt::format("\nwhere GPU {}'s time goes (sim.compute {}; ms per microbatch, {:g} microbatches per chunk):\n",
                     crit->rank, to_string(b.model), b.microbatches);
   out += fmt::format("  {:<16}{:>8}{:>10}{:>11}{:>14}{:>9}{:>10}\n", "kind", "on rank", "GEMM", "attention",
@@ -99,12 +105,14 @@ std::string compute_breakdown_text(const Plan& plan, const SimResult& r) {
                        c.attention * 1e3, c.memory * 1e3, c.launch * 1e3, c.total() * 1e3);
   }
   const cost::ClassSeconds& st = b.step;
+  std::string by_class;
+  for (size_t c = 0; c < ops::kCommClasses; ++c)
+    if (ops::comm_class_info(c).in_json)
+      by_class += fmt::format("{}{} {:.3f}", by_class.empty() ? "" : ", ", ops::comm_class_info(c).label, crit->exposed_s[c]);
   out += fmt::format("  step (s): GEMM {:.3f}, attention {:.3f}, memory-bound {:.3f}, launch {:.3f} = compute {:.3f} "
-                     "(simulated {:.3f}); exposed communication {:.3f} (EP {:.3f}, PP {:.3f}, DP {:.3f}, TP {:.3f}, "
-                     "CP {:.3f}); bubble {:.3f}\n",
+                     "(simulated {:.3f}); exposed communication {:.3f} ({}); bubble {:.3f}\n",
                      st.gemm, st.attention, st.memory, st.launch, st.total(), crit->compute_s, crit->exposed_comm_s,
-                     crit->exposed_s[CommClass::Ep], crit->exposed_s[CommClass::Pp], crit->exposed_s[CommClass::Dp], crit->exposed_s[CommClass::Tp], crit->exposed_s[CommClass::Cp],
-                     crit->bubble_s);
+                     by_class, crit->bubble_s);
   return out;
 }
 
@@ -216,9 +224,7 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
   if (roof.step_time_s <= 0 || std::abs(diff) <= 0.02 * roof.step_time_s) return "";
   // Split the gap along the rank that sets the step: its compute, exposed comm and bubble against
   // the roofline's perfect-overlap assumptions.
-  const RankResult* crit = nullptr;
-  for (const auto& rank : r.ranks)
-    if (rank.rank == r.critical_rank) crit = &rank;
+  const RankResult* crit = r.critical();
   if (!crit) return "";
   std::string out = fmt::format(
       "The simulated step is {:+.3f} s ({:+.1f} %) against the roofline. On GPU {} (pipeline rank {}), which sets the "
@@ -334,9 +340,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
              : std::string("compute: speed-of-light (every GEMM at the achievable rate above, as the roofline)\n\n");
   out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}{:>12}\n", "per rank (s)", "min", "mean", "max",
                      fmt::format("GPU {}*", r.critical_rank), "roofline");
-  const RankResult* crit = nullptr;
-  for (const auto& rank : r.ranks)
-    if (rank.rank == r.critical_rank) crit = &rank;
+  const RankResult* crit = r.critical();
   const auto line = [&](const char* name, const Spread& sp, double crit_v, double roof_v) {
     out += fmt::format("  {:<26}{:>10.3f}{:>10.3f}{:>10.3f}{:>10.3f}{:>12.3f}\n", name, sp.min, sp.mean, sp.max, crit_v,
                        roof_v);

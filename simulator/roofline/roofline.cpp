@@ -367,7 +367,7 @@ double megatron_flops(const Plan& plan) {
   if (m.is_mla()) return 0;
   const double b = double(plan.train.global_batch), s = double(plan.train.seq_len), h = double(m.hidden_size);
   const double heads = double(m.num_attention_heads);
-  const double groups = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads);
+  const double groups = double(m.kv_heads());
   const double query_ratio = double(qk_head_dim(m)) * heads / h;
   const double attention = (1 + groups / heads + s / h) * query_ratio;
   const double gate = m.gated_mlp() ? 1.5 : 1.0;

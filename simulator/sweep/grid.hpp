@@ -11,6 +11,7 @@ namespace stepsim::sweep {
 struct GridAxis {
   std::string key;                  // a dotted config key, e.g. parallel.microbatches
   std::vector<std::string> values;  // YAML texts, as --set would take them
+  bool operator==(const GridAxis&) const = default;
 };
 
 struct GridPoint {

@@ -52,13 +52,7 @@ void claim_sweep_dir(const std::string& dir, const Manifest& m) {
     } catch (const ConfigError&) {
       throw ConfigError("-o " + dir + ": holds a sweep.json that is not a readable sweep manifest" + fix);
     }
-    const auto same_axes = [](const std::vector<GridAxis>& a, const std::vector<GridAxis>& b) {
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].key != b[i].key || a[i].values != b[i].values) return false;
-      return true;
-    };
-    if (old.config == m.config && old.sets == m.sets && same_axes(old.axes, m.axes)) return;
+    if (old.config == m.config && old.sets == m.sets && old.axes == m.axes) return;
     std::string grid;
     for (const auto& a : old.axes) {
       std::string values;

@@ -44,12 +44,9 @@ ComputeBreakdown compute_breakdown(const Plan& plan, int64_t pipeline_rank) {
     head += s.has_lm_head ? 1 : 0;
   }
   b.microbatches = double(schedule->microbatches_per_chunk());
-  const double seqs = plan.sequences_per_replica() / double(plan.parallel.microbatches);
-  MicrobatchShape shape;
-  shape.tokens = seqs * double(plan.train.seq_len);
+  const double seqs = plan.sequences_per_microbatch();
+  const MicrobatchShape shape = mean_microbatch_shape(plan);
   const RankLayout layout(plan);
-  shape.routed_rows = shape.tokens / double(layout.token_split()) * double(m.num_experts_per_tok);
-  shape.experts_per_gpu = m.is_moe() ? double(m.n_routed_experts) / double(layout.ep()) : 1.0;
   const bool predicted = plan.sim.compute == ComputeModel::Predicted;
   const double split = double(layout.token_split());
   // Each kind's mean layer (layer 0 also holds the embedding).

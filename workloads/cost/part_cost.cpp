@@ -16,6 +16,15 @@ int attention_launches(const Kernel& k) { return k.pass == KernelPass::InputGrad
 
 }  // namespace
 
+MicrobatchShape mean_microbatch_shape(const Plan& plan) {
+  const RankLayout layout(plan);
+  MicrobatchShape shape;
+  shape.tokens = plan.sequences_per_microbatch() * double(plan.train.seq_len);
+  shape.routed_rows = shape.tokens * layout.token_share() * double(plan.model.num_experts_per_tok);
+  shape.experts_per_gpu = plan.model.is_moe() ? double(plan.model.n_routed_experts) / double(layout.ep()) : 1.0;
+  return shape;
+}
+
 PartSeconds part_seconds(const Plan& plan, const PartWork& work, const MicrobatchShape& shape) {
   const HardwareConfig& hw = plan.hardware;
   const uint8_t classes = plan.sim.cost_classes;

@@ -27,6 +27,9 @@ struct MicrobatchShape {
   double routed_rows = 0;
   double experts_per_gpu = 1;
 };
+// The mean microbatch of the plan: its tokens, the routed rows of one GPU's share of them (k per
+// token over TP x CP) and the experts one GPU holds.
+MicrobatchShape mean_microbatch_shape(const Plan& plan);
 
 // A part's seconds, split into what scales with the microbatch's tokens, what scales with its
 // routed rows, and the shared experts' share of the first (they may run apart, as their own op).

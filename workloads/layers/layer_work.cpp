@@ -85,7 +85,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.fe = double(m.moe_intermediate_size);
   s.fs = double(m.n_shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size);
   const double heads = double(m.num_attention_heads);
-  const double kv_heads = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads);
+  const double kv_heads = double(m.kv_heads());
   s.rope = m.is_mla() ? heads * double(m.qk_rope_head_dim) + double(m.qk_rope_head_dim)
                       : m.rotary_pct * double(qk_head_dim(m)) * (heads + kv_heads);
   s.latent = m.is_mla() ? double(m.q_lora_rank + m.kv_lora_rank) : 0.0;
@@ -174,7 +174,7 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   const double nonmatmul = plan.hardware.nonmatmul_s_per_token_layer * t;
   const double h = double(m.hidden_size);
   const double heads = double(m.num_attention_heads);
-  const double kv_heads = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads);
+  const double kv_heads = double(m.kv_heads());
   const double qk = double(qk_head_dim(m)), v = double(v_head_dim(m));
 
   // Attention block: F runs each projection once; B computes input gradients (same FLOPs as F)

@@ -33,7 +33,7 @@ double kept_bytes(const Plan& plan, bool moe, bool keep_all) {
   } else {
     // Per token of the replica (sequence parallelism divides by tp later): fewer KV heads than TP
     // ranks are replicated, each rank keeping one whole head.
-    const double kv_heads = double(m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads) *
+    const double kv_heads = double(m.kv_heads()) *
                             double(kv_head_replicas(plan));
     b += kBf16 * (heads * qk + kv_heads * (qk + v));  // q, k, v: no up-projection to rebuild them from
   }

@@ -31,12 +31,10 @@ MemoryEstimate estimate_memory(const Plan& plan) {
     e.rank = rank;
     e.microbatch_tokens = tokens;
     e.in_flight_microbatches = schedule->in_flight_microbatches(rank);
-    HeldParams held;
+    const HeldParams held = rank_held_params(plan, params, *schedule, stages, rank);
     double saved_per_token = 0, recompute_per_token = 0;
     for (int32_t c = 0; c < schedule->chunks_per_rank(); ++c) {
-      const int64_t slot = schedule->layer_slot(schedule->stage_of(rank, c));
-      const StageLayers& s = stages[size_t(slot)];
-      held += stage_held_params(plan, params, s, slot == 0);
+      const StageLayers& s = stages[size_t(schedule->layer_slot(schedule->stage_of(rank, c)))];
       for (int64_t l = s.first; l < s.first + s.count; ++l) {
         const bool is_moe = layer_spec(plan, l).moe;
         const LayerActivations& a = is_moe ? moe : dense;

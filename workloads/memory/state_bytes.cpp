@@ -60,6 +60,16 @@ double optimizer_state_bytes_per_param(const Plan& plan) {
   return kMasterWeightBytesPerParam + 2 * moment_bytes;
 }
 
+HeldParams rank_held_params(const Plan& plan, const ModelParams& p, const sched::Schedule& schedule,
+                            const std::vector<StageLayers>& stages, int64_t rank) {
+  HeldParams held;
+  for (int32_t c = 0; c < schedule.chunks_per_rank(); ++c) {
+    const int64_t slot = schedule.layer_slot(schedule.stage_of(rank, c));
+    held += stage_held_params(plan, p, stages[size_t(slot)], slot == 0);
+  }
+  return held;
+}
+
 double zero_shard_params(const Plan& plan, const HeldParams& held) {
   // ZeRO shards non-experts over the GPUs holding the same weights (data-parallel replicas x CP
   // ranks, as Megatron's distributed optimizer does) and experts over expert-DP.

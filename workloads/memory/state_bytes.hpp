@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "schedules/schedule.hpp"
 #include "vocabulary/plan.hpp"
 #include "vocabulary/memory_model.hpp"
 #include "workloads/layers/layer_partition.hpp"
@@ -42,6 +43,10 @@ double zero_shard_params(const Plan& plan, const HeldParams& held);
 // One layer, the embedding (stage 0) and the LM head with the final norm (its stage).
 HeldParams layer_held_params(const Plan& plan, const ModelParams& p, int64_t layer);
 HeldParams stage_held_params(const Plan& plan, const ModelParams& p, const StageLayers& s, bool first_stage);
+// What pipeline rank `rank` holds over its chunks under `schedule`; the embedding goes with the
+// chunk on layer slot 0 (DualPipe's mirrored stage P holds it on the last rank too).
+HeldParams rank_held_params(const Plan& plan, const ModelParams& p, const sched::Schedule& schedule,
+                            const std::vector<StageLayers>& stages, int64_t rank);
 // The whole model as one TP rank holds it (experts divided over EP), before pipeline or ZeRO splits.
 HeldParams model_held_params(const Plan& plan, const ModelParams& p);
 

@@ -23,14 +23,8 @@ ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
   head_w_per_seq_ = head_weight_gradient_bytes_per_token(plan) * seq_len;
   const bool fsdp = plan.parallel.zero == 3;
   const int64_t ranks = fsdp ? 1 : w.layout().pp();
-  for (int64_t rank = 0; rank < ranks; ++rank) {
-    HeldParams held;
-    for (int32_t c = 0; c < w.schedule().chunks_per_rank(); ++c) {
-      const int64_t slot = w.schedule().layer_slot(w.schedule().stage_of(rank, c));
-      held += stage_held_params(plan, w.params(), w.stages()[size_t(slot)], slot == 0);
-    }
-    per_rank_.push_back(stepsim::static_memory(plan, held));
-  }
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    per_rank_.push_back(stepsim::static_memory(plan, rank_held_params(plan, w.params(), w.schedule(), w.stages(), rank)));
 }
 
 ops::StaticMemory ModelMemory::static_memory(int64_t gpu) const {

@@ -87,6 +87,7 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
   tp_ = layout.tp() > 1;
   cp_ = layout.cp() > 1;
   ub_ = tp_ && plan_.parallel.tp_comm_overlap;
+  qkv_gather_ = tp_ && tp_qkv_collectives_per_layer(plan_) > 0;
   if (tp_) tp_ring_ = ring_of(layout.tp_group(gpu));
   if (cp_) cp_ring_ = ring_of(layout.cp_group(gpu));
   // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.
@@ -333,7 +334,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   // Replicated KV heads: the QKV projection's output is all-gathered over TP before the attention
   // core (its gradient reduce-scattered in the backward). Inside the block in the real kernel
   // sequence; serialised with it here just the same.
-  if (tp && attention && tp_qkv_collectives_per_layer(plan_) > 0)
+  if (tp && attention && qkv_gather_)
     deps = {ring_collective(sink, st_.tp, forward ? OpKind::TpAllGather : OpKind::TpReduceScatter, phase, layer, ref,
                             st_.tp_channel, tp_ring_,
                             tp_qkv_collective_bytes(plan_, seqs * seq_len / double(w_.layout().cp())), deps)};
@@ -750,8 +751,7 @@ std::vector<OpRef> ModelGpuProgram::optimizer_step(ops::OpSink& sink, double non
                                                    const std::vector<OpRef>& after) {
   // The optimizer updates this GPU's shard once its gradients are reduced (predicted model only:
   // the speed-of-light step, like the roofline, has none).
-  const double shard = non_expert / double(std::max<size_t>(1, dp_group_.members.size())) +
-                       expert / double(std::max<size_t>(1, dp_group_.expert_members.size()));
+  const double shard = zero_shard_params(plan_, HeldParams{non_expert, expert});
   const double seconds = w_.optimizer_seconds(non_expert + expert, shard);
   if (seconds <= 0) return after;
   return {sink.compute(tag(OpKind::Optimizer, Phase::None, {}, -1), ops::Work::fp8(seconds * plan_.hardware.fp8_tflops * 1e12),

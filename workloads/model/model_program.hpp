@@ -129,6 +129,7 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   int64_t gpu_ = 0, rank_ = 0;
   bool tp_ = false, cp_ = false;  // the plan has tensor / context parallelism
   bool ub_ = false;               // parallel.tp_comm_overlap with TP: userbuffers' pipelined collectives
+  bool qkv_gather_ = false;       // TP with replicated KV heads: the QKV output is all-gathered
   // A TP block's input gathered again in its backward, awaited by its weight gradient: by
   // (microbatch, layer, attention or MLP, half).
   std::unordered_map<uint64_t, ops::OpRef> wgrad_inputs_;

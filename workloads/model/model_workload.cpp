@@ -138,15 +138,12 @@ void ModelWorkload::predicted_costs() {
   const Plan& plan = plan_;
   const ModelConfig& m = plan.model;
   const double fp8_rate = plan.hardware.fp8_tflops * 1e12, bf16_rate = plan.hardware.bf16_tflops * 1e12;
-  const double seqs = plan.sequences_per_replica() / double(plan.parallel.microbatches);
-  cost::MicrobatchShape shape;
-  shape.tokens = seqs * double(plan.train.seq_len);
-  shape.routed_rows = shape.tokens * token_share() * double(m.num_experts_per_tok);
-  shape.experts_per_gpu = m.is_moe() ? double(m.n_routed_experts) / double(layout_.ep()) : 1.0;
+  const double seqs = plan.sequences_per_microbatch();
+  const cost::MicrobatchShape shape = cost::mean_microbatch_shape(plan);
   costs_.resize(size_t(m.num_hidden_layers * kLayerParts));
   for (int64_t l = 0; l < m.num_hidden_layers; ++l) {
     const LayerWork work = layer_work(plan, l, seqs, shape.routed_rows);
-    const double rows = work.moe ? shape.routed_rows : 0.0;
+    const double rows = work.routed_rows;
     for (int part = 0; part < kLayerParts; ++part) {
       const cost::PartSeconds s = cost::part_seconds(plan, work.parts[part], shape);
       PartCost& c = costs_[size_t(l * kLayerParts + part)];

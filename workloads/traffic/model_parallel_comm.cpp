@@ -7,16 +7,8 @@
 
 namespace stepsim {
 
-namespace {
-
-int64_t kv_heads(const ModelConfig& m) {
-  return m.is_mla() || m.num_key_value_heads <= 0 ? m.num_attention_heads : m.num_key_value_heads;
-}
-
-}  // namespace
-
 int64_t kv_head_replicas(const Plan& plan) {
-  const int64_t kv = kv_heads(plan.model), tp = RankLayout(plan).tp();
+  const int64_t kv = plan.model.kv_heads(), tp = RankLayout(plan).tp();
   return kv < tp ? tp / kv : 1;
 }
 
@@ -26,7 +18,7 @@ double tp_qkv_collective_bytes(const Plan& plan, double tokens) {
   const ModelConfig& m = plan.model;
   const double tp = double(RankLayout(plan).tp());
   const double width = double(m.num_attention_heads) * double(qk_head_dim(m)) +
-                       double(kv_heads(m)) * double(qk_head_dim(m) + v_head_dim(m));
+                       double(m.kv_heads()) * double(qk_head_dim(m) + v_head_dim(m));
   return (tp - 1.0) / tp * tokens * width * kBf16Bytes;
 }
 
@@ -77,7 +69,7 @@ double cp_kv_bytes_per_token(const Plan& plan) {
   const double tp = double(RankLayout(plan).tp());
   const double qk = double(qk_head_dim(m)), v = double(v_head_dim(m));
   // KV heads are split over TP; with fewer KV heads than TP ranks each rank keeps one (replicated).
-  return std::max(1.0, double(kv_heads(m)) / tp) * (qk + v) * kBf16Bytes;
+  return std::max(1.0, double(m.kv_heads()) / tp) * (qk + v) * kBf16Bytes;
 }
 
 double cp_collective_bytes(const Plan& plan, double tokens) {
