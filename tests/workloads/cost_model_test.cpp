@@ -8,6 +8,7 @@
 
 #include "simulator/config/config_loader.hpp"
 #include "workloads/cost/attention_cost.hpp"
+#include "workloads/cost/compute_breakdown.hpp"
 #include "workloads/cost/gemm_cost.hpp"
 #include "workloads/cost/memory_cost.hpp"
 #include "workloads/cost/part_cost.hpp"
@@ -175,6 +176,20 @@ TEST(PartCost, OptimizerStepMovesAdamsStatesOverTheShard) {
   // With DeepSeek-V3's BF16 moments (8 bytes of state): 2 x 8 + 4 + 2 = 22.
   const Plan bf16 = load_plan(kLlama, {"train.adam_moments_dtype=bf16"});
   EXPECT_NEAR(cost::optimizer_seconds(bf16, 1e9, 1e8).memory, (22 * 1e8 + 8 * 1e9) / (3350e9 * 0.896), 1e-12);
+}
+
+TEST(ComputeBreakdown, DualPipesMirroredRanksStepTheSameOptimizerShard) {
+  // DualPipe runs stages 0 and 2P-1 on rank 0 and stages P-1 and P on rank P-1; stage P is layer
+  // slot 0 again, so the last rank holds the embedding as well as the head, like rank 0: both
+  // ranks hold the same parameters and step the same optimizer shard.
+  const Plan p = load_plan(kLlama, {"schedule=dualpipe", "sim.compute=predicted"});
+  const auto optimizer_s = [&](int64_t rank) {
+    for (const cost::KindCost& k : cost::compute_breakdown(p, rank).kinds)
+      if (k.kind == "optimizer step") return k.forward.total();
+    return -1.0;
+  };
+  EXPECT_GT(optimizer_s(0), 0);
+  EXPECT_DOUBLE_EQ(optimizer_s(p.parallel.pp - 1), optimizer_s(0));
 }
 
 }  // namespace

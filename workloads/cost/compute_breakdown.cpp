@@ -89,15 +89,7 @@ ComputeBreakdown compute_breakdown(const Plan& plan, int64_t pipeline_rank) {
   if (predicted && schedule->optimizer_step()) {
     // The shard of what the rank holds, as ModelGpuProgram's optimizer op charges it.
     const ModelParams p = count_params(m);
-    HeldParams held;
-    if (fsdp) {
-      held = model_held_params(plan, p);
-    } else {
-      for (int32_t c = 0; c < schedule->chunks_per_rank(); ++c) {
-        const int64_t stage = schedule->stage_of(pipeline_rank, c);
-        held += stage_held_params(plan, p, stages[size_t(schedule->layer_slot(stage))], stage == 0);
-      }
-    }
+    const HeldParams held = fsdp ? model_held_params(plan, p) : rank_held_params(plan, p, *schedule, stages, pipeline_rank);
     KindCost k{"optimizer step", 1, {}, {}, {}};
     k.forward = optimizer_seconds(plan, held.non_expert + held.expert, zero_shard_params(plan, held));
     b.kinds.push_back(k);
