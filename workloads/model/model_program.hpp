@@ -167,6 +167,8 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   std::vector<ops::OpRef> gather_ops_;  // dispatched so far
   int64_t first_used_ = -1;                // the last bucket the forward has reached
   std::vector<std::vector<bool>> forwarded_;  // per chunk, per item in backward order: first forward seen
+  // The buckets of each chunk and the order of their all-gathers (in the constructor).
+  void init_buckets();
   // Reduce-scatter of one bucket, or of a whole chunk (bucket == npos).
   void reduce_bucket(ops::OpSink& sink, int32_t chunk, size_t bucket);
   // A chunk's item has its gradients final in the op being expanded: reduce the buckets it completes.

@@ -1,0 +1,157 @@
+// ModelGpuProgram, one layer part as compute ops: its cost, and the tensor- and context-parallel
+// collectives around it (userbuffers' pipelined pieces under parallel.tp_comm_overlap); the LM head.
+#include "workloads/model/model_program.hpp"
+
+#include "workloads/model/model_program_ops.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
+#include "vocabulary/dtype_bytes.hpp"
+
+namespace stepsim {
+
+using ops::OpKind;
+using ops::OpRef;
+using ops::Phase;
+using namespace model_program_ops;
+
+OpRef ModelGpuProgram::compute(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                               const std::vector<OpRef>& deps, MlpShare share, const Slice& slice) {
+  const PartCost& c = w_.cost(layer, part);
+  const double seqs = w_.sequences(gpu_, ref.mb) * share_;
+  // This GPU's experts' rows: k per token of its EP group on average, more if they are popular.
+  const double rows = w_.routed_rows(gpu_, layer, ref.mb) * share_;
+  const double fp8_rate = plan_.hardware.fp8_tflops * 1e12, bf16_rate = plan_.hardware.bf16_tflops * 1e12;
+  const double shared = (c.shared_fp8_flops_per_seq + c.shared_bf16_flops_per_seq * (fp8_rate / bf16_rate)) * seqs;
+  double flops = c.fp8_flops_per_seq * seqs + c.routed_flops_per_row * rows +
+                 c.bf16_flops_per_seq * seqs * (fp8_rate / bf16_rate) + c.nonmatmul_s_per_seq * seqs * fp8_rate;
+  if (c.fixed_s > 0) flops += c.fixed_s * fp8_rate;  // kernel launches (predicted model), per op
+  if (share == MlpShare::SharedExperts) flops = shared + c.shared_fixed_s * fp8_rate;
+  if (share == MlpShare::Rest) flops -= shared + c.shared_fixed_s * fp8_rate;
+  if (slice.piece != 0) {  // a piece of a TP block under parallel.tp_comm_overlap
+    const double column = c.column_flops_per_seq * seqs, row = c.row_flops_per_seq * seqs;
+    flops = slice.column * column + slice.middle * (flops - column - row) + slice.row * row;
+  }
+  const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
+  const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
+  ops::Tag t = tag(kind, phase_of(part), ref, layer, partner_, half_);
+  t.piece = slice.piece;
+  // A TP block's weight gradient needs the input its backward gathered again (block()).
+  if (phase_of(part) == Phase::Weight && !wgrad_inputs_.empty()) {
+    const auto it = wgrad_inputs_.find(wgrad_key(ref.mb, layer, attention));
+    if (it != wgrad_inputs_.end()) {
+      std::vector<OpRef> with_input = deps;
+      with_input.push_back(it->second);
+      wgrad_inputs_.erase(it);
+      return sink.compute(t, ops::Work::fp8(flops), std::span<const OpRef>(with_input));
+    }
+  }
+  return sink.compute(t, ops::Work::fp8(flops), std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::ring_collective(ops::OpSink& sink, int stream, OpKind kind, Phase phase, int64_t layer,
+                                       const sched::ChunkRef& ref, uint8_t channel, const Ring& ring, double bytes,
+                                       const std::vector<OpRef>& deps) {
+  const ops::FlowSpec out{bytes, uint32_t(ring.next), channel}, in{bytes, uint32_t(ring.prev), channel};
+  return sink.comm(stream, tag(kind, phase, ref, layer, partner_, half_), std::span(&out, 1), std::span(&in, 1),
+                   std::span<const OpRef>(deps));
+}
+
+OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                             std::vector<OpRef> deps, std::optional<LayerPart> weight) {
+  const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB;
+  const bool tp = tp_ && (attention || !w_.layer_is_moe(layer));  // experts, shared experts, router: TP 1
+  const bool cp = cp_ && attention;
+  if (!tp && !cp) {
+    const OpRef input_grad = compute(sink, layer, part, ref, deps);
+    return weight ? compute(sink, layer, *weight, ref, {}) : input_grad;
+  }
+  // The input is what this GPU computed last (nothing before its first compute op).
+  if (deps.empty() && sink.next_ref(st_.compute).seq > 0) deps.push_back(last_compute(sink));
+  const Phase phase = phase_of(part);
+  const bool forward = phase == Phase::Forward;
+  // Tokens of this CP rank's share of the microbatch, gathered over TP; the whole microbatch for CP.
+  const double seqs = w_.sequences(gpu_, ref.mb) * share_, seq_len = double(plan_.train.seq_len);
+  const double tp_bytes = tp_collective_bytes(plan_, seqs * seq_len / double(w_.layout().cp()));
+  const double cp_bytes = cp_collective_bytes(plan_, seqs * seq_len);
+  const auto tp_op = [&](OpKind kind, double share, const std::vector<OpRef>& d) {
+    return ring_collective(sink, st_.tp, kind, phase, layer, ref, st_.tp_channel, tp_ring_, tp_bytes * share, d);
+  };
+  const auto cp_gather = [&](std::vector<OpRef> d) {
+    if (!cp || part != LayerPart::AttnF) return d;
+    return std::vector<OpRef>{ring_collective(sink, st_.cp, OpKind::CpAllGather, phase, layer, ref, st_.cp_channel,
+                                              cp_ring_, cp_bytes, d)};
+  };
+  // The block's input-side GEMM: forward, the column-parallel projections the all-gather feeds;
+  // backward, the row-parallel projection's input gradient, fed by the output gradient's all-gather.
+  // parallel.tp_comm_overlap runs it as userbuffers' ring exchange: the GEMM's first tp - 1 chunks
+  // (the local one first) beside the all-gather, the last chunk once it has arrived
+  // (model_parallel_comm.hpp: g/tp + (tp-1) max(g/tp, c/(tp-1)) from start to end).
+  const bool ub = tp && ub_;
+  const double n = double(w_.layout().tp());
+  Slice rest;  // what of the part runs once the input is gathered
+  if (ub) {
+    Slice ahead;
+    ahead.middle = ahead.row = ahead.column = 0;
+    (forward ? ahead.column : ahead.row) = (n - 1.0) / n;
+    ahead.piece = 1;
+    compute(sink, layer, part, ref, deps, MlpShare::All, ahead);
+    (forward ? rest.column : rest.row) = 1.0 / n;
+    rest.piece = 2;
+  }
+  if (tp) deps = {tp_op(ub ? OpKind::TpAllGatherRing : OpKind::TpAllGather, 1.0, deps)};
+  // Replicated KV heads: the QKV projection's output is all-gathered over TP before the attention
+  // core (its gradient reduce-scattered in the backward). Inside the block in the real kernel
+  // sequence; serialised with it here just the same.
+  if (tp && attention && qkv_gather_)
+    deps = {ring_collective(sink, st_.tp, forward ? OpKind::TpAllGather : OpKind::TpReduceScatter, phase, layer, ref,
+                            st_.tp_channel, tp_ring_,
+                            tp_qkv_collective_bytes(plan_, seqs * seq_len / double(w_.layout().cp())), deps)};
+  deps = cp_gather(deps);
+  if (forward) {
+    if (!ub) {
+      OpRef out = compute(sink, layer, part, ref, deps);
+      return tp ? tp_op(OpKind::TpReduceScatter, 1.0, {out}) : out;
+    }
+    // userbuffers' split pipeline: the row-parallel GEMM in kUbReduceScatterSplits splits on the SMs
+    // the reduce-scatter leaves it, each split reduce-scattered while the next one computes; the
+    // first split runs with the middle of the block, the others after it, and the last split's
+    // reduce-scatter is what the next block waits for.
+    const double splits = double(kUbReduceScatterSplits), stretch = ub_gemm_stretch(plan_.hardware);
+    rest.row = stretch / splits;
+    const OpRef first = compute(sink, layer, part, ref, deps, MlpShare::All, rest);
+    Slice tail;
+    tail.column = tail.middle = 0;
+    tail.row = stretch * (splits - 1.0) / splits;
+    tail.piece = 3;
+    const OpRef last = compute(sink, layer, part, ref, {}, MlpShare::All, tail);
+    tp_op(OpKind::TpReduceScatterSplit, (splits - 1.0) / splits, {first});
+    return tp_op(OpKind::TpReduceScatterSplit, 1.0 / splits, {last});
+  }
+  // Backward: the block's input, kept as its sequence shard, is gathered again for the column-
+  // parallel weight gradient while the input gradient computes (both settings: TE's bulk overlap
+  // with the option, an asynchronous NCCL all-gather without); the weight gradient waits for it.
+  if (tp) {
+    const OpRef regathered = tp_op(OpKind::TpAllGatherWgrad, 1.0, {});
+    wgrad_inputs_[wgrad_key(ref.mb, layer, attention)] = regathered;
+  }
+  OpRef out = compute(sink, layer, part, ref, deps, MlpShare::All, rest);
+  if (weight) out = compute(sink, layer, *weight, ref, {});  // one autograd op: what follows waits for W
+  if (cp) out = ring_collective(sink, st_.cp, OpKind::CpReduceScatter, phase, layer, ref, st_.cp_channel, cp_ring_,
+                                cp_bytes, {out});
+  // The input gradient's reduce-scatter, beside the weight gradient when that is its own op.
+  return tp ? tp_op(OpKind::TpReduceScatter, 1.0, {out}) : out;
+}
+
+std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {
+  if (tp_ || cp_) return {prev};
+  return {};
+}
+
+OpRef ModelGpuProgram::head(ops::OpSink& sink, Phase phase, const sched::ChunkRef& ref, std::optional<OpRef> dep,
+                            std::optional<OpRef> params) {
+  double flops = w_.head_flops_per_seq(phase) * w_.sequences(gpu_, ref.mb) * share_;
+  if (w_.head_fixed_s(phase) > 0) flops += w_.head_fixed_s(phase) * plan_.hardware.bf16_tflops * 1e12;
+  const auto deps = present(dep, params);
+  return sink.compute(tag(OpKind::Head, phase, ref, -1, nullptr, half_), ops::Work::bf16(flops), std::span<const OpRef>(deps));
+}
+
+}  // namespace stepsim
