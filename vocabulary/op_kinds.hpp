@@ -47,6 +47,8 @@ enum class OpKind : uint8_t {
   TpAllGatherWgrad,  // backward: the block's input gathered again for the column-parallel weight gradient
   CpAllGather,       // context parallel: K and V of the whole sequence
   CpReduceScatter,   // their gradients
+  EtpAllGather,      // expert tensor parallel: the rows an all-to-all brought, gathered over the expert-TP group
+  EtpReduceScatter,  // the experts' outputs (or input gradients), reduce-scattered over it
   OtherComm,
   Count_
 };
@@ -94,6 +96,8 @@ inline constexpr OpKindInfo kOpKindTable[] = {
     {"tp_allgather_wgrad", CommClass::Tp, "tp-allgather-wgrad", "chunk", "tp all-gather / reduce-scatter", ""},
     {"cp_allgather", CommClass::Cp, "cp-allgather-kv", "chunk", "cp K/V all-gather", ""},
     {"cp_reducescatter", CommClass::Cp, "cp-reducescatter-dkv", "chunk", "cp K/V all-gather", ""},
+    {"etp_allgather", CommClass::Ep, "expert-tp-allgather", "chunk", "ep all-to-all", ""},
+    {"etp_reducescatter", CommClass::Ep, "expert-tp-reducescatter", "chunk", "ep all-to-all", ""},
     {"comm", CommClass::Other, "comm", "chunk", "comm", ""},
 };
 static_assert(std::size(kOpKindTable) == size_t(OpKind::Count_), "one row per OpKind");

@@ -5,6 +5,7 @@ namespace stepsim {
 // A Schedule's name is a string literal or the schedule registry's (schedules/registry.cpp).
 const char* to_string(Schedule s) { return s.name().data(); }
 const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
+const char* to_string(MoeDispatcher d) { return name_of(kMoeDispatchers, d); }
 const char* to_string(Routing r) { return name_of(kRoutings, r); }
 const char* to_string(SimMode m) { return name_of(kSimModes, m); }
 const char* to_string(SimFidelity f) { return name_of(kSimFidelities, f); }

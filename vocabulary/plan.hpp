@@ -21,7 +21,8 @@ enum class MomentDtype : uint8_t { FP32, BF16 };
 
 // The MLP's activation, by Hugging Face's `hidden_act` name: silu is the gated SwiGLU (three
 // matrices: gate, up, down); the GELU family and relu are non-gated (two matrices: up, down).
-enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast, Relu };
+// geglu is a gated GELU (three matrices: Grok-1's, Megatron's gated_linear_unit with GELU).
+enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast, Relu, GeGlu };
 
 // The layers' normalisation: RMSNorm (a weight per channel) or LayerNorm (a weight and a bias).
 enum class Norm : uint8_t { RmsNorm, LayerNorm };
@@ -58,7 +59,7 @@ struct ModelConfig {
   Norm norm = Norm::RmsNorm;
 
   // Gated (SwiGLU: gate, up and down matrices) or not (up and down).
-  bool gated_mlp() const { return hidden_act == HiddenAct::Silu; }
+  bool gated_mlp() const { return hidden_act == HiddenAct::Silu || hidden_act == HiddenAct::GeGlu; }
   int64_t mlp_matrices() const { return gated_mlp() ? 3 : 2; }
   bool is_moe() const { return n_routed_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
@@ -101,11 +102,25 @@ class Schedule {
 // Megatron's, the attention core only; Full: everything but the layer's input.
 enum class Recompute { None, DeepSeek, Selective, Full };
 
+// How an MoE layer's tokens reach the GPUs holding their experts and come back
+// (workloads/traffic/ep_traffic.hpp has each one's bytes):
+// DeepEP: DeepSeek's kernels (Megatron's flex dispatcher): one copy per remote NVLink domain over
+//   InfiniBand, forwarded inside the domain over NVLink, on SMs of their own, so the compute stream
+//   goes on where the schedule gives it other work (DualPipe's F&B pairs, half-microbatches).
+// AllToAll: Megatron's alltoall dispatcher and torchtitan's expert parallelism: one copy per routed
+//   expert held by another GPU (no dedup), a token-count exchange first, and the received rows
+//   sorted by expert; nothing of the same microbatch computes meanwhile.
+// AllGather: Megatron's allgather dispatcher: every GPU gathers all the tokens of its EP group,
+//   keeps its experts' rows, and reduce-scatters the outputs back.
+enum class MoeDispatcher : uint8_t { DeepEP, AllToAll, AllGather };
+
 struct ParallelConfig {
   int64_t pp = 1;            // pipeline ranks (DualPipeV: ranks, each holding two stages)
   int64_t tp = 1;            // tensor-parallel ranks (Megatron, with sequence parallelism)
   int64_t cp = 1;            // context-parallel ranks (a sequence split over them)
   int64_t ep = 1;            // expert-parallel group size
+  int64_t expert_tp = 1;     // expert tensor parallelism (Megatron's --expert-tensor-parallel-size):
+                             // each expert's matrices split over this many GPUs
   int64_t microbatches = 1;  // per pipeline (per data-parallel replica); given, or derived from micro_batch_size
   int64_t micro_batch_size = 0;  // sequences per microbatch as given (parallel.micro_batch_size); 0 = not given
   int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 2 = + gradients, 3 = FSDP
@@ -126,6 +141,22 @@ struct ParallelConfig {
   // A forward MoE layer's shared experts compute while its dispatch moves (DeepSeek does; Megatron's
   // moe_shared_expert_overlap); false = they run with the routed experts, after the dispatch.
   bool overlap_shared_expert = false;
+  // The token dispatcher (default: DeepEP for DeepSeek (MLA) models, alltoall otherwise).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::DeepEP;
+  // A GPU's experts run as one grouped GEMM per matrix (Megatron's --moe-grouped-gemm, DeepSeek's
+  // kernels, torchtitan's grouped_mm); false = one GEMM per expert in turn (Megatron's SequentialMLP),
+  // each its own launches and tiles.
+  bool moe_grouped_gemm = true;
+  // Megatron's --moe-expert-capacity-factor: an expert keeps at most this many times its mean rows
+  // (the rest are dropped); 0 = dropless. --moe-pad-expert-input-to-capacity: every expert runs
+  // (and every dispatch carries) exactly its capacity, padded.
+  double moe_capacity_factor = 0;
+  bool moe_pad_to_capacity = false;
+  // Megatron's --overlap-moe-expert-parallel-comm (with --delay-wgrad-compute): the schedule's
+  // steady-state backward and the forward after it run as one F&B op (schedules/overlap_pairs.hpp),
+  // so each microbatch's all-to-alls hide behind the other's compute, and the experts' weight
+  // gradient waits until the dispatch-gradient is posted.
+  bool moe_overlap_ep_comm = false;
   // Megatron-LM's communication overlap options, with its names and defaults (all off):
   // --tp-comm-overlap: Transformer Engine's userbuffers split each TP all-gather / reduce-scatter of
   // sequence parallelism into chunks pipelined with the GEMM beside it (workloads/traffic/
@@ -307,7 +338,8 @@ struct Plan {
   int64_t gpus() const { return cluster.gpus(); }
   int64_t stage_gpus() const { return gpus() / parallel.pp; }      // GPUs of one pipeline rank
   int64_t dp() const { return stage_gpus() / (parallel.tp * parallel.cp); }  // replicas of the model
-  int64_t edp() const { return stage_gpus() / parallel.ep; }       // expert data-parallel degree (experts keep TP 1)
+  // Expert data-parallel degree: the copies of one expert shard in a stage (EP x expert TP GPUs hold one copy).
+  int64_t edp() const { return stage_gpus() / (parallel.ep * parallel.expert_tp); }
   double sequences_per_replica() const { return double(train.global_batch) / double(dp()); }
   double sequences_per_microbatch() const { return sequences_per_replica() / double(parallel.microbatches); }
   // SMs communication kernels take from compute (the SM tax): DeepEP's all-to-all kernels hold
@@ -315,13 +347,14 @@ struct Plan {
   // abstract synthetic pipeline pays what it is given).
   bool runs_ep_all_to_all() const { return model.is_moe() && parallel.ep > 1; }
   int64_t taxed_comm_sms() const {
-    return workload.kind == WorkloadKind::Synthetic || runs_ep_all_to_all() ? hardware.comm_sms : 0;
+    const bool deepep = runs_ep_all_to_all() && parallel.moe_dispatcher == MoeDispatcher::DeepEP;
+    return workload.kind == WorkloadKind::Synthetic || deepep ? hardware.comm_sms : 0;
   }
   // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:
   // with 72-GPU domains and EP 64 each domain runs one group and its other 8 GPUs stay idle
   // (spares, not simulated), so an EP group never straddles two domains.
   int64_t nvlink_ranks() const {
-    const int64_t d = cluster.nvlink_domain_gpus(), ep = parallel.ep;
+    const int64_t d = cluster.nvlink_domain_gpus(), ep = parallel.ep * parallel.expert_tp;  // an EP x ETP block
     if (d <= cluster.gpus_per_node || d % ep == 0 || ep % d == 0) return d;
     if (d > ep) return d / ep * ep;
     int64_t a = d, b = ep;  // the largest share of an EP group that fits: gcd(d, ep)
@@ -332,6 +365,7 @@ struct Plan {
 
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
+const char* to_string(MoeDispatcher d);
 const char* to_string(Precision p);
 const char* to_string(MomentDtype d);
 const char* to_string(HiddenAct a);

@@ -19,6 +19,8 @@ inline constexpr Named<Recompute> kRecomputes[] = {{Recompute::None, "none"},
                                             {Recompute::DeepSeek, "deepseek"},
                                             {Recompute::Selective, "selective"},
                                             {Recompute::Full, "full"}};
+inline constexpr Named<MoeDispatcher> kMoeDispatchers[] = {
+    {MoeDispatcher::DeepEP, "deepep"}, {MoeDispatcher::AllToAll, "alltoall"}, {MoeDispatcher::AllGather, "allgather"}};
 inline constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};
 inline constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
@@ -37,7 +39,8 @@ inline constexpr Named<HiddenAct> kHiddenActs[] = {{HiddenAct::Silu, "silu"},
                                                    {HiddenAct::GeluNew, "gelu_new"},
                                                    {HiddenAct::GeluPytorchTanh, "gelu_pytorch_tanh"},
                                                    {HiddenAct::GeluFast, "gelu_fast"},
-                                                   {HiddenAct::Relu, "relu"}};
+                                                   {HiddenAct::Relu, "relu"},
+                                                   {HiddenAct::GeGlu, "geglu"}};
 inline constexpr Named<Norm> kNorms[] = {{Norm::RmsNorm, "rmsnorm"}, {Norm::LayerNorm, "layernorm"}};
 
 template <typename E, size_t N>

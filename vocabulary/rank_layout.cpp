@@ -10,7 +10,8 @@ RankLayout::RankLayout(const Plan& plan)
       pp_(std::max<int64_t>(1, plan.parallel.pp)),
       cp_(std::max<int64_t>(1, plan.parallel.cp)),
       tp_(std::max<int64_t>(1, plan.parallel.tp)),
-      ep_(std::max<int64_t>(1, plan.parallel.ep)) {
+      ep_(std::max<int64_t>(1, plan.parallel.ep)),
+      etp_(std::max<int64_t>(1, plan.parallel.expert_tp)) {
   shard_ = plan.parallel.fsdp_shard_size;
   stage_gpus_ = std::max<int64_t>(1, gpus_ / pp_);
   dp_ = std::max<int64_t>(1, stage_gpus_ / (cp_ * tp_));
@@ -23,8 +24,8 @@ RankCoords RankLayout::coords(int64_t gpu) const {
   c.tp = local % tp_;
   c.cp = local / tp_ % cp_;
   c.dp = local / (tp_ * cp_);
-  c.ep = local % ep_;
-  c.expert_dp = local / ep_;
+  c.ep = local / etp_ % ep_;
+  c.expert_dp = local / (ep_ * etp_);
   return c;
 }
 
@@ -57,11 +58,13 @@ std::vector<int64_t> RankLayout::grad_group(int64_t gpu) const {
 
 std::vector<int64_t> RankLayout::pp_group(int64_t gpu) const { return strided(gpu % stage_gpus_, pp_, stage_gpus_); }
 
-std::vector<int64_t> RankLayout::ep_group(int64_t gpu) const { return strided(first_of_ep_group(gpu), ep_, 1); }
+std::vector<int64_t> RankLayout::ep_group(int64_t gpu) const { return strided(first_of_ep_group(gpu), ep_, etp_); }
 
 std::vector<int64_t> RankLayout::expert_dp_group(int64_t gpu) const {
-  return strided(first_gpu_of_rank(pipeline_rank(gpu)) + ep_slot(gpu), expert_dp(), ep_);
+  return strided(first_gpu_of_rank(pipeline_rank(gpu)) + gpu % stage_gpus_ % (ep_ * etp_), expert_dp(), ep_ * etp_);
 }
+
+std::vector<int64_t> RankLayout::etp_group(int64_t gpu) const { return strided(gpu - gpu % etp_, etp_, 1); }
 
 std::vector<int64_t> RankLayout::block_of(const std::vector<int64_t>& group, int64_t gpu, int64_t size) {
   const auto i = std::find(group.begin(), group.end(), gpu) - group.begin();
@@ -87,11 +90,11 @@ std::vector<int64_t> RankLayout::shard_replicas(int64_t gpu) const {
 
 std::vector<int64_t> RankLayout::expert_shard_group(int64_t gpu) const {
   const auto e = expert_dp_group(gpu);
-  return shard_ > 0 ? block_of(e, gpu, std::max<int64_t>(1, shard_ * tp_ / ep_)) : e;
+  return shard_ > 0 ? block_of(e, gpu, std::max<int64_t>(1, shard_ * tp_ / (ep_ * etp_))) : e;
 }
 
 std::vector<int64_t> RankLayout::expert_shard_replicas(int64_t gpu) const {
-  return shard_ > 0 ? across_blocks(expert_dp_group(gpu), gpu, std::max<int64_t>(1, shard_ * tp_ / ep_))
+  return shard_ > 0 ? across_blocks(expert_dp_group(gpu), gpu, std::max<int64_t>(1, shard_ * tp_ / (ep_ * etp_)))
                     : std::vector<int64_t>{gpu};
 }
 

@@ -182,8 +182,10 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"train.seq_len", 0, 1 << 24, size},
       {"parallel.pp", 0, 65536, time},
       {"parallel.ep", 0, 1 << 24, size},
+      {"parallel.expert_tp", 0, 4096, "an expert split over more GPUs than a node holds is no plan"},
       {"parallel.microbatches", 0, 65534, "the replay tags ops with 16-bit microbatch indices"},
       {"parallel.ddp_bucket_size", 0, 1LL << 50, "no model holds more than 2^50 parameters"},
+      {"parallel.moe_capacity_factor", 0, 1024, "a capacity of over 1024 times the mean load is dropless (0)"},
       {"hardware.sms", 0, 65536, size},
       {"hardware.comm_sms", 0, 65536, size},
       {"cluster.nodes", 0, 1 << 24, size},
@@ -274,6 +276,35 @@ void declare_needs(std::map<std::string, Field>& f) {
   const auto dense = [](const Plan&) { return std::string("the model has no routed experts"); };
   with_plan("parallel.ep", "an MoE model (routed experts)", moe, dense, "", json(1));
   with_plan("scenario.routing", "an MoE model (routed experts)", moe, dense, "", json("balanced"));
+  with_plan("parallel.moe_dispatcher", "an MoE model (routed experts)", moe, dense, "", std::nullopt);
+  with_plan("parallel.expert_tp", "an MoE model (routed experts)", moe, dense, "", json(1));
+  // Megatron's combined 1F1B: pipelines of one stage or interleaved ones (it asserts a virtual
+  // pipeline when PP > 1), with an expert all-to-all to hide.
+  with_plan(
+      "parallel.moe_overlap_ep_comm",
+      "an expert all-to-all (MoE, parallel.ep > 1, alltoall or deepep dispatcher) in schedule 1f1b with parallel.pp "
+      "1, or interleaved",
+      [](const Plan& p) {
+        const std::string_view s = p.parallel.schedule.name();
+        return p.runs_ep_all_to_all() && p.parallel.moe_dispatcher != MoeDispatcher::AllGather &&
+               ((s == "1f1b" && p.parallel.pp == 1) || s == "interleaved");
+      },
+      [](const Plan& p) {
+        if (!p.model.is_moe()) return std::string("a dense model");
+        if (p.parallel.ep <= 1) return std::string("parallel.ep is 1: no all-to-all");
+        if (p.parallel.moe_dispatcher == MoeDispatcher::AllGather) return std::string("parallel.moe_dispatcher is allgather");
+        return "schedule " + std::string(p.parallel.schedule.name()) + " with parallel.pp " + std::to_string(p.parallel.pp);
+      },
+      "", json(false));
+  with_plan("parallel.moe_grouped_gemm", "an MoE model (routed experts)", moe, dense, "", json(true));
+  with_plan("parallel.moe_capacity_factor", "an MoE model (routed experts)", moe, dense, "", json(0));
+  with_plan(
+      "parallel.moe_pad_to_capacity", "a capacity (parallel.moe_capacity_factor > 0)",
+      [](const Plan& p) { return p.model.is_moe() && p.parallel.moe_capacity_factor > 0; },
+      [](const Plan& p) {
+        return std::string(p.model.is_moe() ? "parallel.moe_capacity_factor is 0 (dropless)" : "a dense model");
+      },
+      "", json(false));
   with_plan(
       "parallel.overlap_shared_expert", "an MoE model with shared experts",
       [](const Plan& p) {
@@ -281,15 +312,21 @@ void declare_needs(std::map<std::string, Field>& f) {
       },
       [](const Plan& p) { return std::string(p.model.is_moe() ? "the model has no shared expert" : "a dense model"); },
       "", json(false));
-  // Halves hide each other's expert all-to-all; FSDP runs no pipeline chunks to split.
+  // Halves hide each other's expert all-to-all (DeepEP's, which leaves the compute stream free);
+  // FSDP runs no pipeline chunks to split.
   with_plan(
-      "parallel.split_lone_chunks", "an expert all-to-all in pipeline chunks (MoE, parallel.ep > 1, a pipeline schedule)",
+      "parallel.split_lone_chunks",
+      "a DeepEP all-to-all in pipeline chunks (MoE, parallel.ep > 1, parallel.moe_dispatcher deepep, a pipeline "
+      "schedule)",
       [](const Plan& p) {
-        return p.runs_ep_all_to_all() && !sched::make_unchecked_schedule(p)->shards_parameters();
+        return p.runs_ep_all_to_all() && p.parallel.moe_dispatcher == MoeDispatcher::DeepEP &&
+               !sched::make_unchecked_schedule(p)->shards_parameters();
       },
       [](const Plan& p) {
         if (!p.model.is_moe()) return std::string("a dense model");
         if (p.parallel.ep <= 1) return std::string("parallel.ep is 1: no all-to-all");
+        if (p.parallel.moe_dispatcher != MoeDispatcher::DeepEP)
+          return "parallel.moe_dispatcher is " + std::string(to_string(p.parallel.moe_dispatcher));
         return "schedule " + std::string(p.parallel.schedule.name()) + ", which runs no pipeline chunks";
       },
       "", json(false));
@@ -363,6 +400,7 @@ const std::map<std::string, Field>& schema() {
 
     f["parallel.pp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::pp)};
     f["parallel.ep"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::ep)};
+    f["parallel.expert_tp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::expert_tp)};
     f["parallel.tp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::tp)};
     f["parallel.cp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::cp)};
     f["parallel.fsdp_shard_size"] = {Kind::NonNegativeInt, into(&Plan::parallel, &ParallelConfig::fsdp_shard_size)};
@@ -376,6 +414,13 @@ const std::map<std::string, Field>& schema() {
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
     f["parallel.split_backward"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_backward)};
     f["parallel.overlap_shared_expert"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_shared_expert)};
+    f["parallel.moe_dispatcher"] =
+        choice<MoeDispatcher>(kMoeDispatchers, [](Plan& p, MoeDispatcher v) { p.parallel.moe_dispatcher = v; });
+    f["parallel.moe_grouped_gemm"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_grouped_gemm)};
+    f["parallel.moe_capacity_factor"] = {Kind::NonNegativeNumber,
+                                         into(&Plan::parallel, &ParallelConfig::moe_capacity_factor)};
+    f["parallel.moe_pad_to_capacity"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_pad_to_capacity)};
+    f["parallel.moe_overlap_ep_comm"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_overlap_ep_comm)};
     f["parallel.tp_comm_overlap"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::tp_comm_overlap)};
     f["parallel.overlap_grad_reduce"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_grad_reduce)};
     f["parallel.overlap_param_gather"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_param_gather)};
@@ -1075,6 +1120,9 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
   if (!leaves.count("train.precision")) plan.train.precision = plan.model.is_mla() ? Precision::FP8 : Precision::BF16;
   if (!leaves.count("parallel.fp8_stash")) plan.parallel.fp8_stash = plan.train.precision == Precision::FP8;
+  // DeepSeek's models run DeepEP; Megatron's MoE recipes and torchtitan an all-to-all per expert copy.
+  if (!leaves.count("parallel.moe_dispatcher"))
+    plan.parallel.moe_dispatcher = plan.model.is_mla() ? MoeDispatcher::DeepEP : MoeDispatcher::AllToAll;
   // DeepSeek-V3 kept Adam's moments in BF16 (report 3.3.4); PyTorch, Megatron and torchtitan in FP32.
   if (!leaves.count("train.adam_moments_dtype"))
     plan.train.adam_moments_dtype = plan.model.is_mla() ? MomentDtype::BF16 : MomentDtype::FP32;

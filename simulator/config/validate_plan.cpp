@@ -102,9 +102,10 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
       fail("parallel.fsdp_shard_size", str(par.fsdp_shard_size) + " does not divide the " + str(holders) +
                                            " GPUs holding the same weights; use a divisor such as " +
                                            str(divisor_at_most(holders, par.fsdp_shard_size)));
-    if (m.is_moe() && (par.fsdp_shard_size * par.tp) % par.ep != 0)
+    if (m.is_moe() && (par.fsdp_shard_size * par.tp) % (par.ep * par.expert_tp) != 0)
       fail("parallel.fsdp_shard_size", "a shard group must hold whole EP groups: fsdp_shard_size x tp must be a "
-                                       "multiple of parallel.ep (" + str(par.ep) + ")");
+                                       "multiple of parallel.ep x parallel.expert_tp (" +
+                                           str(par.ep * par.expert_tp) + ")");
   }
 }
 
@@ -134,11 +135,37 @@ void validate_parallel(const Plan& p, const auto& fail) {
     fail("parallel.ep", str(par.ep) + " does not divide the " + str(stage_gpus) +
                             " GPUs of a pipeline stage; use a divisor such as " + str(divisor_at_most(stage_gpus, par.ep)));
   const int64_t g = p.cluster.gpus_per_node;
-  if (par.ep > g && par.ep % g != 0)
-    fail("parallel.ep", str(par.ep) + " must be a multiple of cluster.gpus_per_node (" + str(g) +
+  if (par.expert_tp > 1) {
+    // Megatron's expert grid: expert TP fastest, inside a node; an EP group ep GPUs expert_tp apart.
+    if (g % par.expert_tp != 0)
+      fail("parallel.expert_tp", str(par.expert_tp) + " must divide cluster.gpus_per_node (" + str(g) +
+                                     ") so each expert's matrices split inside one node");
+    if (p.model.moe_intermediate_size % par.expert_tp != 0)
+      fail("parallel.expert_tp", str(par.expert_tp) + " does not divide model.moe_intermediate_size (" +
+                                     str(p.model.moe_intermediate_size) + "); use a divisor such as " +
+                                     str(divisor_at_most(p.model.moe_intermediate_size, par.expert_tp)));
+    if (stage_gpus % (par.ep * par.expert_tp) != 0)
+      fail("parallel.expert_tp", "parallel.ep x expert_tp (" + str(par.ep * par.expert_tp) + ") does not divide the " +
+                                     str(stage_gpus) + " GPUs of a pipeline stage; lower one of them");
+    if (par.moe_dispatcher == MoeDispatcher::DeepEP)
+      fail("parallel.expert_tp", "DeepEP dispatches to whole experts (Megatron's flex dispatcher needs expert tensor "
+                                 "parallelism 1); set parallel.expert_tp=1 or parallel.moe_dispatcher=alltoall");
+  }
+  // Megatron asserts these beside its all-to-all overlap (TransformerConfig.__post_init__).
+  if (par.moe_overlap_ep_comm && par.recompute == Recompute::Full)
+    fail("parallel.moe_overlap_ep_comm", "full recompute reruns the all-to-alls the overlap hides, which Megatron "
+                                         "refuses; set parallel.recompute to another policy or the overlap to false");
+  if (par.moe_overlap_ep_comm && par.overlap_shared_expert)
+    fail("parallel.moe_overlap_ep_comm", "Megatron refuses it with the shared-expert overlap; set "
+                                         "parallel.overlap_shared_expert=false");
+  // An EP group's members lie among ep x expert_tp consecutive GPUs: whole nodes, or inside one.
+  const int64_t span = par.ep * par.expert_tp;
+  const std::string spanned = par.expert_tp > 1 ? " x parallel.expert_tp = " + str(span) : "";
+  if (span > g && span % g != 0)
+    fail("parallel.ep", str(par.ep) + spanned + " must be a multiple of cluster.gpus_per_node (" + str(g) +
                             ") so expert groups span whole nodes");
-  if (par.ep < g && g % par.ep != 0)
-    fail("parallel.ep", str(par.ep) + " must divide cluster.gpus_per_node (" + str(g) + ")");
+  if (span < g && g % span != 0)
+    fail("parallel.ep", str(par.ep) + spanned + " must divide cluster.gpus_per_node (" + str(g) + ")");
 
   const bool fsdp = sched::make_unchecked_schedule(p)->shards_parameters();
   // Everything fsdp needs in one message, so one retry fixes it.

@@ -2,6 +2,7 @@
 #include "schedules/registry.hpp"
 #include "simulator/report/percent.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
+#include "simulator/report/expert_layout_report.hpp"
 #include "vocabulary/rank_layout.hpp"
 
 #include <fmt/format.h>
@@ -70,6 +71,10 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
 
   auto& e = j["ep"];
   e["remote_nodes"] = r.routing.remote_nodes;
+  e["dispatcher"] = to_string(plan.parallel.moe_dispatcher);
+  e["ib_copies_per_token"] = r.ep.ib_copies_per_token;
+  e["etp_bytes_per_gpu"] = r.ep.etp_bytes_per_gpu;
+  e["etp_s"] = r.ep.etp_s;
   e["mean_nodes"] = r.routing.mean_nodes;
   e["ep_nodes"] = r.routing.ep_nodes;
   e["node_share"] = r.routing.node_share;
@@ -160,6 +165,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"global_batch", plan.train.global_batch},
                {"seq_len", plan.train.seq_len},
                {"tokens_per_step", r.tokens_per_step}};
+  if (plan.model.is_moe()) j["experts"] = expert_layout_json(plan);
   return j;
 }
 
@@ -196,6 +202,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
                      layout.ep(),
                      plan.dp(), plan.edp(), plan.parallel.zero, plan.parallel.microbatches, plan.train.global_batch,
                      plan.train.seq_len, r.tokens_per_step);
+  out += expert_layout_text(plan);
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s per GPU per "
                      "direction; NVLink {} GB/s; {} of {} SMs for communication\n",
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
@@ -223,10 +230,14 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   if (r.ep.in_node_s > 0)
     out += row("EP dispatch + combine (NVLink)", r.ep_comm_s,
                fmt::format("EP {} inside a node; {} of compute", layout.ep(), pct(r.ep_share_of_compute)));
-  else
+  else if (plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP)
     out += row("EP dispatch + combine (IB)", r.ep_comm_s,
                fmt::format("{:.3f} remote nodes ({} routing); {} of compute", r.routing.remote_nodes,
                            to_string(plan.scenario.routing), pct(r.ep_share_of_compute)));
+  else
+    out += row("EP dispatch + combine (IB)", r.ep_comm_s,
+               fmt::format("{:.3f} IB copies per token ({} dispatcher); {} of compute", r.ep.ib_copies_per_token,
+                           to_string(plan.parallel.moe_dispatcher), pct(r.ep_share_of_compute)));
   out += row("PP residual-stream sends", r.pp_comm_s,
              fmt::format("{} sends per microbatch at {} GB/s", r.pp_sends_per_microbatch, r.pp_link_GBps));
   if (plan.parallel.zero == 3)

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "schedules/registry.hpp"
+#include "simulator/report/expert_layout_report.hpp"
 #include "simulator/report/memory_report.hpp"
 #include "simulator/report/roofline_report.hpp"
 #include "simulator/report/straggler_report.hpp"
@@ -323,6 +324,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   out += fmt::format("batch: {} sequences x {} tokens = {} tokens per step (sequences per microbatch: {:.4g})\n",
                      plan.train.global_batch, plan.train.seq_len, plan.train.tokens_per_step(),
                      plan.sequences_per_microbatch());
+  out += expert_layout_text(plan);
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s, NVLink {} GB/s per GPU "
                      "per direction; {} of {} SMs for communication; non-matmul {} s per token-layer\n",
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,

@@ -70,7 +70,19 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
   // Forward dispatch + combine, and the same pair again in backward (and once more when full
   // recompute reruns the forward).
   const double passes = plan.parallel.recompute == Recompute::Full ? 3.0 : 2.0;
-  e.ib_bytes_per_gpu = passes * e.tokens_per_gpu * e.remote_nodes * per_token;
+  // Copies of a token each direction (workloads/traffic/ep_traffic.hpp): DeepEP, one per remote
+  // NVLink domain; Megatron's alltoall, one per routed expert on another GPU (k / ep per GPU of the
+  // group); its allgather, a hierarchical ring of the group's tokens (IB: (ep - u) / u of each
+  // token, u the group's GPUs per domain).
+  const int64_t ep_size = RankLayout(plan).ep();
+  const double k = double(m.num_experts_per_tok), ep_d = double(ep_size);
+  const double u_g = double(std::min<int64_t>(ep_size, plan.nvlink_ranks()));
+  const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
+  e.ib_copies_per_token = dispatcher == MoeDispatcher::DeepEP     ? e.remote_nodes
+                          : dispatcher == MoeDispatcher::AllToAll ? k * (ep_d - u_g) / ep_d
+                                                                  : (ep_d - u_g) / u_g;
+  if (ep_size <= 1) e.ib_copies_per_token = 0;
+  e.ib_bytes_per_gpu = passes * e.tokens_per_gpu * e.ib_copies_per_token * per_token;
   const double ib = plan.hardware.ib_GBps * 1e9;
   e.ib_s = e.ib_bytes_per_gpu / ib;
   // Fat tree: GPU 0's IB copies go to the same local rank of each other NVLink domain of its group
@@ -84,16 +96,24 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
     e.spine_s = e.spine_bytes_per_gpu / (ib / plan.cluster.oversubscription);
   }
   const double g = double(plan.nvlink_ranks());
-  e.nvlink_bytes_per_gpu = passes * e.tokens_per_gpu * double(m.num_experts_per_tok) * (g - 1) / g * per_token;
+  const double nvlink_copies = dispatcher == MoeDispatcher::DeepEP     ? k * (g - 1) / g  // an upper bound
+                               : dispatcher == MoeDispatcher::AllToAll ? k * (u_g - 1) / ep_d
+                                                                       : ep_d * (u_g - 1) / u_g;
+  e.nvlink_bytes_per_gpu = passes * e.tokens_per_gpu * nvlink_copies * per_token;
   e.nvlink_s = e.nvlink_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
-  const int64_t ep = RankLayout(plan).ep();
+  const int64_t ep = ep_size;
   if (ep > 1 && ep <= plan.nvlink_ranks()) {
-    // Each of the group's other GPUs holds one of a token's k experts with probability
-    // 1 - (1 - 1/ep)^k; one copy goes to each such GPU (as the replay's flows carry them).
+    // DeepEP: each of the group's other GPUs holds one of a token's k experts with probability
+    // 1 - (1 - 1/ep)^k; one copy goes to each such GPU (as the replay's flows carry them). The
+    // other dispatchers' copies are those above, all inside the domain.
     const double touch = 1.0 - std::pow(1.0 - 1.0 / double(ep), double(m.num_experts_per_tok));
-    e.in_node_bytes_per_gpu = passes * e.tokens_per_gpu * touch * double(ep - 1) * per_token;
+    const double copies = dispatcher == MoeDispatcher::DeepEP ? touch * double(ep - 1) : nvlink_copies;
+    e.in_node_bytes_per_gpu = passes * e.tokens_per_gpu * copies * per_token;
     e.in_node_s = e.in_node_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
   }
+  const double etp = double(RankLayout(plan).etp());
+  e.etp_bytes_per_gpu = passes * e.tokens_per_gpu * k * (etp - 1) * 2 * e.combine_bytes_per_copy;
+  e.etp_s = e.etp_bytes_per_gpu / (plan.hardware.nvlink_GBps * 1e9);
   return e;
 }
 
@@ -134,12 +154,12 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   // A ring runs at its slowest edge: an edge between leaves gets the NIC's uplink share. GPU 0's
   // rings: non-expert over the stage's domains (rail peers g apart), experts one EP group apart.
   const FabricShape fabric = FabricShape::of(plan);
-  const int64_t ep = layout.ep();
+  const int64_t span = layout.ep_group_span();  // expert-DP members lie this far apart
   bool climbs = false;
   for (int64_t k = 0; k < d.non_expert_ib_nodes; ++k)
     climbs = climbs || fabric.crosses_spine(k * g, (k + 1) % d.non_expert_ib_nodes * g);
   for (int64_t k = 0; k < d.expert_ib_nodes && d.expert_ib_nodes > 1; ++k)
-    climbs = climbs || fabric.crosses_spine(k * ep * d.expert_local, (k + 1) % d.expert_ib_nodes * ep * d.expert_local);
+    climbs = climbs || fabric.crosses_spine(k * span * d.expert_local, (k + 1) % d.expert_ib_nodes * span * d.expert_local);
   d.ring_GBps = plan.hardware.ib_GBps / (climbs ? plan.cluster.oversubscription : 1.0);
   const double ib = d.ring_GBps * 1e9;
   d.allgather_s = d.allgather_ib_bytes / ib;
@@ -315,7 +335,7 @@ Roofline compute_roofline(const Plan& plan) {
   r.terms = compute_terms(plan, r.params);
   r.compute_s = r.terms.sol_s * r.terms.sm_tax_factor;
   r.ep = ep_terms(plan, r.routing);
-  r.ep_comm_s = std::max(r.ep.ib_s, r.ep.spine_s) + r.ep.in_node_s;
+  r.ep_comm_s = std::max(r.ep.ib_s, r.ep.spine_s) + r.ep.in_node_s + r.ep.etp_s;
   pp_terms(plan, r);
   const bool fsdp = plan.parallel.zero == 3;
   r.dp = dp_terms(plan, r.params, RankLayout(plan).pp());
@@ -364,18 +384,35 @@ double reported_step_s(const Plan& plan) {
 
 double megatron_flops(const Plan& plan) {
   const ModelConfig& m = plan.model;
-  if (m.is_mla()) return 0;
   const double b = double(plan.train.global_batch), s = double(plan.train.seq_len), h = double(m.hidden_size);
   const double heads = double(m.num_attention_heads);
+  const double gate = m.gated_mlp() ? 1.5 : 1.0;
+  // MLP per token and layer, as both counts write it: 12 h x width x (3/2 gated); MoE layers count
+  // k routed experts and the shared ones (Megatron-Core v0.12's count; r0.8 knew no shared experts).
+  const double shared = double(m.n_shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size);
+  const auto mlp = [&](int64_t l) {
+    const double width = m.is_moe_layer(l) ? double(m.moe_intermediate_size) * double(m.num_experts_per_tok) + shared
+                                           : double(m.intermediate_size);
+    return 12 * h * width * gate;
+  };
+  double per_token = 6 * h * double(m.vocab_size);  // the logits
+  if (m.is_mla()) {
+    // Megatron-Core v0.12's MLA count (the first release that counts MLA), per token and layer:
+    // 6 x (q down and up, kv down and up with their norms, the rope key, the output projection)
+    // + 6 s x the causal core (heads x (qk + rope) / 2 for the scores, heads x v / 2 for the values).
+    const double qk = double(m.qk_nope_head_dim), rope = double(m.qk_rope_head_dim), v = double(m.v_head_dim);
+    const double q_term = m.q_lora_rank > 0 ? double(m.q_lora_rank) * (h + heads * (qk + rope) + 1) : h * heads * (qk + rope);
+    const double attention = 6 * (q_term + double(m.kv_lora_rank) * (h + heads * (qk + v) + 1) + h * rope + heads * v * h) +
+                             6 * s * (heads * (qk + rope) / 2 + heads * v / 2);
+    for (int64_t l = 0; l < m.num_hidden_layers; ++l) per_token += attention + mlp(l);
+    return b * s * per_token;
+  }
+  // Megatron-Core r0.8's count (the Megatron table's release): attention scores over all S^2.
   const double groups = double(m.kv_heads());
   const double query_ratio = double(qk_head_dim(m)) * heads / h;
-  const double attention = (1 + groups / heads + s / h) * query_ratio;
-  const double gate = m.gated_mlp() ? 1.5 : 1.0;
-  double per_layer_sum = 0;
-  for (int64_t l = 0; l < m.num_hidden_layers; ++l)
-    per_layer_sum += attention + (m.is_moe_layer(l) ? double(m.moe_intermediate_size) / h * double(m.num_experts_per_tok)
-                                                    : double(m.intermediate_size) / h) * gate;
-  return 12 * b * s * h * h * per_layer_sum + 6 * b * s * h * double(m.vocab_size);
+  const double attention = 12 * h * h * (1 + groups / heads + s / h) * query_ratio;
+  for (int64_t l = 0; l < m.num_hidden_layers; ++l) per_token += attention + mlp(l);
+  return b * s * per_token;
 }
 
 double mfu(const Plan& plan, const Roofline& r, double step_s) {

@@ -18,7 +18,7 @@ struct ComputeTerms {
   double recompute_flops = 0;      // what parallel.recompute reruns in backward (DeepSeek: MLA up-projections)
   double recompute_bf16_flops = 0; // of which attention core and routers, at the BF16 rate
   double model_flops = 0;          // 6ND + the attention core's forward and backward, no recompute: MFU's numerator
-  double megatron_flops = 0;       // Megatron-LM's count of the same step (see megatron_flops()); 0 for MLA
+  double megatron_flops = 0;       // Megatron-LM's count of the same step (see megatron_flops())
   double matmul_fp8_s = 0;         // (6ND - BF16 part) at the FP8 rate; 0 under train.precision bf16
   double matmul_bf16_s = 0;        // BF16 part at the BF16 rate (every matmul under bf16)
   double bf16_correction_s = 0;    // what the BF16 part adds over the FP8 rate; 0 under bf16
@@ -29,7 +29,8 @@ struct ComputeTerms {
 };
 
 struct EpTerms {
-  double remote_nodes = 0;         // IB copies of each token per direction (node dedup)
+  double remote_nodes = 0;         // remote NVLink domains a token needs (DeepEP's IB copies, node dedup)
+  double ib_copies_per_token = 0;  // IB copies of each token per direction under the plan's dispatcher
   double tokens_per_gpu = 0;       // token x MoE-layer visits one GPU makes in a step
   double dispatch_bytes_per_copy = 0;  // FP8 payload + 1x128 FP32 scales
   double combine_bytes_per_copy = 0;   // BF16
@@ -44,6 +45,10 @@ struct EpTerms {
   // EP group inside one node (ep <= gpus_per_node): copies go straight to their GPUs over NVLink.
   double in_node_bytes_per_gpu = 0;
   double in_node_s = 0;
+  // Expert TP: the rows each all-to-all brings gathered over the expert-TP group (and the outputs
+  // reduce-scattered), over NVLink: (etp - 1) x k BF16 rows per token each way.
+  double etp_bytes_per_gpu = 0;
+  double etp_s = 0;
 };
 
 struct DpTerms {
@@ -164,11 +169,13 @@ Roofline compute_roofline(const Plan& plan);
 // 180K H800 GPU-hours per trillion tokens at this batch; 0 when neither applies.
 double reported_step_s(const Plan& plan);
 
-// Megatron-LM's count of a step's FLOPs (megatron/training/training.py num_floating_point_operations,
-// Megatron-Core r0.8), what its logs turn into "TFLOP/s per GPU": per layer 12 B s h^2 [(1 + g/a +
-// s/h) a d / h + (f / h) k (3/2 for SwiGLU)] with g key-value heads, a heads, d head dim, f the MLP
-// width and k experts per token (1 for a dense layer), plus the logits 6 B s h V. The attention
-// scores count all s^2 (no causal halving), no recompute, no shared experts. 0 for MLA models.
+// Megatron-LM's count of a step's FLOPs (megatron/training/training.py num_floating_point_operations),
+// what its logs turn into "TFLOP/s per GPU". Standard attention as Megatron-Core r0.8 counts it (the
+// Megatron table's release): per layer 12 B s h^2 [(1 + g/a + s/h) a d / h + (f / h) k (3/2 for
+// SwiGLU)] with g key-value heads, a heads, d head dim, f the MLP width and k experts per token (1
+// for a dense layer), plus the logits 6 B s h V; the attention scores count all s^2 (no causal
+// halving), no recompute. MLA as Megatron-Core v0.12 counts it (the first release that does; causal
+// core halved). MoE layers count their shared experts too (v0.12's count).
 double megatron_flops(const Plan& plan);
 
 // Model FLOPs utilisation of a step of `step_s` seconds: model FLOPs / (step x GPUs x dense peak).

@@ -1,5 +1,6 @@
 // Megatron-LM's own FLOP count of a step (megatron/training/training.py num_floating_point_operations
-// at core_r0.8.0), which its published TFLOP/s per GPU use: against the formula written out here.
+// at core_r0.8.0, and at core_v0.12.0 for MLA), which its published TFLOP/s per GPU use: against the
+// formula written out here.
 #include <gtest/gtest.h>
 
 #include "simulator/config/config_loader.hpp"
@@ -32,8 +33,17 @@ TEST(MegatronFlops, GroupedQueryAttentionAndSwiGlu) {
   EXPECT_NEAR(megatron_flops(p), expected, 1e-12 * expected);
 }
 
-TEST(MegatronFlops, NoneForMla) {
-  EXPECT_EQ(megatron_flops(load_plan(default_config_path())), 0);
+TEST(MegatronFlops, MlaAsMegatronCoreV012CountsIt) {
+  // DeepSeek-V3 (FACTS 1): h 7168, 128 heads, q_lora 1536, kv_lora 512, qk 128 + rope 64, v 128;
+  // 3 dense layers of 18432, 58 MoE layers of 8 x 2048 routed + 1 x 2048 shared, SwiGLU; vocab
+  // 129280. The default plan: 15360 sequences of 4096 tokens.
+  const double b = 15360, s = 4096, h = 7168, a = 128;
+  const double q = 1536 * (h + a * (128 + 64) + 1);
+  const double kv = 512 * (h + a * (128 + 128) + 1);
+  const double attention = 6 * (q + kv + h * 64 + a * 128 * h) + 6 * s * (a * 192 / 2 + a * 128 / 2);
+  const double dense = 12 * h * 18432 * 1.5, moe = 12 * h * (8 * 2048 + 2048) * 1.5;
+  const double expected = b * s * (61 * attention + 3 * dense + 58 * moe + 6 * h * 129280);
+  EXPECT_NEAR(megatron_flops(load_plan(default_config_path())), expected, 1e-12 * expected);
 }
 
 }  // namespace

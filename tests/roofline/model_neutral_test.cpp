@@ -45,9 +45,13 @@ TEST(Precision, Bf16GemmsRunAtTheBf16Rate) {
   const auto wa = layer_work(pa, 5, 1.0, 0), wb = layer_work(pb, 5, 1.0, 0);
   EXPECT_NEAR(wb.part(LayerPart::MlpF).seconds(pb.hardware) / wa.part(LayerPart::MlpF).seconds(pa.hardware),
               kFp8 / kBf16, 1e-12);
-  // Dispatch copies: FP8 + one FP32 scale per 128 channels, or BF16.
-  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(pa), kH + kH / 128 * 4);
-  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(pb), 2 * kH);
+  // Dispatch copies: DeepEP in an FP8 plan sends FP8 + one FP32 scale per 128 channels (DeepSeek-V3's
+  // 7168 + 224 bytes), in a BF16 plan BF16; Megatron's alltoall BF16 either way.
+  const auto deepseek = [](std::vector<std::string> sets) { return load_plan(default_config_path(), sets); };
+  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(deepseek({})), 7168 + 7168 / 128 * 4);
+  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(deepseek({"train.precision=bf16"})), 2 * 7168);
+  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(deepseek({"parallel.moe_dispatcher=alltoall", "parallel.split_lone_chunks=false"})),
+                   2 * 7168);
 }
 
 TEST(Recompute, FullAddsOneForwardPerLayer) {
@@ -129,16 +133,20 @@ TEST(Reports, DeepSeeksReportedStepOnlyForDeepSeekV3OrWhenGiven) {
 }
 
 TEST(EpInsideANode, NvlinkAllToAllIsInTheRoofline) {
-  // Mixtral 8x7B, EP 8 inside each node of the Llama plan: every copy goes over NVLink.
-  const Plan p = test::mixtral_on_llama_plan({"parallel.ep=8"});
-  const Roofline r = compute_roofline(p);
-  // Token-layer visits per GPU; a GPU of the group holds one of a token's 2 experts with
-  // probability 1 - (7/8)^2; dispatch and combine both BF16, forward and backward.
-  const double visits = kTokens * 32 / kGpus, touch = 1 - 49.0 / 64, bytes = 2 * kH + 2 * kH;
-  const double expect_s = 2 * visits * touch * 7 * bytes / 160e9;
-  EXPECT_NEAR(r.ep_comm_s, expect_s, 1e-9 * expect_s);
-  EXPECT_NEAR(r.ep_share_of_compute, expect_s / r.compute_s, 1e-12);
+  // Mixtral 8x7B, EP 8 inside each node of the Llama plan: every copy goes over NVLink. Token-layer
+  // visits per GPU; dispatch and combine both BF16, forward and backward.
+  const double visits = kTokens * 32 / kGpus, bytes = 2 * kH + 2 * kH;
+  // Megatron's alltoall (Mixtral's default): each of a token's 2 rows goes to the GPU holding its
+  // expert, another GPU 7 times in 8.
+  const Roofline r = compute_roofline(test::mixtral_on_llama_plan({"parallel.ep=8"}));
+  const double alltoall_s = 2 * visits * 2 * 7.0 / 8 * bytes / 160e9;
+  EXPECT_NEAR(r.ep_comm_s, alltoall_s, 1e-9 * alltoall_s);
+  EXPECT_NEAR(r.ep_share_of_compute, alltoall_s / r.compute_s, 1e-12);
   EXPECT_GT(r.ep_share_of_compute, 0.05);  // the NVLink-only plan read 0
+  // DeepEP: one copy to each GPU holding one of its 2 experts, 1 - (7/8)^2 of each of the 7 others.
+  const Roofline d = compute_roofline(test::mixtral_on_llama_plan({"parallel.ep=8", "parallel.moe_dispatcher=deepep"}));
+  const double deepep_s = 2 * visits * (1 - 49.0 / 64) * 7 * bytes / 160e9;
+  EXPECT_NEAR(d.ep_comm_s, deepep_s, 1e-9 * deepep_s);
 }
 
 }  // namespace

@@ -109,6 +109,23 @@ TEST(ModelCards, Qwen2_57bA14b) {
   EXPECT_DOUBLE_EQ(double(p.activated()), 28 * layer + 151936.0 * 3584 + 3584);
 }
 
+TEST(ModelCards, Qwen3MoeModels) {
+  // Qwen3 model cards (huggingface.co/Qwen/Qwen3-30B-A3B, Qwen3-235B-A22B): "Number of Parameters:
+  // 30.5B in total and 3.3B activated", non-embedding 29.9B; "235B in total and 22B activated",
+  // non-embedding 234B. Head dim 128 (heads x 128 differs from hidden), no shared expert.
+  const auto small = count_params(shipped_model("qwen3-30b-a3b.config.json"));
+  expect_within_1_percent(double(small.total()), 30.5e9, "30B total");
+  expect_within_1_percent(double(small.total() - small.embedding - small.lm_head), 29.9e9, "30B non-embedding");
+  // The card gives the activated count to one decimal (3.3B); the count is 3.353e9, so within the
+  // rounding of that figure (3.25 .. 3.35) to 0.1 %.
+  EXPECT_GE(double(small.activated() + small.embedding), 3.25e9);
+  EXPECT_LE(double(small.activated() + small.embedding), 3.355e9);
+  const auto large = count_params(shipped_model("qwen3-235b-a22b.config.json"));
+  expect_within_1_percent(double(large.total()), 235e9, "235B total");
+  expect_within_1_percent(double(large.total() - large.embedding - large.lm_head), 234e9, "235B non-embedding");
+  expect_within_1_percent(double(large.activated() + large.embedding), 22e9, "235B activated");
+}
+
 TEST(ModelCards, DeepSeekV2) {
   const auto m = shipped_model("deepseek-v2.config.json");
   EXPECT_EQ(m.moe_layers(), 59);

@@ -6,6 +6,7 @@
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/model_params.hpp"
 #include "vocabulary/rank_layout.hpp"
+#include "workloads/routing/expert_loads.hpp"
 
 namespace stepsim::cost {
 namespace {
@@ -20,7 +21,9 @@ MicrobatchShape mean_microbatch_shape(const Plan& plan) {
   const RankLayout layout(plan);
   MicrobatchShape shape;
   shape.tokens = plan.sequences_per_microbatch() * double(plan.train.seq_len);
-  shape.routed_rows = shape.tokens * layout.token_share() * double(plan.model.num_experts_per_tok);
+  // Expert TP: each GPU of an expert-TP group runs the rows of all of them, on its slice of the matrices.
+  shape.routed_rows = shape.tokens * layout.token_share() * double(plan.model.num_experts_per_tok) *
+                      balanced_kept_rows(plan) * double(layout.etp());
   shape.experts_per_gpu = plan.model.is_moe() ? double(plan.model.n_routed_experts) / double(layout.ep()) : 1.0;
   return shape;
 }
@@ -29,7 +32,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
   const HardwareConfig& hw = plan.hardware;
   const uint8_t classes = plan.sim.cost_classes;
   const RankLayout layout(plan);
-  const double tp = double(layout.tp()), cp = double(layout.cp());
+  const double tp = double(layout.tp()), cp = double(layout.cp()), etp = double(layout.etp());
   const double gathered = shape.tokens / cp;    // rows of a TP-split GEMM (sequence-parallel gather)
   const double sharded = gathered / tp;         // rows of a GEMM on the GPU's token shard
   const double rows_per_expert = shape.routed_rows / shape.experts_per_gpu;
@@ -50,8 +53,9 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
       for (int i = 0; i < k.gemms; ++i) {
         const GemmShape& g = k.gemm[i];
         double m = k.routed ? rows_per_expert : g.split == TpSplit::Tokens ? sharded : gathered;
-        double n = g.split == TpSplit::Columns ? g.n / tp : g.n;
-        double kk = g.split == TpSplit::Reduction ? g.k / tp : g.k;
+        const double ways = k.routed ? etp : tp;  // routed experts split over expert TP
+        double n = g.split == TpSplit::Columns ? g.n / ways : g.n;
+        double kk = g.split == TpSplit::Reduction ? g.k / ways : g.k;
         // tp_comm_overlap: userbuffers run the GEMMs beside the TP collectives in pieces of the rows
         // (model_parallel_comm.hpp): the all-gather's ring exchange feeds tp chunks (the forward's
         // column-parallel GEMM, the backward's row-parallel input gradient), the forward's
@@ -62,20 +66,23 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
                               : k.pass == KernelPass::Forward && g.split == TpSplit::Reduction   ? double(kUbReduceScatterSplits)
                               : k.pass == KernelPass::InputGrad && g.split == TpSplit::Reduction ? tp
                                                                                                  : 1.0;
-        GemmCall call{m / chunks, n, kk, k.routed ? shape.experts_per_gpu : 1.0, k.precision};
+        // A GPU's experts: one grouped GEMM whose tiles share the SMs' waves, or (moe_grouped_gemm
+        // false) one GEMM per expert in turn, each with its own last wave and launch.
+        const double per_expert = k.routed && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0;
+        GemmCall call{m / chunks, n, kk, k.routed ? shape.experts_per_gpu / per_expert : 1.0, k.precision};
         if (k.pass == KernelPass::InputGrad) call = {m / chunks, kk, n, call.groups, k.precision};
         if (k.pass == KernelPass::WeightGrad) call = {kk, n, m, call.groups, k.precision, 8};  // FP32 accumulation
         const double wgrad = k.pass == KernelPass::WeightGrad ? hw.gemm_wgrad_share : 1.0;
-        const double seconds = (classes & kCostGemm)
+        const double seconds = per_expert * ((classes & kCostGemm)
                                    ? chunks * gemm_seconds(call, hw) / wgrad
-                                   : chunks * 2 * call.m * call.n * call.k * call.groups / (hw.gemm_tflops(k.precision) * 1e12);
+                                   : chunks * 2 * call.m * call.n * call.k * call.groups / (hw.gemm_tflops(k.precision) * 1e12));
         s.gemm += seconds;
         if (!k.routed && !k.name.starts_with("recompute")) {
           if (g.split == TpSplit::Columns) out.column.gemm += seconds;
           if (g.split == TpSplit::Reduction) out.row.gemm += seconds;
         }
       }
-      s.launch = launch * k.gemms;
+      s.launch = launch * k.gemms * (k.routed && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0);
     }
     (k.routed ? out.routed : out.tokens) += s;
     if (k.name.ends_with("shared_experts")) out.shared += s;
@@ -84,8 +91,11 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
   for (const MemoryOp& op : work.memory) {
     ClassSeconds tok, row;
     tok.memory = memory ? memory_seconds(op.bytes_per_token * sharded, hw) : 0.0;
-    row.memory = memory ? memory_seconds(op.bytes_per_row * shape.routed_rows, hw) : 0.0;
-    tok.launch = launch * op.kernels;
+    // Per routed row this GPU received (expert TP: its experts' rows / etp; an expert's intermediate
+    // width is split by etp where its rows are multiplied by it, so the bytes stay per received row).
+    row.memory = memory ? memory_seconds(op.bytes_per_row * shape.routed_rows / etp, hw) : 0.0;
+    // Per-expert kernels (an expert's activation) launch once per expert without grouped GEMMs.
+    tok.launch = launch * op.kernels * (op.per_expert && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0);
     out.tokens += tok;
     out.routed += row;
     if (op.shared_expert) out.shared += tok;

@@ -27,8 +27,9 @@ struct MicrobatchShape {
   double routed_rows = 0;
   double experts_per_gpu = 1;
 };
-// The mean microbatch of the plan: its tokens, the routed rows of one GPU's share of them (k per
-// token over TP x CP) and the experts one GPU holds.
+// The mean microbatch of the plan: its tokens, the routed rows one GPU's experts run (k per token
+// of its TP x CP share, times the expert-TP group's size: each runs all of the group's rows on its
+// slice of the matrices) and the experts one GPU holds.
 MicrobatchShape mean_microbatch_shape(const Plan& plan);
 
 // A part's seconds, split into what scales with the microbatch's tokens, what scales with its

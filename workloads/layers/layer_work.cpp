@@ -2,6 +2,7 @@
 
 #include "vocabulary/layer_spec.hpp"
 #include "vocabulary/model_params.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 
@@ -75,6 +76,14 @@ struct MemoryShape {
   double attn_out;        // heads x v
   double experts;         // routed experts (router scores)
   bool gated, fp8, moe, first;
+  // Megatron's alltoall dispatcher with several experts per GPU: the received rows are sorted from
+  // (source GPU, expert) to (expert, source GPU) order after the dispatch and back before the combine
+  // (sort_chunks_by_idxs), a pass over each row each way.
+  bool sort_rows;
+  // Megatron's allgather dispatcher: the experts' outputs are scattered into a buffer of the whole
+  // group's tokens (zeroed, then accumulated) before its reduce-scatter: tokens of the group per
+  // token of this GPU (the EP size).
+  double gathered_tokens;
 };
 
 MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
@@ -95,12 +104,30 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.fp8 = plan.train.precision == Precision::FP8;
   s.moe = moe;
   s.first = layer == 0;
+  const int64_t ep = RankLayout(plan).ep();
+  const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
+  s.sort_rows = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll && m.n_routed_experts / ep > 1;
+  s.gathered_tokens = moe && ep > 1 && dispatcher == MoeDispatcher::AllGather ? double(ep) : 0.0;
   return s;
 }
 
 void add(PartWork& w, std::string_view name, double per_token, double per_row = 0, int kernels = 1,
          bool shared_expert = false) {
   if (per_token > 0 || per_row > 0) w.memory.push_back({name, per_token, per_row, kernels, shared_expert});
+}
+
+// A routed expert's own kernel (one launch per local expert without grouped GEMMs).
+void add_per_expert(PartWork& w, std::string_view name, double per_row) {
+  if (per_row > 0) w.memory.push_back({name, 0, per_row, 1, false, true});
+}
+
+// The dispatcher's own passes over the rows (MemoryShape::sort_rows, gathered_tokens); `backward`
+// retraces them.
+void dispatcher_memory(PartWork& w, const MemoryShape& s, bool backward) {
+  if (s.sort_rows) add(w, backward ? "sort_by_expert_bwd" : "sort_by_expert", 0, 2 * 2 * kAct * s.h, 2);
+  // Forward: zero the group's buffer and add the rows in; backward: read the gradients back out.
+  if (s.gathered_tokens > 0)
+    add(w, backward ? "gathered_buffer_bwd" : "gathered_buffer", (backward ? 1 : 2) * kAct * s.h * s.gathered_tokens);
 }
 
 void attention_forward_memory(PartWork& w, const MemoryShape& s) {
@@ -122,8 +149,9 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   } else {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
-    add(w, "expert_activation", 0, act * s.fe);
+    add_per_expert(w, "expert_activation", act * s.fe);
     if (s.fp8) add(w, "quantise", kQuantise * s.h, kQuantise * s.fe, 2);
+    dispatcher_memory(w, s, false);
     add(w, "shared_activation", act * s.fs, 0, 1, true);
     if (s.fp8) add(w, "shared_quantise", kQuantise * s.fs, 0, 1, true);
   }
@@ -149,8 +177,9 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
   } else {
     add(w, "permute_bwd", kAct * s.h, kAct * s.h);
     add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
-    add(w, "expert_activation_bwd", 0, act * s.fe);
+    add_per_expert(w, "expert_activation_bwd", act * s.fe);
     if (s.fp8) add(w, "quantise_grads", 2 * kQuantise * s.h, 2 * kQuantise * s.fe, 4);
+    dispatcher_memory(w, s, true);
     add(w, "shared_activation_bwd", act * s.fs, 0, 1, true);
     if (s.fp8) add(w, "shared_quantise_grads", 2 * kQuantise * s.fs, 0, 2, true);
   }
@@ -234,7 +263,8 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
       mlp.push_back(gemm_kernel("shared_experts", gemm(double(p.shared_experts - p.shared_experts_bias), t),
                                 gemm_precision, KernelPass::Forward, up, down));
     }
-    const auto [up, down] = mlp_shape(double(m.moe_intermediate_size), TpSplit::Tokens, TpSplit::Tokens);
+    // Expert tensor parallelism splits them like a dense MLP, over parallel.expert_tp (part_cost).
+    const auto [up, down] = mlp_shape(double(m.moe_intermediate_size), TpSplit::Columns, TpSplit::Reduction);
     Kernel routed = gemm_kernel("routed_experts", gemm(double(p.expert - p.expert_bias), w.routed_rows), gemm_precision,
                                 KernelPass::Forward, up, down);
     routed.routed = true;

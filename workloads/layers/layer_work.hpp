@@ -19,7 +19,8 @@ std::string_view to_string(LayerPart p);
 
 // How Megatron's tensor parallelism splits a GEMM: its output columns (column-parallel: QKV, the
 // MLP's first matrices), its reduction (row-parallel: the output projection, the MLP's last
-// matrix), or not at all, the GPU running it on its 1/tp token shard (routers, experts).
+// matrix), or not at all, the GPU running it on its 1/tp token shard (routers, shared experts).
+// Routed experts split the same way over expert TP (parallel.expert_tp) instead of TP.
 enum class TpSplit : uint8_t { Columns, Reduction, Tokens };
 
 // One GEMM as the forward runs it: rows x n outputs, k deep (rows = the part's tokens, or one
@@ -56,6 +57,7 @@ struct MemoryOp {
   double bytes_per_row = 0;
   int kernels = 1;
   bool shared_expert = false;  // part of the shared experts (they can run on their own)
+  bool per_expert = false;     // one launch per local expert unless they run grouped (an expert's activation)
 };
 
 struct PartWork {

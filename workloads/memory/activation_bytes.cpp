@@ -46,7 +46,8 @@ double kept_bytes(const Plan& plan, bool moe, bool keep_all) {
     const double inter = (k + double(m.n_shared_experts)) * double(m.moe_intermediate_size) +
                          double(m.shared_expert_intermediate_size);
     b += kFp32 * (2 * experts + 4 * k);   // router logits, scores, top-k weights, indices, routing maps
-    b += fp8 * k * h;                     // dispatched token copies: routed experts' gate/up input
+    // Dispatched token copies: the routed experts' gate/up input (expert TP keeps its group's rows).
+    b += fp8 * k * h * double(plan.parallel.expert_tp);
     b += fp8 * 2 * inter;                 // gate/up outputs: SwiGLU's input
     if (keep_all) b += fp8 * inter;       // SwiGLU output: the down-projection's input
   } else {

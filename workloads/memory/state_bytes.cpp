@@ -12,13 +12,13 @@ namespace stepsim {
 
 HeldParams layer_held_params(const Plan& plan, const ModelParams& p, int64_t layer) {
   // Megatron TP shards the attention and dense-FFN matmuls over tp; norms are replicated, and
-  // routers, shared and routed experts keep TP 1 (routed experts are divided over EP instead).
+  // routers and shared experts keep TP 1; routed experts are divided over EP and split over expert TP.
   const RankLayout layout(plan);
   const double tp = double(layout.tp());
   if (!layer_spec(plan, layer).moe)
     return {double(p.attention.total() + p.dense_ffn) / tp + double(p.norms_per_layer), 0.0};
   return {double(p.attention.total()) / tp + double(p.norms_per_layer + p.router + p.shared_experts),
-          double(p.routed_experts_per_layer()) / double(layout.ep())};
+          double(p.routed_experts_per_layer()) / double(layout.ep() * layout.etp())};
 }
 
 HeldParams stage_held_params(const Plan& plan, const ModelParams& p, const StageLayers& s, bool first_stage) {
@@ -77,7 +77,7 @@ double zero_shard_params(const Plan& plan, const HeldParams& held) {
   const RankLayout layout(plan);
   const int64_t hsdp = plan.parallel.zero == 3 ? plan.parallel.fsdp_shard_size : 0;
   const double dp = double(hsdp > 0 ? hsdp : layout.grad_group_size());
-  const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * layout.tp() / layout.ep())
+  const double edp = double(hsdp > 0 ? std::max<int64_t>(1, hsdp * layout.tp() / layout.ep_group_span())
                                      : std::max<int64_t>(1, plan.edp()));
   return held.non_expert / dp + held.expert / edp;
 }

@@ -20,7 +20,7 @@ using ops::Phase;
 using namespace model_program_ops;
 
 ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
-    : sched::ScheduledGpuProgram(workload.schedule().program(workload.layout().pipeline_rank(gpu))),
+    : sched::ScheduledGpuProgram(workload.rank_program(workload.layout().pipeline_rank(gpu))),
       w_(workload),
       st_(workload.streams()),
       plan_(workload.plan()),
@@ -43,6 +43,8 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
   qkv_gather_ = tp_ && tp_qkv_collectives_per_layer(plan_) > 0;
   if (tp_) tp_ring_ = ring_of(layout.tp_group(gpu));
   if (cp_) cp_ring_ = ring_of(layout.cp_group(gpu));
+  etp_ = w_.plan().model.is_moe() && layout.etp() > 1;
+  if (etp_) etp_ring_ = ring_of(layout.etp_group(gpu));
   // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.
   // ZeRO-2 keeps only its gradient shard, so every op that adds to a chunk's gradients is
   // followed by their reduce-scatter (one per chunk and microbatch).
@@ -146,11 +148,14 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, ops::OpSink& sink) {
     attn_deps = after(mlp);
     if (separate_weight(b)) compute(sink, item, LayerPart::MlpW, b.ref, {});
   } else {
-    // Combine's gradient goes to the experts (FP8), dispatch's gradient comes back (BF16).
+    // Combine's gradient goes to the experts (FP8), dispatch's gradient comes back (BF16). In
+    // Megatron's autograd order it waits for the whole backward before it on this GPU, W included.
+    OpRef grad = deps.empty() ? last_compute(sink) : deps.back();
+    if (autograd_order() && !gathered && b.last && b.last->stream() == st_.compute) grad = last_compute(sink);
     const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
-                                recomputed_all_to_all(sink, item, b.ref, deps.empty() ? last_compute(sink) : deps.back()));
+                                recomputed_all_to_all(sink, item, b.ref, grad));
     const OpRef mb = expert_backward(sink, item, b, b.ref, cb);
-    if (separate_weight(b)) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    if (experts_weight_after(b)) compute(sink, item, LayerPart::MlpW, b.ref, {});
     const OpRef db = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb);
     attn_deps = {db};
   }

@@ -89,9 +89,22 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
     if (b.zero_bubble || plan_.parallel.split_backward) return std::nullopt;
     return weight;
   }
-  // A MoE layer's expert backward after its combine-gradient arrives (with its W when fused).
+  // A MoE layer's expert backward after its combine-gradient arrives (with its W when fused, or
+  // when the dispatcher makes W come first: experts_weight_first). Returns what the
+  // dispatch-gradient waits for.
   ops::OpRef expert_backward(ops::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
                                 ops::OpRef combine_grad);
+  // Megatron's alltoall and allgather dispatchers are autograd nodes of their own: the backward
+  // reaches one only once the node before it (Transformer Engine's linear layers compute input and
+  // weight gradients in one backward call) is done, W included. DeepEP as DeepSeek runs it posts its
+  // transfers once the input gradient is done, and W computes while they move; Megatron's
+  // all-to-all overlap does the same by delaying W (--delay-wgrad-compute).
+  bool autograd_order() const {
+    return plan_.parallel.moe_dispatcher != MoeDispatcher::DeepEP && !plan_.parallel.moe_overlap_ep_comm;
+  }
+  bool experts_weight_first(const Pass& b) const { return separate_weight(b) && autograd_order(); }
+  // The experts' W as its own op after the dispatch-gradient is posted.
+  bool experts_weight_after(const Pass& b) const { return separate_weight(b) && !experts_weight_first(b); }
   // One ring collective over `ring` (this GPU's group, with its ring neighbours).
   struct Ring {
     int64_t next = 0, prev = 0;
@@ -128,6 +141,7 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   const Plan& plan_;
   int64_t gpu_ = 0, rank_ = 0;
   bool tp_ = false, cp_ = false;  // the plan has tensor / context parallelism
+  bool etp_ = false;              // experts split over expert tensor parallelism
   bool ub_ = false;               // parallel.tp_comm_overlap with TP: userbuffers' pipelined collectives
   bool qkv_gather_ = false;       // TP with replicated KV heads: the QKV output is all-gathered
   // A TP block's input gathered again in its backward, awaited by its weight gradient: by
@@ -136,7 +150,7 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   uint64_t wgrad_key(int32_t mb, int64_t layer, bool attention) const {
     return ((uint64_t(uint32_t(mb)) << 20 | uint64_t(layer)) << 1 | (attention ? 1 : 0)) << 2 | half_;
   }
-  Ring tp_ring_, cp_ring_;
+  Ring tp_ring_, cp_ring_, etp_ring_;
   bool fsdp_ = false;
   DpGroup dp_group_;
   DpGroup replicas_;  // HSDP: the copies of this GPU's shards in the other shard groups

@@ -36,10 +36,28 @@ OpRef ModelGpuProgram::all_to_all(ops::OpSink& sink, OpKind kind, Phase phase, i
     for (const auto& f : a.in) c.in.push_back({f.bytes, uint32_t(f.peer), st_.ep_channel});
     it = a2a_cache_.emplace(key, std::move(c)).first;
   }
-  // Handshake first (DeepEP's notify); a forward dispatch also builds the layout the rest reuse.
-  const double setup_s = plan_.hardware.a2a_latency_s +
-                         (kind == OpKind::EpDispatch && phase == Phase::Forward ? plan_.hardware.a2a_layout_latency_s : 0.0);
-  return sink.comm(st_.ep, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
+  // Handshake first (DeepEP's notify, as calibrated from DeepSeek's trace); a forward dispatch also
+  // builds the layout the rest reuse.
+  const bool deepep = plan_.parallel.moe_dispatcher == MoeDispatcher::DeepEP;
+  const double setup_s = !deepep ? 0.0
+                                 : plan_.hardware.a2a_latency_s + (kind == OpKind::EpDispatch && phase == Phase::Forward
+                                                                       ? plan_.hardware.a2a_layout_latency_s
+                                                                       : 0.0);
+  if (!etp_) return sink.comm(st_.ep, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
+  // Expert TP: the rows arriving for the experts are all-gathered over the expert-TP group (each GPU
+  // runs all of them on its slice of the matrices); what leaves them is first reduce-scattered over
+  // it. A ring: each GPU passes on (etp - 1) x its own rows, BF16.
+  const double own_rows = w_.routed_rows(gpu_, layer, ref.mb) * share_ / double(w_.layout().etp());
+  const double ring_bytes = double(w_.layout().etp() - 1) * own_rows * combine_bytes_per_token(plan_.model);
+  const auto etp_op = [&](OpKind k, OpRef d) {
+    return ring_collective(sink, st_.ep, k, phase, layer, ref, st_.ep_channel, etp_ring_, ring_bytes, {d});
+  };
+  if (fp8_payload) {  // towards the experts: all-to-all, then gather
+    const OpRef a = sink.comm(st_.ep, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
+    return etp_op(OpKind::EtpAllGather, a);
+  }
+  const OpRef scattered = etp_op(OpKind::EtpReduceScatter, dep);
+  return sink.comm(st_.ep, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {scattered}, setup_s);
 }
 
 ModelGpuProgram::MlpShare ModelGpuProgram::shared_experts_ahead(ops::OpSink& sink, int64_t layer,
@@ -62,7 +80,7 @@ OpRef ModelGpuProgram::recomputed_all_to_all(ops::OpSink& sink, int64_t layer, c
 OpRef ModelGpuProgram::expert_backward(ops::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
                                        OpRef combine_grad) {
   const OpRef input_grad = compute(sink, layer, LayerPart::MlpB, ref, {combine_grad});
-  if (!fused_weight(b, LayerPart::MlpW)) return input_grad;
+  if (!fused_weight(b, LayerPart::MlpW) && !experts_weight_first(b)) return input_grad;
   return compute(sink, layer, LayerPart::MlpW, ref, {});
 }
 
@@ -85,7 +103,7 @@ void ModelGpuProgram::overlapped_moe_layers(Pass& f, int64_t fl, Pass& b, int64_
   as_f();
   const OpRef df = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, fl, f.ref, true, attn_f);
   as_b();
-  if (separate_weight(b)) compute(sink, bl, LayerPart::MlpW, b.ref, {});
+  if (experts_weight_after(b)) compute(sink, bl, LayerPart::MlpW, b.ref, {});
   as_f();
   const MlpShare rest = shared_experts_ahead(sink, fl, f.ref, attn_f);
   const OpRef mlp_f = compute(sink, fl, LayerPart::MlpF, f.ref, {df}, rest);
@@ -157,11 +175,11 @@ void ModelGpuProgram::backward_halves(Pass& bp, ops::OpSink& sink) {
                                   b.last ? *b.last : last_compute(sink));
     half(1);
     const OpRef mb_a = expert_backward(sink, item, bp, a.ref, cb_a);
-    if (separate_weight(bp)) compute(sink, item, LayerPart::MlpW, a.ref, {});
+    if (experts_weight_after(bp)) compute(sink, item, LayerPart::MlpW, a.ref, {});
     const OpRef db_a = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, a.ref, false, mb_a);
     half(2);
     const OpRef mb_b = expert_backward(sink, item, bp, b.ref, cb_b);
-    if (separate_weight(bp)) compute(sink, item, LayerPart::MlpW, b.ref, {});
+    if (experts_weight_after(bp)) compute(sink, item, LayerPart::MlpW, b.ref, {});
     const OpRef db_b = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, item, b.ref, false, mb_b);
     half(1);
     a.last = block(sink, item, LayerPart::AttnB, a.ref, {db_a}, fused_weight(bp, LayerPart::AttnW));

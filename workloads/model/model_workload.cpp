@@ -8,6 +8,7 @@
 
 #include "platforms/cluster_platform.hpp"
 #include "platforms/degraded_hardware.hpp"
+#include "schedules/overlap_pairs.hpp"
 #include "schedules/pipeline_flow.hpp"
 #include "schedules/registry.hpp"
 #include "workloads/cost/part_cost.hpp"
@@ -57,7 +58,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
   // Uneven batches: each EP group's mean load per microbatch, asked for by every compute op.
   if (!uniform_batch_) {
     const int64_t ep = layout_.ep(), m = plan.parallel.microbatches;
-    group_mean_sequences_.assign(static_cast<size_t>(layout_.expert_dp() * m), 0.0);
+    group_mean_sequences_.assign(static_cast<size_t>(layout_.ep_groups() * m), 0.0);
     for (int64_t gpu = 0; gpu < layout_.stage_gpus(); ++gpu)
       for (int64_t mb = 0; mb < m; ++mb)
         group_mean_sequences_[size_t(layout_.ep_group_index(gpu) * m + mb)] += sequences(gpu, mb) / double(ep);
@@ -105,8 +106,10 @@ void ModelWorkload::speed_of_light_costs() {
         if (k.name == "shared_experts") shared.kernels.push_back(k);
       c.shared_fp8_flops_per_seq = effective_flops(shared, lp, Precision::FP8, plan_.hardware) / split;
       c.shared_bf16_flops_per_seq = effective_flops(shared, lp, Precision::BF16, plan_.hardware) / split;
-      c.routed_flops_per_row = effective_flops(per_row.parts[part], lp, Precision::FP8, plan_.hardware) +
-                               effective_flops(per_row.parts[part], lp, Precision::BF16, plan_.hardware) * bf16_weight;
+      // Expert TP: a row's FLOPs are split over the expert-TP group (which runs all its rows).
+      c.routed_flops_per_row = (effective_flops(per_row.parts[part], lp, Precision::FP8, plan_.hardware) +
+                                effective_flops(per_row.parts[part], lp, Precision::BF16, plan_.hardware) * bf16_weight) /
+                               double(layout_.etp());
       PartWork column, row;
       for (const Kernel& k : one.parts[part].kernels) {
         const TpGemmShare share = tp_gemm_share(plan_, k.name);
@@ -186,7 +189,7 @@ bool ModelWorkload::mark_perturbed_groups() {
   if (plan_.cluster.topology != Topology::Star && plan_.cluster.oversubscription > 1) return false;
   const PlatformSpec& spec = spec_;
   const std::vector<int64_t> via = nic_detours(spec);
-  perturbed_groups_.assign(size_t(layout_.expert_dp()), false);
+  perturbed_groups_.assign(size_t(layout_.ep_groups()), false);
   const auto mark = [&](int64_t gpu) {
     if (gpu >= 0 && gpu < layout_.gpus()) perturbed_groups_[size_t(layout_.ep_group_index(gpu))] = true;
   };
@@ -213,13 +216,19 @@ bool ModelWorkload::mark_perturbed_groups() {
     }
   }
   perturbed_group_count_ = std::count(perturbed_groups_.begin(), perturbed_groups_.end(), true);
-  if (perturbed_group_count_ > 0 && perturbed_group_count_ < layout_.expert_dp()) return true;
+  if (perturbed_group_count_ > 0 && perturbed_group_count_ < layout_.ep_groups()) return true;
   perturbed_groups_.clear();
   return false;
 }
 
 int64_t ModelWorkload::group_block() const {
-  return std::lcm(layout_.ep(), layout_.tp() * layout_.cp());
+  return std::lcm(layout_.ep_group_span(), layout_.tp() * layout_.cp());
+}
+
+std::vector<sched::ChunkOp> ModelWorkload::rank_program(int64_t rank) const {
+  std::vector<sched::ChunkOp> ops = schedule_->program(rank);
+  if (plan_.parallel.moe_overlap_ep_comm) return sched::pair_backward_with_next_forward(ops);
+  return ops;
 }
 
 std::string ModelWorkload::name() const { return plan_.model.name; }
@@ -252,7 +261,7 @@ std::string ModelWorkload::mode() const {
                        "simulated; the other {} groups per rank are unperturbed, run ahead or level, and mirror "
                        "them (DP flows to them run against their hosts)",
                        perturbed_group_count_, perturbed_group_count_ * layout_.ep() * layout_.pp(),
-                       layout_.gpus(), layout_.expert_dp() - perturbed_group_count_);
+                       layout_.gpus(), layout_.ep_groups() - perturbed_group_count_);
   if (ep_group_reduced_)
     return fmt::format("ep-groups: EP group 0 of every pipeline rank ({} x {} GPUs) simulated, since uneven expert "
                        "loads make the GPUs of a group differ; the other {} groups per rank run the same loads and "
@@ -314,9 +323,11 @@ double ModelWorkload::ep_group_mean_sequences(int64_t gpu, int64_t mb) const {
 namespace stepsim {
 
 double ModelWorkload::routed_rows(int64_t gpu, int64_t layer, int64_t mb) const {
+  // Expert TP: the GPU runs the rows of its whole expert-TP group (on its slice of the matrices).
   const double per_gpu = ep_group_mean_sequences(gpu, mb) * double(plan_.train.seq_len) * token_share() *
-                         double(plan_.model.num_experts_per_tok);
-  if (loads_.balanced() || !layer_is_moe(layer)) return per_gpu;
+                         double(plan_.model.num_experts_per_tok) * double(layout_.etp());
+  if (!layer_is_moe(layer)) return per_gpu;
+  if (loads_.balanced()) return per_gpu * balanced_kept_rows(plan_);
   const int64_t slot = layout_.ep_slot(gpu);
   return per_gpu * double(layout_.ep()) * loads_.slot_share(layer, mb, slot);
 }
@@ -325,12 +336,18 @@ AllToAll ModelWorkload::ep_flows(int64_t gpu, int64_t layer, int64_t mb, double 
                                  double bytes_per_copy) const {
   const double tokens_per_seq = double(plan_.train.seq_len) * scale * token_share();
   const auto tokens_of = [&](int64_t g) { return sequences(g, mb) * tokens_per_seq; };
+  if (plan_.parallel.moe_dispatcher == MoeDispatcher::AllGather)  // a ring already; loads do not change it
+    return all_gather_dispatch(plan_, gpu, tokens_of, bytes_per_copy);
   if (loads_.balanced()) {
-    const AllToAll ring = ring_equivalent(plan_, ep_all_to_all(plan_, ep_layout_, gpu, tokens_of, bytes_per_copy), gpu);
+    // Rows an expert drops are not sent, padded ones are (DeepEP's dedup copies are left as they are).
+    const double kept = plan_.parallel.moe_dispatcher == MoeDispatcher::AllToAll ? balanced_kept_rows(plan_) : 1.0;
+    AllToAll per_peer = dispatcher_flows(plan_, ep_layout_, routing_, gpu, tokens_of, bytes_per_copy * kept, nullptr);
+    if (plan_.parallel.moe_dispatcher == MoeDispatcher::AllToAll) per_peer = rail_gathered(plan_, per_peer, gpu);
+    const AllToAll ring = ring_equivalent(plan_, per_peer, gpu);
     return fold_hidden_nvlink_ ? without_hidden_nvlink(spec_, ring, gpu) : ring;
   }
   const AllToAll a =
-      ep_all_to_all_loaded(plan_, routing_, gpu, tokens_of, bytes_per_copy, loads_.slot_shares(layer, mb));
+      dispatcher_flows(plan_, ep_layout_, routing_, gpu, tokens_of, bytes_per_copy, loads_.slot_shares(layer, mb));
   return to_experts ? a : reversed(a);
 }
 

@@ -65,6 +65,9 @@ class ModelWorkload : public ops::Workload {
   const Plan& plan() const { return plan_; }
   const RankLayout& layout() const { return layout_; }
   const sched::Schedule& schedule() const { return *schedule_; }
+  // Rank `rank`'s chunk ops as the workload runs them: the schedule's, with each steady-state
+  // backward paired with the next forward under parallel.moe_overlap_ep_comm.
+  std::vector<sched::ChunkOp> rank_program(int64_t rank) const;
   const ModelStreams& streams() const { return streams_; }  // every GPU's streams and transfer channels
   const std::vector<StageLayers>& stages() const { return stages_; }
   const EpLayout& ep_layout() const { return ep_layout_; }

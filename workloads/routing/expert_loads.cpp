@@ -22,6 +22,12 @@ bool uneven_loads(const Plan& plan) {
   return plan.model.is_moe() && r != Routing::Balanced && r != Routing::DeepSeek && !plan.scenario.mean_loads_only;
 }
 
+double balanced_kept_rows(const Plan& plan) {
+  const ParallelConfig& par = plan.parallel;
+  if (!plan.model.is_moe() || par.moe_capacity_factor <= 0) return 1.0;
+  return par.moe_pad_to_capacity ? par.moe_capacity_factor : std::min(1.0, par.moe_capacity_factor);
+}
+
 double ExpertLoads::group_rows_per_microbatch(const Plan& plan) {
   return plan.sequences_per_replica() / double(plan.parallel.microbatches) * double(RankLayout(plan).ep()) *
          double(plan.train.seq_len) * double(plan.model.num_experts_per_tok);
@@ -67,6 +73,12 @@ ExpertLoads::ExpertLoads(const Plan& plan) {
           sum += count[size_t(e)];
         }
         for (double& c : count) c /= sum;
+      }
+      // Megatron's capacity: an expert keeps at most C times its mean rows (C / E of the group's),
+      // or, padded, exactly that many.
+      if (plan.parallel.moe_capacity_factor > 0) {
+        const double cap = plan.parallel.moe_capacity_factor / double(experts_);
+        for (double& c : count) c = plan.parallel.moe_pad_to_capacity ? cap : std::min(c, cap);
       }
       const size_t row = size_t(l * microbatches_ + mb);
       std::copy(count.begin(), count.end(), expert_.begin() + std::ptrdiff_t(row * size_t(experts_)));

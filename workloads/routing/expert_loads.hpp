@@ -20,11 +20,17 @@ namespace stepsim {
 // Whether the plan's routing gives experts different loads (so the GPUs of an EP group differ).
 bool uneven_loads(const Plan& plan);
 
+// Rows an expert keeps under parallel.moe_capacity_factor C when every expert gets its mean load,
+// as a multiple of that load: C when padded to capacity, min(1, C) when the excess is dropped, 1
+// dropless (C = 0). Under uneven loads ExpertLoads caps each expert's share at C / experts instead.
+double balanced_kept_rows(const Plan& plan);
+
 class ExpertLoads {
  public:
   explicit ExpertLoads(const Plan& plan);
 
-  // Every expert gets exactly its mean share (routing balanced, or the report's baseline).
+  // Every expert gets exactly its mean share (routing balanced, or the report's baseline), times
+  // balanced_kept_rows() (the capacity factor's drops or padding).
   bool balanced() const { return balanced_; }
   int64_t experts() const { return experts_; }
   int64_t ep() const { return ep_; }
@@ -33,7 +39,8 @@ class ExpertLoads {
   int64_t first_moe_layer() const { return first_moe_layer_; }
 
   // Share of the group's routed rows that expert `e` / EP slot `slot` (the GPU at that position
-  // in its EP group, holding experts [slot E / ep, (slot + 1) E / ep)) receives. `layer` is the
+  // in its EP group, holding experts [slot E / ep, (slot + 1) E / ep)) receives, after the capacity
+  // factor's drops or padding (so the shares add up to less, or more, than 1). `layer` is the
   // model's layer index (an MoE layer).
   double expert_share(int64_t layer, int64_t mb, int64_t e) const {
     return expert_[size_t(((layer - first_moe_layer_) * microbatches_ + mb) * experts_ + e)];

@@ -5,13 +5,15 @@
 
 #include "platforms/topology.hpp"
 #include "vocabulary/rank_layout.hpp"
+#include "workloads/traffic/dp_collectives.hpp"
 
 namespace stepsim {
 
 double dispatch_bytes_per_token(const Plan& plan) {
   const double h = double(plan.model.hidden_size);
   // FP8 with one FP32 scale per 1x128 tile (DeepSeek-V3 report 3.3.3), or BF16.
-  return plan.train.precision == Precision::FP8 ? h * 1.0 + h / 128.0 * 4.0 : h * 2.0;
+  const bool fp8 = plan.train.precision == Precision::FP8 && plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP;
+  return fp8 ? h * 1.0 + h / 128.0 * 4.0 : h * 2.0;
 }
 
 double combine_bytes_per_token(const ModelConfig& m) { return double(m.hidden_size) * 2.0; }
@@ -127,6 +129,61 @@ AllToAll ep_all_to_all_loaded(const Plan& plan, const RoutingStats& routing, int
     a.in.push_back({first + j, arriving(j % g) * gpu_touch(slot) * bytes_per_copy});
   }
   return a;
+}
+
+AllToAll per_expert_all_to_all(const Plan& plan, int64_t gpu, const TokensOf& tokens_of, double bytes_per_copy,
+                               const double* slot_share) {
+  AllToAll a;
+  const RankLayout layout(plan);
+  if (!plan.model.is_moe() || layout.ep() == 1) return a;
+  const std::vector<int64_t> group = layout.ep_group(gpu);
+  const double k = double(plan.model.num_experts_per_tok), balanced = 1.0 / double(group.size());
+  const auto share = [&](size_t j) { return slot_share ? slot_share[j] : balanced; };
+  const size_t self = size_t(std::find(group.begin(), group.end(), gpu) - group.begin());
+  for (size_t j = 0; j < group.size(); ++j) {
+    if (j == self) continue;
+    a.out.push_back({group[j], tokens_of(gpu) * k * share(j) * bytes_per_copy});
+    a.in.push_back({group[j], tokens_of(group[j]) * k * share(self) * bytes_per_copy});
+  }
+  return a;
+}
+
+AllToAll all_gather_dispatch(const Plan& plan, int64_t gpu, const TokensOf& tokens_of, double bytes_per_copy) {
+  AllToAll a;
+  const RankLayout layout(plan);
+  if (!plan.model.is_moe() || layout.ep() == 1) return a;
+  DpGroup group;
+  group.members = layout.ep_group(gpu);
+  double gathered = 0;  // tokens of the whole group
+  for (const int64_t member : group.members) gathered += tokens_of(member);
+  const RingFlows ring = dp_ring_flows(plan, group, gpu, gathered, 0.0, bytes_per_copy);
+  return {ring.out, ring.in};
+}
+
+AllToAll dispatcher_flows(const Plan& plan, const EpLayout& layout, const RoutingStats& routing, int64_t gpu,
+                          const TokensOf& tokens_of, double bytes_per_copy, const double* slot_share) {
+  switch (plan.parallel.moe_dispatcher) {
+    case MoeDispatcher::AllToAll: return per_expert_all_to_all(plan, gpu, tokens_of, bytes_per_copy, slot_share);
+    case MoeDispatcher::AllGather: return all_gather_dispatch(plan, gpu, tokens_of, bytes_per_copy);
+    case MoeDispatcher::DeepEP: break;
+  }
+  return slot_share ? ep_all_to_all_loaded(plan, routing, gpu, tokens_of, bytes_per_copy, slot_share)
+                    : ep_all_to_all(plan, layout, gpu, tokens_of, bytes_per_copy);
+}
+
+AllToAll rail_gathered(const Plan& plan, const AllToAll& per_peer, int64_t gpu) {
+  const int64_t g = plan.nvlink_ranks(), node = gpu / g, local = gpu % g;
+  const auto gather = [&](const std::vector<PeerFlow>& flows) {
+    std::vector<PeerFlow> out;
+    for (const PeerFlow& f : flows) {
+      const int64_t peer = f.peer / g == node ? f.peer : f.peer / g * g + local;
+      const auto it = std::find_if(out.begin(), out.end(), [&](const PeerFlow& o) { return o.peer == peer; });
+      if (it == out.end()) out.push_back({peer, f.bytes});
+      else it->bytes += f.bytes;
+    }
+    return out;
+  };
+  return {gather(per_peer.out), gather(per_peer.in)};
 }
 
 AllToAll reversed(const AllToAll& a) { return {a.in, a.out}; }

@@ -52,6 +52,31 @@ AllToAll ep_all_to_all(const Plan& plan, const EpLayout& layout, int64_t gpu, co
 AllToAll ep_all_to_all_loaded(const Plan& plan, const RoutingStats& routing, int64_t gpu, const TokensOf& tokens_of,
                               double bytes_per_copy, const double* slot_share);
 
+// Megatron's alltoall dispatcher (and torchtitan's): every token-expert row whose expert another GPU
+// of the group holds is one copy, sent straight to that GPU (no node dedup, no forwarding): to GPU
+// j, tokens x k x share_j, where share_j is the share of the group's routed rows j's experts take
+// (`slot_share`, in EP-group order; null = balanced, 1 / ep each).
+AllToAll per_expert_all_to_all(const Plan& plan, int64_t gpu, const TokensOf& tokens_of, double bytes_per_copy,
+                               const double* slot_share = nullptr);
+
+// Megatron's allgather dispatcher: every member gathers the tokens of its whole EP group (and
+// reduce-scatters the experts' outputs back, the same bytes), as a hierarchical ring over the
+// group (dp_collectives.hpp): an IB ring among the domains, an NVLink ring inside each.
+AllToAll all_gather_dispatch(const Plan& plan, int64_t gpu, const TokensOf& tokens_of, double bytes_per_copy);
+
+// `per_peer` (per_expert_all_to_all's flows under balanced loads) with its IB bytes gathered per
+// remote NVLink domain onto the GPU of this GPU's local rank there (its rail peer), as DeepEP's IB
+// flows go. Every NIC sends and receives the same bytes as before when the group's domains hold
+// alike loads, and every member then sees the same peers of each kind, which ring_equivalent needs
+// to pair senders with receivers.
+AllToAll rail_gathered(const Plan& plan, const AllToAll& per_peer, int64_t gpu);
+
+// The flows of one expert all-to-all of `gpu` under the plan's dispatcher: DeepEP's (ep_all_to_all,
+// or ep_all_to_all_loaded under uneven loads), per_expert_all_to_all or all_gather_dispatch.
+// `slot_share` null = balanced loads. The to-experts direction; the other is reversed().
+AllToAll dispatcher_flows(const Plan& plan, const EpLayout& layout, const RoutingStats& routing, int64_t gpu,
+                          const TokensOf& tokens_of, double bytes_per_copy, const double* slot_share);
+
 // The from-experts direction (combine, and dispatch's gradient) retraces the to-experts flows
 // backwards: what a GPU received it now sends.
 AllToAll reversed(const AllToAll& a);
@@ -70,7 +95,9 @@ AllToAll ring_equivalent(const Plan& plan, const AllToAll& per_peer, int64_t gpu
 // the result is the same with one flow fewer per GPU (sim.fidelity=fast). Otherwise `ring` as is.
 AllToAll without_hidden_nvlink(const PlatformSpec& spec, const AllToAll& ring, int64_t gpu);
 
-// Dispatch copies carry FP8 activations with one FP32 scale per 128 channels; combine copies BF16.
+// Dispatch copies carry FP8 activations with one FP32 scale per 128 channels (DeepEP in an FP8
+// plan, as DeepSeek-V3 dispatches); Megatron's alltoall and allgather dispatchers move BF16 hidden
+// states (their FP8 casts sit inside the expert GEMMs). Combine copies are BF16.
 double dispatch_bytes_per_token(const Plan& plan);
 double combine_bytes_per_token(const ModelConfig& m);
 

@@ -1,0 +1,66 @@
+#include "simulator/report/expert_layout_report.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <vector>
+
+#include "vocabulary/rank_layout.hpp"
+
+namespace stepsim {
+namespace {
+
+// The NVLink domains ("nodes") an EP group's GPUs sit on, in increasing order.
+std::vector<int64_t> group_nodes(const Plan& plan, const std::vector<int64_t>& group) {
+  const int64_t g = plan.nvlink_ranks();
+  std::set<int64_t> nodes;
+  for (const int64_t gpu : group) nodes.insert(gpu / g);
+  return {nodes.begin(), nodes.end()};
+}
+
+std::string node_range(const std::vector<int64_t>& nodes) {
+  if (nodes.size() == 1) return fmt::format("node {}", nodes.front());
+  const bool consecutive = nodes.back() - nodes.front() + 1 == int64_t(nodes.size());
+  if (consecutive) return fmt::format("nodes {}-{}", nodes.front(), nodes.back());
+  return fmt::format("nodes {}", fmt::join(nodes, ", "));
+}
+
+}  // namespace
+
+std::string expert_layout_text(const Plan& plan) {
+  if (!plan.model.is_moe()) return "";
+  const RankLayout layout(plan);
+  const std::vector<int64_t> nodes = group_nodes(plan, layout.ep_group(0));
+  std::string capacity;
+  if (plan.parallel.moe_capacity_factor > 0)
+    capacity = fmt::format(", capacity {:g}{}", plan.parallel.moe_capacity_factor,
+                           plan.parallel.moe_pad_to_capacity ? " padded" : " with drops");
+  return fmt::format("experts: EP {} ({} dispatcher), expert TP {}, {}{}: each EP group on {} node{} (GPU 0's: {})\n",
+                     layout.ep(), to_string(plan.parallel.moe_dispatcher), layout.etp(),
+                     plan.parallel.moe_grouped_gemm ? "grouped GEMMs" : "one GEMM per expert", capacity, nodes.size(),
+                     nodes.size() == 1 ? "" : "s", node_range(nodes));
+}
+
+nlohmann::json expert_layout_json(const Plan& plan) {
+  if (!plan.model.is_moe()) return nullptr;
+  const RankLayout layout(plan);
+  nlohmann::json j;
+  j["dispatcher"] = to_string(plan.parallel.moe_dispatcher);
+  j["ep"] = layout.ep();
+  j["expert_tp"] = layout.etp();
+  j["grouped_gemm"] = plan.parallel.moe_grouped_gemm;
+  j["capacity_factor"] = plan.parallel.moe_capacity_factor;
+  j["pad_to_capacity"] = plan.parallel.moe_pad_to_capacity;
+  j["nodes_per_group"] = group_nodes(plan, layout.ep_group(0)).size();
+  j["groups"] = nlohmann::json::array();
+  // Every EP group once: the lowest GPU of each, rank by rank.
+  for (int64_t rank = 0; rank < layout.pp(); ++rank)
+    for (int64_t local = 0; local < layout.stage_gpus(); ++local) {
+      const int64_t gpu = layout.first_gpu_of_rank(rank) + local;
+      if (layout.first_of_ep_group(gpu) != gpu) continue;
+      j["groups"].push_back({{"pipeline_rank", rank}, {"first_gpu", gpu}, {"nodes", group_nodes(plan, layout.ep_group(gpu))}});
+    }
+  return j;
+}
+
+}  // namespace stepsim
