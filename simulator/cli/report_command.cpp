@@ -39,7 +39,7 @@ int run_report(const Plan& plan, const ReportArgs& a) {
       waterfall_note = "Its routing-imbalance bar was not replayed (add --routing-sim; minutes on large plans).";
   }
 
-  const TraceOptions timeline = default_trace_options(plan);
+  const TraceOptions timeline = default_trace_options(plan, counted.simulated);
   SimOptions options;
   options.quiet = a.quiet;
   options.record_spans = true;
