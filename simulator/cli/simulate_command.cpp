@@ -35,7 +35,7 @@ int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& tra
   // Created before the replay so a bad path fails before minutes of work; the trace reaches
   // trace_path only when complete (a temporary file renamed over it).
   std::optional<io::OutputFile> trace;
-  if (!trace_path.empty()) trace.emplace(trace_path, "--trace");
+  if (!trace_path.empty()) trace.emplace(trace_path, "--trace", io::kDashStdoutTaken);
   // Uneven routing: first the same step with every expert at its mean load, for the slowdown
   // (forked before this process starts its own SimGrid engine).
   const std::optional<double> mean_load_s = mean_load_step_s(plan, quiet);
