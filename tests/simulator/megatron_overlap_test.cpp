@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "simulator/roofline/roofline.hpp"
+#include "workloads/cost/compute_breakdown.hpp"
 #include "tests/simulator/sim_test_util.hpp"
 #include "workloads/model/model_workload.hpp"
 
@@ -98,6 +99,16 @@ TEST(MegatronOverlap, TpCommOverlapPipelinesEachCollectiveWithItsGemm) {
   EXPECT_NEAR(off.step_time_s - on.step_time_s, k.exposed_off() - k.exposed_on() - k.sm_margin(),
               1e-9 * off.step_time_s);
   expect_exact_split(on);
+}
+
+// The compute breakdown charges the SM margin as the replay does: the row-parallel GEMMs' hand
+// figure (132/116 - 1) x (attention output + MLP down), inside its GEMM class (it counted none).
+TEST(MegatronOverlap, BreakdownChargesTheSmMarginOfTheHandFigure) {
+  const TpCase k;
+  const cost::ComputeBreakdown off = cost::compute_breakdown(tp_plan(false), 0), on = cost::compute_breakdown(tp_plan(true), 0);
+  EXPECT_DOUBLE_EQ(off.ub_sm_margin_s, 0);
+  EXPECT_NEAR(on.ub_sm_margin_s, k.sm_margin(), 1e-9 * k.sm_margin());
+  EXPECT_NEAR(on.step.gemm - off.step.gemm, k.sm_margin(), 1e-9 * k.sm_margin());
 }
 
 TEST(MegatronOverlap, RooflineTpClosedFormsEqualTheHandFigures) {
