@@ -39,7 +39,7 @@ double parse_seconds(const std::string& text, const std::string& whole) {
 
 }  // namespace
 
-TraceOptions default_trace_options(const Plan& plan) {
+TraceOptions default_trace_options(const Plan& plan, const std::vector<bool>& simulated) {
   TraceOptions o;
   if (plan.workload.kind == WorkloadKind::Synthetic) {
     o.gpus_per_node = 1;  // the synthetic platform: one GPU per node
@@ -55,6 +55,13 @@ TraceOptions default_trace_options(const Plan& plan) {
     for (int64_t c = 0; c < layout.cp(); ++c)
       for (const int64_t g : layout.tp_group(layout.gpu(0, 0, c, 0))) o.ranks.push_back(int32_t(g));
     for (int64_t p = 1; p < layout.pp(); ++p) o.ranks.push_back(int32_t(layout.gpu(p, 0)));
+    const auto runs = [&](int64_t g) { return simulated.empty() || (size_t(g) < simulated.size() && simulated[size_t(g)]); };
+    for (int32_t& g : o.ranks) {
+      const int64_t p = layout.pipeline_rank(g), place = g - layout.gpu(p, layout.dp_rank(g));
+      for (int64_t d = 0; d < layout.dp() && !runs(g); ++d)
+        if (runs(layout.gpu(p, d) + place)) g = int32_t(layout.gpu(p, d) + place);
+    }
+    std::sort(o.ranks.begin(), o.ranks.end());
   }
   return o;
 }

@@ -20,7 +20,7 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
                   bool quiet) {
   calib::require_capture(plan, "calibrate");
   if (out_path.empty()) throw ConfigError("calibrate: -o: missing; name the profile file to write, e.g. -o profile.yaml");
-  io::check_output_path(out_path, "-o");
+  io::check_output_path(out_path, "-o", io::kDashStdoutTaken);
   // Every input is read and checked before the output is touched; the profile is written to a
   // temporary file renamed over -o, so a failure never empties an existing profile.
   const traces::ProfileSummary trace = traces::read_profile_trace(trace_path);
@@ -38,7 +38,7 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
   checked.hardware = c.hardware;
   SimOptions options;
   options.counted = check_replay_size(checked);
-  io::write_output_file(out_path, "-o", profile);
+  io::write_output_file(out_path, "-o", io::kDashStdoutTaken, profile);
   options.quiet = quiet;
   options.record_spans = true;
   const calib::PhaseMap sim = calib::capture_sim(checked, simulate(checked, options));

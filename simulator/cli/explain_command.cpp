@@ -15,7 +15,7 @@
 namespace stepsim {
 
 int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_path, bool routing_sim) {
-  if (!png_path.empty()) io::check_output_path(png_path, "--png");  // before the simulations, not after
+  if (!png_path.empty()) io::check_output_path(png_path, "--png", io::kDashBinary);  // before the simulations, not after
   int n = 0;
   const calib::Explanation x = calib::explain(plan, [&](const Plan& p) {
     if (!quiet) std::fprintf(stderr, "explain: simulation %d ...\n", ++n);

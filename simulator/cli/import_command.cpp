@@ -48,13 +48,13 @@ int run_import(const ImportArgs& a) {
     }
     options.preset = a.hardware;
   }
-  if (!a.out.empty()) io::check_output_path(a.out, "-o");
+  if (!a.out.empty()) io::check_output_path(a.out, "-o", io::kDashIsStdout);
   const std::string text = io::read_input_file(a.file, "import " + a.tool, io::kMiB);
   const importers::ImportedPlan plan = a.tool == "megatron" ? importers::import_megatron(text, a.file, options)
                                                             : importers::import_torchtitan(text, a.file, options);
   // A relative model.config_json is written against the plan's own folder, as configs read it.
   std::string base;
-  if (!a.out.empty()) {
+  if (!a.out.empty() && !io::is_stdout(a.out)) {
     std::error_code ec;
     base = std::filesystem::absolute(std::filesystem::path(a.out), ec).parent_path().lexically_normal().string();
     if (ec) base.clear();
@@ -62,7 +62,7 @@ int run_import(const ImportArgs& a) {
   const std::string yaml = importers::plan_yaml(plan, base);
   importers::check_imported_plan(plan, yaml, base);
   if (a.out.empty()) std::cout << yaml;
-  else io::write_output_file(a.out, "-o", yaml);
+  else io::write_output_file(a.out, "-o", io::kDashIsStdout, yaml);
   if (!a.quiet) {
     for (const auto& n : plan.notes) std::fprintf(stderr, "note: %s\n", io::printable(n).c_str());
     if (const std::string n = importers::not_imported_note(plan); !n.empty())

@@ -11,6 +11,7 @@
 #include "simulator/cli/commands.hpp"
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/io/command_files.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/io/shell_quote.hpp"
@@ -205,9 +206,9 @@ int main(int argc, char** argv) {
     if (*platform) {
       const stepsim::Plan plan = load(plat);
       const stepsim::PlatformSpec spec = stepsim::platform_spec(plan);
-      if (!plat_png.empty()) stepsim::io::check_output_path(plat_png, "--png");
+      if (!plat_png.empty()) stepsim::io::check_output_path(plat_png, "--png", stepsim::io::kDashBinary);
       const auto xml = stepsim::platform_xml(spec);
-      if (!out_path.empty()) stepsim::io::write_output_file(out_path, "-o", xml);
+      if (!out_path.empty()) stepsim::io::write_output_file(out_path, "-o", stepsim::io::kDashIsStdout, xml);
       else if (plat_png.empty()) std::cout << xml;
       if (!plat_png.empty())
         stepsim::plot::write_topology_png(spec, std::string(stepsim::to_string(plan.cluster.topology)) + " cluster of " +
@@ -219,6 +220,7 @@ int main(int argc, char** argv) {
     return 0;
   };
   try {
+    const stepsim::io::CommandFiles files;  // no output may replace an input or another output
     const int rc = run_command();
     stepsim::io::finish_stdout();  // a report lost to a full disk is an error, not exit 0
     return rc;

@@ -19,7 +19,7 @@ namespace stepsim {
 
 int run_report(const Plan& plan, const ReportArgs& a) {
   if (a.out_path.empty()) throw ConfigError("-o: missing; give the HTML file to write, for example -o report.html");
-  io::check_output_path(a.out_path, "-o");  // before minutes of replays, not after
+  io::check_output_path(a.out_path, "-o", io::kDashIsStdout);  // before minutes of replays, not after
   const engine::ReplayCount counted = check_replay_size(plan);
   const bool model = plan.workload.kind == WorkloadKind::Model;
 
@@ -39,7 +39,7 @@ int run_report(const Plan& plan, const ReportArgs& a) {
       waterfall_note = "Its routing-imbalance bar was not replayed (add --routing-sim; minutes on large plans).";
   }
 
-  const TraceOptions timeline = default_trace_options(plan);
+  const TraceOptions timeline = default_trace_options(plan, counted.simulated);
   SimOptions options;
   options.quiet = a.quiet;
   options.record_spans = true;
@@ -60,10 +60,10 @@ int run_report(const Plan& plan, const ReportArgs& a) {
   std::ostringstream page;
   write_html_report(in, page);
   const std::string html = page.str();
-  io::write_output_file(a.out_path, "-o", html);
+  io::write_output_file(a.out_path, "-o", io::kDashIsStdout, html);
   if (!a.quiet)
     std::fprintf(stderr, "stepsim report: wrote %s (%.1f MB); open it in a browser (it needs no network)\n",
-                 a.out_path.c_str(), double(html.size()) / 1e6);
+                 io::is_stdout(a.out_path) ? "the page to stdout" : a.out_path.c_str(), double(html.size()) / 1e6);
   return 0;
 }
 

@@ -28,13 +28,14 @@ int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& tra
   SimOptions options;
   options.quiet = quiet;
   options.record_spans = !trace_path.empty();
-  const TraceOptions trace_opt = trace_options(plan, trace_ranks, trace_window);
-  options.span_ranks = trace_opt.ranks;  // record only what the trace will hold
+  TraceOptions trace_opt = trace_options(plan, trace_ranks, trace_window);  // a bad option fails before the count
   options.counted = check_replay_size(plan);
+  if (trace_ranks.empty()) trace_opt.ranks = default_trace_options(plan, options.counted->simulated).ranks;
+  options.span_ranks = trace_opt.ranks;  // record only what the trace will hold
   // Created before the replay so a bad path fails before minutes of work; the trace reaches
   // trace_path only when complete (a temporary file renamed over it).
   std::optional<io::OutputFile> trace;
-  if (!trace_path.empty()) trace.emplace(trace_path, "--trace");
+  if (!trace_path.empty()) trace.emplace(trace_path, "--trace", io::kDashStdoutTaken);
   // Uneven routing: first the same step with every expert at its mean load, for the slowdown
   // (forked before this process starts its own SimGrid engine).
   const std::optional<double> mean_load_s = mean_load_step_s(plan, quiet);

@@ -11,6 +11,7 @@
 #include "simulator/cli/commands.hpp"
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/io/command_files.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/report/report_fields.hpp"
 #include "simulator/sweep/collect.hpp"
@@ -25,6 +26,25 @@ namespace {
 using namespace stepsim::sweep;
 
 std::string absolute(const std::string& path) { return std::filesystem::absolute(path).lexically_normal().string(); }
+
+void refuse_dash_dir(const std::string& dir, const std::string& option) {
+  if (io::is_stdout(dir))
+    throw ConfigError(option + " -: the sweep's output is a directory, so - cannot mean stdout here; name a "
+                      "directory (./- for one named -)");
+}
+
+// What the sweep writes into DIR, claimed before anything is (io/command_files.hpp): none of it may
+// replace an input (the config, a file --set names) or another output (--png, --emit-jobs). A
+// sweep that runs (`points` > 0) writes its manifest and points; --collect reads them.
+void claim_sweep_outputs(const std::string& dir, const Manifest& m, int points) {
+  if (points > 0) io::claim_output(manifest_path(dir), "-o");
+  io::claim_output(dir + "/sweep.csv", "-o");
+  if (m.png.empty()) io::claim_output(dir + "/sweep.png", "--png");
+  for (int i = 0; i < points; ++i) {
+    io::claim_output(point_json_path(dir, i, points), "-o");
+    io::claim_output(point_err_path(dir, i, points), "-o");
+  }
+}
 
 void check_plot_x(const Manifest& m) {
   if (m.plot_x.empty()) return;
@@ -65,16 +85,19 @@ int report(const CollectSummary& s, bool quiet) {
 }
 
 int collect_only(const SweepArgs& a) {
+  refuse_dash_dir(a.collect_dir, "--collect");
   if (!a.config.empty() || !a.grids.empty() || !a.sets.empty() || !a.emit_jobs.empty())
     throw ConfigError("--collect " + a.collect_dir + ": takes only the sweep directory (and --plot-x/--plot-y); the grid is in its sweep.json");
   Manifest m = read_manifest(a.collect_dir);
   if (!a.plot_x.empty()) m.plot_x = a.plot_x;
   if (!a.plot_y.empty()) m.plot_y = a.plot_y;
+  if (!a.png.empty()) io::check_output_path(a.png, "--png", io::kDashBinary);
   if (!a.png.empty()) m.png = absolute(a.png);
-  if (!m.png.empty()) io::check_output_path(m.png, "--png");
+  if (!m.png.empty()) io::check_output_path(m.png, "--png", io::kDashBinary);
   if (!a.title.empty()) m.title = a.title;
   check_plot_x(m);
   check_plot_y(m.plot_y);
+  claim_sweep_outputs(a.collect_dir, m, 0);
   return report(collect(a.collect_dir, m), a.quiet);
 }
 
@@ -100,13 +123,13 @@ int emit_jobs(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint
   const std::string dir = absolute(a.out_dir);
   std::string lines;
   for (const auto& p : grid) lines += point_shell_line(m, p, dir, int(grid.size())) + "\n";
-  io::write_output_file(a.emit_jobs, "--emit-jobs", lines);  // first: a full disk leaves no half sweep
+  io::write_output_file(a.emit_jobs, "--emit-jobs", io::kDashIsStdout, lines);  // first: a full disk leaves no half sweep
   write_manifest(a.out_dir, m);
   if (!a.quiet)
     std::fprintf(stderr,
                  "stepsim sweep: wrote %zu job lines to %s; run each (e.g. a Slurm array task runs line "
                  "$SLURM_ARRAY_TASK_ID+1), then: stepsim sweep --collect %s\n",
-                 grid.size(), a.emit_jobs.c_str(), a.out_dir.c_str());
+                 grid.size(), io::is_stdout(a.emit_jobs) ? "stdout" : a.emit_jobs.c_str(), a.out_dir.c_str());
   return 0;
 }
 
@@ -133,6 +156,7 @@ int run_local(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint
     std::fprintf(stderr, "stepsim sweep: %d/%d points done%s, %.0f s elapsed, ETA %.0f s\n", done, n,
                  failed ? (" (" + std::to_string(failed) + " failed)").c_str() : "", elapsed, eta);
   });
+  for (const Job& j : jobs) io::output_written(j.stdout_path), io::output_written(j.stderr_path);  // collect reads them
   if (const int sig = stop_signal()) {
     std::fprintf(stderr, "stepsim sweep: stopped by %s after %d of %d points; their reports are in %s/points "
                  "(rerun the sweep to finish it)\n", sig == SIGINT ? "SIGINT" : "SIGTERM", done, n, a.out_dir.c_str());
@@ -146,6 +170,7 @@ int run_local(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint
 int run_sweep(const SweepArgs& a) {
   if (!a.collect_dir.empty()) return collect_only(a);
   if (a.out_dir.empty()) throw ConfigError("-o: missing; give the sweep's output directory, for example -o sweeps/fsdp");
+  refuse_dash_dir(a.out_dir, "-o");
   if (a.jobs < 0) throw ConfigError("-j " + std::to_string(a.jobs) + ": must be a positive number of parallel points (or 0 for all cores)");
   Manifest m;
   for (const auto& g : a.grids) m.axes.push_back(parse_grid_axis(g));
@@ -159,15 +184,17 @@ int run_sweep(const SweepArgs& a) {
   m.title = a.title;
   check_plot_x(m);
   check_plot_y(m.plot_y);
-  // Outputs written after the points ran (or after the manifest) are checked before anything is.
-  if (!m.png.empty()) io::check_output_path(m.png, "--png");
-  if (!a.emit_jobs.empty()) io::check_output_path(a.emit_jobs, "--emit-jobs");
   std::error_code ec;
   m.binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) throw ConfigError("/proc/self/exe: cannot find the stepsim binary to run each point (" + ec.message() + ")");
   const auto grid = cartesian_product(m.axes);
   check_some_point_loads(m, grid);
+  // Outputs written after the points ran (or after the manifest) are checked before anything is
+  // written, once the inputs have been read.
+  if (!a.png.empty()) io::check_output_path(a.png, "--png", io::kDashBinary);
+  if (!a.emit_jobs.empty()) io::check_output_path(a.emit_jobs, "--emit-jobs", io::kDashIsStdout);
   claim_sweep_dir(a.out_dir, m);
+  claim_sweep_outputs(a.out_dir, m, int(grid.size()));
   if (!a.emit_jobs.empty()) return emit_jobs(a, m, grid);
   write_manifest(a.out_dir, m);
   return run_local(a, m, grid);

@@ -46,6 +46,7 @@ ReplayCount count_replay(const PlatformSpec& spec, const Workload& w, double sto
     }
     ++c.gpus_counted;
   }
+  c.simulated = std::move(simulated);
   return c;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "platforms/cluster_platform.hpp"
 #include "vocabulary/workload.hpp"
@@ -19,6 +20,7 @@ struct ReplayCount {
   int64_t gpus = 0;       // GPUs simulated
   int64_t gpus_counted = 0;  // GPUs whose programs were emitted: all of them unless stopped
   bool stopped = false;      // the count passed `stop_above` and stopped there (a lower bound)
+  std::vector<bool> simulated;  // per GPU of the platform: whether the replay runs it
 };
 
 // Counts until the activities pass `stop_above` (then the count is a lower bound and `stopped`),

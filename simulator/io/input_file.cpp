@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "simulator/io/command_files.hpp"
 #include "vocabulary/config_error.hpp"
 
 namespace stepsim::io {
@@ -40,6 +41,12 @@ int open_input_file(const std::string& path, const std::string& what) {
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  try {
+    note_input(fd, path, what);  // no output of the command may replace it
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   return fd;
 }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "simulator/io/command_files.hpp"
 #include "vocabulary/config_error.hpp"
 
 namespace stepsim::io {
@@ -80,10 +81,16 @@ fs::path resolved(const std::string& path) {
 
 }  // namespace
 
-// The checks of check_output_path; returns the file a write replaces (a symlink followed).
-fs::path checked_target(const std::string& path, const std::string& option) {
+// The checks of check_output_path; returns the file a write replaces (a symlink followed), or `-`.
+fs::path checked_target(const std::string& path, const std::string& option, Dash dash) {
   if (path.empty()) throw ConfigError(option + ": empty path; name the file to write");
+  if (is_stdout(path)) {
+    if (dash.refusal == nullptr) return path;
+    throw ConfigError(option + " -: " + dash.refusal + ", so - cannot mean stdout here; name a file (./- for a file "
+                      "named -)");
+  }
   const fs::path target = resolved(path);
+  claim_output(path, option);
   struct stat st {};
   if (::stat(target.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw ConfigError(path + ": is a directory; name a file to write (" + option + ")");
@@ -96,16 +103,22 @@ fs::path checked_target(const std::string& path, const std::string& option) {
   return target;
 }
 
-void check_output_path(const std::string& path, const std::string& option) { (void)checked_target(path, option); }
+void check_output_path(const std::string& path, const std::string& option, Dash dash) {
+  (void)checked_target(path, option, dash);
+}
 
-OutputFile::OutputFile(const std::string& path, const std::string& option) : path_(path), option_(option) {
-  const fs::path target = checked_target(path, option);
+OutputFile::OutputFile(const std::string& path, const std::string& option, Dash dash) : path_(path), option_(option) {
+  const fs::path target = checked_target(path, option, dash);
+  if (is_stdout(path)) {
+    out_ = &std::cout;
+    return;
+  }
   target_ = target.string();
   struct stat st {};
   if (::stat(target_.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode)) {  // a device, FIFO or socket: no temporary file can stand in for it
-      out_.open(target_, std::ios::binary);
-      if (!out_) throw ConfigError(path + ": cannot write (" + reason(errno) + "); check the path (" + option + ")");
+      file_.open(target_, std::ios::binary);
+      if (!file_) throw ConfigError(path + ": cannot write (" + reason(errno) + "); check the path (" + option + ")");
       return;
     }
   }
@@ -124,8 +137,8 @@ OutputFile::OutputFile(const std::string& path, const std::string& option) : pat
   ::close(fd);
   temp_ = tmpl;
   track_temp(temp_.c_str());
-  out_.open(temp_, std::ios::binary | std::ios::trunc);
-  if (!out_) {
+  file_.open(temp_, std::ios::binary | std::ios::trunc);
+  if (!file_) {
     untrack_temp(temp_.c_str());
     ::unlink(temp_.c_str());
     throw ConfigError(path + ": cannot write (" + reason(errno) + "); check the path (" + option + ")");
@@ -134,25 +147,31 @@ OutputFile::OutputFile(const std::string& path, const std::string& option) : pat
 
 OutputFile::~OutputFile() {
   if (!committed_ && !temp_.empty()) {
-    out_.close();
+    file_.close();
     ::unlink(temp_.c_str());
   }
   if (!temp_.empty()) untrack_temp(temp_.c_str());
 }
 
 void OutputFile::commit() {
-  out_.flush();  // errno still holds the cause when an earlier buffered write failed
+  if (out_ == &std::cout) {
+    finish_stdout();
+    committed_ = true;
+    return;
+  }
+  file_.flush();  // errno still holds the cause when an earlier buffered write failed
   const int flush_err = errno;
-  if (!out_) throw ConfigError(path_ + ": cannot write (" + reason(flush_err) + "); nothing was written (" + option_ + ")");
-  out_.close();
-  if (out_.fail()) throw ConfigError(path_ + ": cannot write (" + reason(errno) + "); nothing was written (" + option_ + ")");
+  if (!file_) throw ConfigError(path_ + ": cannot write (" + reason(flush_err) + "); nothing was written (" + option_ + ")");
+  file_.close();
+  if (file_.fail()) throw ConfigError(path_ + ": cannot write (" + reason(errno) + "); nothing was written (" + option_ + ")");
   if (!temp_.empty() && std::rename(temp_.c_str(), target_.c_str()) != 0)
     throw ConfigError(path_ + ": cannot replace the file (" + reason(errno) + "); check the path (" + option_ + ")");
+  output_written(path_);
   committed_ = true;
 }
 
-void write_output_file(const std::string& path, const std::string& option, const std::string& content) {
-  OutputFile f(path, option);
+void write_output_file(const std::string& path, const std::string& option, Dash dash, const std::string& content) {
+  OutputFile f(path, option, dash);
   f.stream() << content;
   f.commit();
 }

@@ -68,7 +68,7 @@ struct Canvas {
     };
     if (cairo_surface_write_to_png_stream(surface.get(), append, &png) != CAIRO_STATUS_SUCCESS)
       throw ConfigError(path + ": cannot encode the PNG chart");
-    io::write_output_file(path, "PNG", png);
+    io::write_output_file(path, "--png", io::kDashBinary, png);  // every chart is a --png (a sweep's by default)
   }
 };
 

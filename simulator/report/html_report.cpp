@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -135,10 +136,10 @@ std::string count_text(double v) {
 struct Block {
   int64_t a_ns = 0, b_ns = 0;
   int cat = 0;
-  int kind = 0;   // OpKind, -1: merged ops, -2: idle
-  int phase = 0;  // idle: the exposed classes' bit mask
+  int kind = 0;   // OpKind, -1: merged ops of one category, -2: idle, -3: mixed (its parts in `mix`)
+  int phase = 0;  // idle: the exposed classes' bit mask; mixed: its index in the page's mix list
   int layer = -1, mb = -1;
-  int64_t ops = 1;
+  int64_t ops = 1;  // ops it draws (idle time: none)
 };
 
 struct TimelineRow {
@@ -150,20 +151,50 @@ struct TimelineRow {
 
 int64_t ns(double s) { return std::llround(s * 1e9); }
 
-// Neighbouring blocks of one category on one row less than `q_ns` apart become one.
-std::vector<Block> merged(const std::vector<Block>& in, int64_t q_ns) {
-  std::vector<Block> out;
+// A row's blocks drawn at a resolution of `q_ns`: neighbours of one category less than q_ns apart
+// become one block; any block starting less than q_ns after the start of the block before it joins
+// that one as a mixed block, which keeps each category's time (`mix`, ns per category). So two
+// blocks of a row start at least q_ns apart: a row spanning T ns keeps at most T / q_ns + 1 blocks,
+// whatever the ops (alternating categories, overlapping streams).
+struct MergedRow {
+  std::vector<Block> blocks;
+  std::vector<std::array<int64_t, kCats>> mix;  // per mixed block (Block::phase), ns per category
+};
+MergedRow merged(const std::vector<Block>& in, int64_t q_ns) {
+  MergedRow out;
+  std::array<int64_t, kCats> open{};  // the open block's ns per category
+  const auto close = [&] {
+    if (out.blocks.empty() || out.blocks.back().kind != -3) return;
+    Block& m = out.blocks.back();
+    m.cat = int(std::max_element(open.begin(), open.end()) - open.begin());  // the category of most of it
+    m.phase = int(out.mix.size());
+    out.mix.push_back(open);
+  };
   for (const Block& b : in) {
-    if (!out.empty() && out.back().cat == b.cat && b.a_ns - out.back().b_ns <= q_ns) {
-      Block& m = out.back();
-      m.b_ns = std::max(m.b_ns, b.b_ns);
-      if (m.kind != -2) m.kind = -1;
-      if (m.kind == -2) m.phase |= b.phase;
-      m.ops += b.ops;
-      continue;
+    if (!out.blocks.empty()) {
+      Block& m = out.blocks.back();
+      const bool same = m.kind != -3 && m.cat == b.cat && b.a_ns - m.b_ns <= q_ns;
+      if (same || b.a_ns - m.a_ns < q_ns) {
+        if (!same) {
+          m.kind = -3;
+          m.layer = m.mb = -1;
+        } else if (m.kind != -2) {
+          m.kind = -1;
+        } else {
+          m.phase |= b.phase;
+        }
+        open[size_t(b.cat)] += b.b_ns - b.a_ns;
+        m.b_ns = std::max(m.b_ns, b.b_ns);
+        m.ops += b.ops;
+        continue;
+      }
     }
-    out.push_back(b);
+    close();
+    out.blocks.push_back(b);
+    open.fill(0);
+    open[size_t(b.cat)] = b.b_ns - b.a_ns;
   }
+  close();
   return out;
 }
 
@@ -197,6 +228,7 @@ json timeline_json(const HtmlReportInput& in, std::string& note) {
     b.cat = s.exposed_classes == 0 ? kBubble : kExposed;
     b.kind = -2;
     b.phase = s.exposed_classes;
+    b.ops = 0;
     by_gpu[s.rank][" compute"].blocks.push_back(b);
   }
   std::vector<TimelineRow> rows;
@@ -214,20 +246,29 @@ json timeline_json(const HtmlReportInput& in, std::string& note) {
       rows.push_back(std::move(row));
     }
   }
-  // Too many blocks for a page: merge neighbours of one kind, at a resolution doubled until they fit.
+  // Too many blocks for a page: merge them at a resolution doubled until they fit. At a resolution
+  // past the step every row is one block, so the doubling ends (rows are far fewer than the cap).
   int64_t q_ns = 0;
+  size_t mixed = 0;
+  std::vector<std::array<int64_t, kCats>> mix;
   if (blocks > kMaxTimelineBlocks) {
-    q_ns = std::max<int64_t>(1000, ns(r.step_time_s) / 100000);
-    for (;; q_ns *= 2) {
+    const int64_t step_ns = std::max<int64_t>(1, ns(r.step_time_s));
+    q_ns = std::max<int64_t>(1000, step_ns / 100000);
+    for (; q_ns <= step_ns; q_ns *= 2) {
       size_t n = 0;
-      for (const TimelineRow& row : rows) n += merged(row.blocks, q_ns).size();
+      for (const TimelineRow& row : rows) n += merged(row.blocks, q_ns).blocks.size();
       if (n <= kMaxTimelineBlocks) break;
     }
     blocks = 0;
     for (TimelineRow& row : rows) {
-      row.blocks = merged(row.blocks, q_ns);
+      MergedRow m = merged(row.blocks, q_ns);
+      for (Block& b : m.blocks)
+        if (b.kind == -3) b.phase += int(mix.size());
+      mix.insert(mix.end(), m.mix.begin(), m.mix.end());
+      row.blocks = std::move(m.blocks);
       blocks += row.blocks.size();
     }
+    mixed = mix.size();
   }
   json j;
   j["step_ns"] = ns(r.step_time_s);
@@ -237,6 +278,13 @@ json timeline_json(const HtmlReportInput& in, std::string& note) {
   for (size_t k = 0; k < size_t(OpKind::Count_); ++k) j["kinds"].push_back(ops::to_string(OpKind(k)));
   j["classes"] = json::array();  // the idle blocks' bit mask: bit c is CommClass c
   for (size_t c = 0; c < ops::kCommClasses; ++c) j["classes"].push_back(ops::comm_class_info(c).label);
+  j["mix"] = json::array();  // per mixed block: [category, ns, category, ns, ...] in category order
+  for (const auto& parts : mix) {
+    json m = json::array();
+    for (size_t c = 0; c < kCats; ++c)
+      if (parts[c] > 0) m.push_back(int64_t(c)), m.push_back(parts[c]);
+    j["mix"].push_back(std::move(m));
+  }
   j["rows"] = json::array();
   for (const TimelineRow& row : rows) {
     json ev = json::array();
@@ -253,10 +301,13 @@ json timeline_json(const HtmlReportInput& in, std::string& note) {
   std::string gpus;
   for (const auto& [gpu, streams] : by_gpu) gpus += (gpus.empty() ? "" : ", ") + std::to_string(gpu);
   note = fmt::format("GPUs {} ({} ops and their idle time)", gpus.empty() ? "none" : gpus, ops);
-  if (q_ns > 0)
+  if (q_ns > 0) {
+    const std::string q = seconds_text(double(q_ns) * 1e-9);
     note += fmt::format("; to keep the page small ({} blocks at most), ops of one kind less than {} apart on a row "
-                        "are drawn as one block ({} blocks)",
-                        kMaxTimelineBlocks, seconds_text(double(q_ns) * 1e-9), blocks);
+                        "are drawn as one block, and ops starting within {} of a block's start join it as a mixed "
+                        "block, striped by each kind's share of its time ({} blocks, {} mixed)",
+                        kMaxTimelineBlocks, q, q, blocks, mixed);
+  }
   else
     note += fmt::format("; every op is drawn ({} blocks)", blocks);
   return j;

@@ -31,8 +31,10 @@ struct HtmlReportInput {
   std::string version;                 // "stepsim 0.1.0"
 };
 
-// The most timeline blocks the page holds: beyond it, neighbouring ops of one kind on one row are
-// drawn as one block (at a resolution doubled until they fit), and the page says so.
+// The most timeline blocks the page holds: beyond it, at a resolution doubled until they fit,
+// neighbouring ops of one kind on one row are drawn as one block and ops closer than the
+// resolution to a block's start join it as a mixed block (its time kept per kind), and the page
+// says so.
 inline constexpr size_t kMaxTimelineBlocks = 60000;
 // Memory samples kept per GPU: beyond it each point is the highest level within its slice of the step.
 inline constexpr size_t kMaxMemoryPoints = 1500;

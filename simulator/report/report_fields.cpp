@@ -28,6 +28,8 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"compute_breakdown.step.memory_bound_s", Kind::Number},
       {"compute_breakdown.step.simulated_compute_s", Kind::Number},
       {"compute_breakdown.step.total_s", Kind::Number},
+      {"compute_breakdown.step.ub_sm_margin_s", Kind::Number},
+      {"compute_breakdown.step.lone_halves_launch_s", Kind::Number},
       {"compute_s", Kind::Number},
       {"cp_comm_s", Kind::Number},
       {"critical_rank", Kind::Number},

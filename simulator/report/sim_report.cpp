@@ -82,6 +82,8 @@ nlohmann::json compute_breakdown_json(const Plan& plan, const SimResult& r) {
     j["per_microbatch"].push_back(e);
   }
   j["step"] = classes_json(b.step);
+  j["step"]["ub_sm_margin_s"] = b.ub_sm_margin_s;
+  j["step"]["lone_halves_launch_s"] = b.lone_halves_launch_s;
   j["step"]["simulated_compute_s"] = crit->compute_s;
   j["step"]["exposed_comm_s"] = crit->exposed_comm_s;
   j["step"]["exposed_by_kind"] = nlohmann::json::object();
@@ -110,10 +112,14 @@ std::string compute_breakdown_text(const Plan& plan, const SimResult& r) {
   for (size_t c = 0; c < ops::kCommClasses; ++c)
     if (ops::comm_class_info(c).in_json)
       by_class += fmt::format("{}{} {:.3f}", by_class.empty() ? "" : ", ", ops::comm_class_info(c).label, crit->exposed_s[c]);
-  out += fmt::format("  step (s): GEMM {:.3f}, attention {:.3f}, memory-bound {:.3f}, launch {:.3f} = compute {:.3f} "
+  const std::string margin =
+      b.ub_sm_margin_s > 0 ? fmt::format(" (of which {:.3f} userbuffers' SM margin)", b.ub_sm_margin_s) : "";
+  const std::string halves =
+      b.lone_halves_launch_s > 0 ? fmt::format(" (of which {:.3f} lone chunks' second halves)", b.lone_halves_launch_s) : "";
+  out += fmt::format("  step (s): GEMM {:.3f}{}, attention {:.3f}, memory-bound {:.3f}, launch {:.3f}{} = compute {:.3f} "
                      "(simulated {:.3f}); exposed communication {:.3f} ({}); bubble {:.3f}\n",
-                     st.gemm, st.attention, st.memory, st.launch, st.total(), crit->compute_s, crit->exposed_comm_s,
-                     by_class, crit->bubble_s);
+                     st.gemm, margin, st.attention, st.memory, st.launch, halves, st.total(), crit->compute_s,
+                     crit->exposed_comm_s, by_class, crit->bubble_s);
   return out;
 }
 
@@ -236,11 +242,32 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
   const double d_bubble = crit->bubble_s - roof.bubble_s;
   const bool pairs = sched::make_schedule(plan)->overlaps_pairs();
   std::vector<std::string> parts;
-  if (std::abs(d_compute) > 0.005 * roof.step_time_s)
+  // The compute gap is the replay's costs against the roofline's on the mean GPU (the per-op cost
+  // model's GEMM shapes, memory-bound kernels and launches under sim.compute: predicted), then this
+  // rank's share against the mean (the pipeline's imbalance).
+  const double d_costs = s.compute.mean - roof.compute_s, d_share = crit->compute_s - s.compute.mean;
+  const std::string sm_tax = plan.taxed_comm_sms() > 0 ? ", and communication kernels take SMs from compute while in flight" : "";
+  if (std::abs(d_compute) > 0.005 * roof.step_time_s && std::abs(d_costs) <= 0.005 * roof.step_time_s)
     parts.push_back(fmt::format(
         "compute {:+.3f} s ({}; the roofline spreads FLOPs evenly, the pipeline gives this rank {:.3f} s against a mean of {:.3f} s{})",
-        d_compute, d_compute > 0 ? "more" : "less", crit->compute_s, s.compute.mean,
-        plan.taxed_comm_sms() > 0 ? ", and communication kernels take SMs from compute while in flight" : ""));
+        d_compute, d_compute > 0 ? "more" : "less", crit->compute_s, s.compute.mean, sm_tax));
+  else if (std::abs(d_compute) > 0.005 * roof.step_time_s)
+    parts.push_back(fmt::format(
+        "compute {:+.3f} s: {:+.3f} s on the mean GPU, {} against the roofline's {:.3f} s{}{}, and {:+.3f} s from the "
+        "pipeline giving this rank {:.3f} s against that mean of {:.3f} s (the roofline spreads FLOPs evenly; stepsim "
+        "explain splits the first term)",
+        d_compute, d_costs,
+        plan.sim.compute == ComputeModel::Predicted
+            ? "the per-op cost model (GEMM shapes, attention kernels, memory-bound kernels, launches, the optimizer "
+              "step)"
+            : "the replay's per-op costs",
+        roof.compute_s,
+        roof.overlap.tp_sm_margin_s > 0 && plan.parallel.tp_comm_overlap
+            ? fmt::format(" (of it, about {:.3f} s of GEMMs slowed by the SMs userbuffers hold, which the roofline "
+                          "counts as exposed TP communication)",
+                          roof.overlap.tp_sm_margin_s)
+            : "",
+        sm_tax, d_share, crit->compute_s, s.compute.mean));
   if (std::abs(d_exposed) > 0.005 * roof.step_time_s) {
     std::string what = fmt::format("exposed communication {:+.3f} s (the roofline hides every transfer behind compute; "
                                    "here the compute stream waited {:.3f} s on transfers: EP all-to-all {:.3f} s",

@@ -122,7 +122,7 @@ CollectSummary collect(const std::string& dir, const Manifest& m, const std::vec
   }
   const std::string csv_path = dir + "/sweep.csv";
   {
-    io::OutputFile out(csv_path, "-o");
+    io::OutputFile out(csv_path, "-o", io::kDashIsStdout);  // inside -o DIR: never -
     write_csv(table, out.stream());
     out.commit();
   }

@@ -8,6 +8,7 @@
 
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/io/command_files.hpp"
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
@@ -38,7 +39,7 @@ void write_manifest(const std::string& dir, const Manifest& m) {
   j["plot_y"] = m.plot_y;
   j["png"] = m.png;
   j["title"] = m.title;
-  io::write_output_file(manifest_path(dir), "-o", io::json_text(j, 2) + "\n");
+  io::write_output_file(manifest_path(dir), "-o", io::kDashIsStdout, io::json_text(j, 2) + "\n");  // inside -o DIR
 }
 
 void claim_sweep_dir(const std::string& dir, const Manifest& m) {
@@ -52,6 +53,7 @@ void claim_sweep_dir(const std::string& dir, const Manifest& m) {
     } catch (const ConfigError&) {
       throw ConfigError("-o " + dir + ": holds a sweep.json that is not a readable sweep manifest" + fix);
     }
+    io::forget_input(manifest_path(dir));  // read to be written again: the sweep resumes
     if (old.config == m.config && old.sets == m.sets && old.axes == m.axes) return;
     std::string grid;
     for (const auto& a : old.axes) {

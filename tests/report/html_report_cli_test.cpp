@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <cctype>
 #include <sstream>
 #include <string>
@@ -195,6 +197,32 @@ TEST(ReportCli, SameInputsGiveTheSameBytes) {
     return a == std::string::npos || b == std::string::npos ? s : s.erase(a, b - a);
   };
   EXPECT_EQ(without_command(x), without_command(y));
+}
+
+// With a straggler the replay runs the EP groups holding it, not replica 0: the page draws those
+// GPUs' timeline, memory and layers (every one of the three was empty: "GPUs none (0 ops)").
+TEST(ReportCli, AStragglersPageDrawsTheGpusItsReplayRuns) {
+  const stepsim::test::ScratchDir dir;
+  const std::string page = dir.file("r.html");
+  const CliResult r = run_stepsim("report workloads/llama-3.1-8b.yaml --no-waterfall -q "
+                                  "--set 'scenario.stragglers=[{gpu: 5, clock: 0.8}]' -o " + page);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string html = slurp(page);
+  const size_t open = html.find("id=\"stepsim-data\">") + 18;
+  const auto data = nlohmann::json::parse(html.substr(open, html.find("</script>", open) - open));
+  std::set<int64_t> gpus;
+  size_t blocks = 0;
+  for (const auto& row : data["timeline"]["rows"]) {
+    gpus.insert(row["gpu"].get<int64_t>());
+    blocks += row["ev"].size() / 8;
+  }
+  EXPECT_EQ(gpus, (std::set<int64_t>{5, 21, 37, 53}));
+  EXPECT_GT(blocks, 1000u);
+  ASSERT_TRUE(data["memory"].is_object());
+  EXPECT_EQ(data["memory"]["series"].size(), 4u);
+  ASSERT_TRUE(data["layers"].is_object());
+  EXPECT_EQ(data["layers"]["rows"].size(), 33u);  // 32 layers and "outside layers"
+  EXPECT_NE(html.find("GPUs 5, 21, 37, 53 ("), std::string::npos);
 }
 
 }  // namespace

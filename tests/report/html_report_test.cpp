@@ -2,12 +2,15 @@
 // timeline kept to a sane size (neighbouring ops merged, the page saying so).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "simulator/config/config_loader.hpp"
 #include "simulator/report/html_report.hpp"
 #include "simulator/report/layer_breakdown.hpp"
+#include "tests/report/chromium.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace stepsim {
 namespace {
@@ -129,6 +132,87 @@ TEST(HtmlReport, ATimelineTooLargeIsMergedToTheCapAndThePageSaysSo) {
   write_html_report(in, small);
   EXPECT_EQ(page_data(small.str())["timeline"]["rows"][0]["ev"].size(), 8u * 1000);
   EXPECT_NE(small.str().find("every op is drawn"), std::string::npos);
+}
+
+// Ops whose kinds alternate op by op (attention, MLP, attention, ...) never form a run of one kind,
+// so merging only neighbours of one kind cannot shrink them (the timeline of a Megatron 70B step
+// never fitted and its report never finished). Past the cap, ops close together join as mixed
+// blocks that keep each kind's time.
+TEST(HtmlReport, OpsOfAlternatingKindsAreMergedToTheCapKeepingEachKindsTime) {
+  const Plan plan = load_plan(default_config_path(), {"workload.kind=synthetic", "parallel.pp=2"});
+  SimResult r;
+  r.step_time_s = 10;
+  r.workload = "synthetic";
+  r.mode = "full";
+  RankResult rank;
+  rank.rank = 0;
+  rank.step_time_s = 10;
+  rank.compute_s = 10;
+  r.ranks.push_back(rank);
+  // 200,000 ops of 40 us every 50 us on the compute stream, their kinds alternating, a 10 us
+  // bubble after each; and on a second row 4 streams' sends of 200 us each, overlapping, every 50 us.
+  const size_t n = 200000;
+  for (size_t i = 0; i < n; ++i) {
+    const double a = double(i) * 50e-6;
+    r.spans.push_back(span(0, i % 2 ? OpKind::Attention : OpKind::DenseMlp, uint16_t(i % 60), a, a + 40e-6));
+    r.idle_spans.push_back(idle(0, 0, a + 40e-6, a + 50e-6));
+    r.spans.push_back(span(0, OpKind::PpSend, ops::kNoIndex, a, a + 200e-6, uint8_t(1 + i % 4)));
+  }
+  r.has_spans = true;
+  HtmlReportInput in;
+  in.plan = &plan;
+  in.result = &r;
+  in.command = "stepsim report";
+  in.version = "stepsim test";
+  std::ostringstream out;
+  write_html_report(in, out);
+  const std::string html = out.str();
+  const auto data = page_data(html);
+  const auto& tl = data["timeline"];
+  const auto& rows = tl["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  size_t blocks = 0;
+  for (const auto& row : rows) blocks += row["ev"].size() / 8;
+  EXPECT_LE(blocks, kMaxTimelineBlocks);
+  EXPECT_GE(blocks, kMaxTimelineBlocks / 8);  // merged no further than needed (one doubling past the cap at most)
+  // Per category on the compute row: 100,000 ops of 40 us each of attention and MLP (4 s each),
+  // 200,000 bubbles of 10 us (2 s); every op counted once.
+  std::map<std::string, int64_t> ns_by_cat;
+  int64_t ops = 0;
+  const auto& ev = rows[0]["ev"];
+  for (size_t i = 0; i < ev.size() / 8; ++i) {
+    const int64_t kind = ev[8 * i + 3].get<int64_t>();
+    ops += ev[8 * i + 7].get<int64_t>();
+    if (kind == -3) {
+      const auto& parts = tl["mix"][ev[8 * i + 4].get<size_t>()];
+      for (size_t p = 0; p < parts.size(); p += 2)
+        ns_by_cat[tl["cats"][parts[p].get<size_t>()]["name"]] += parts[p + 1].get<int64_t>();
+    } else {
+      ns_by_cat[tl["cats"][ev[8 * i + 2].get<size_t>()]["name"]] += ev[8 * i + 1].get<int64_t>();
+    }
+  }
+  EXPECT_EQ(ops, int64_t(n));
+  EXPECT_NEAR(double(ns_by_cat["attention"]), 4e9, 1e3);
+  EXPECT_NEAR(double(ns_by_cat["MLP / experts"]), 4e9, 1e3);
+  EXPECT_NEAR(double(ns_by_cat["bubble (idle, waiting for another stage or the schedule)"]), 2e9, 1e3);
+  EXPECT_NE(html.find("join it as a mixed block"), std::string::npos);
+
+  // The page draws the mixed blocks without an error, and hovering one names its parts.
+  const test::ScratchDir dir;
+  std::string used = html;
+  used.replace(used.rfind("</body>"), 7, R"(<script>
+(function () {
+  var c = document.getElementById('timeline'), r = c.getBoundingClientRect();
+  c.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: r.left + r.width / 2, clientY: r.top + 44}));
+  document.body.setAttribute('data-tip', document.getElementById('tip').textContent);
+})();
+</script>
+</body>)");
+  const auto browser = test::load_in_chromium(dir.write("mixed.html", used));
+  ASSERT_TRUE(browser.ran);
+  EXPECT_NE(browser.dom.find("<html lang=\"en\">"), std::string::npos) << browser.dom.substr(0, 2000);  // no data-errors
+  EXPECT_NE(browser.dom.find("data-drawn=\"step ranks timeline"), std::string::npos);
+  EXPECT_NE(browser.dom.find("ops merged (attention"), std::string::npos) << browser.dom.substr(0, 2000);
 }
 
 TEST(HtmlReport, EscapesMarkupAndKeepsUtf8Printable) {

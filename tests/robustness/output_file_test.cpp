@@ -33,7 +33,7 @@ TEST(OutputFile, SignalRemovesTheTemporaryFileAndEndsAsTheSignalWould) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       ::signal(sig, SIG_DFL);  // as in a fresh process, whatever the test runner set
-      io::OutputFile out(target, "--trace");
+      io::OutputFile out(target, "--trace", io::kDashStdoutTaken);
       out.stream() << std::string(1 << 20, 'x');
       ::raise(sig);  // the output is half-written when the signal comes
       ::_exit(0);
@@ -51,7 +51,7 @@ TEST(OutputFile, IgnoredSignalStaysIgnored) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::signal(SIGINT, SIG_IGN);  // a background job's SIGINT
-    io::OutputFile out(d.file("out.txt"), "-o");
+    io::OutputFile out(d.file("out.txt"), "-o", io::kDashIsStdout);
     out.stream() << "done";
     ::raise(SIGINT);
     out.commit();
@@ -112,7 +112,7 @@ TEST(OutputFile, CtrlCDuringAReplayLeavesNoTemporaryTrace) {
 TEST(OutputFile, LongNamesCanBeWritten) {
   ScratchDir d;
   const std::string target = d.file(std::string(240, 'a') + ".xml");
-  io::write_output_file(target, "-o", "<platform/>");
+  io::write_output_file(target, "-o", io::kDashIsStdout, "<platform/>");
   EXPECT_TRUE(std::filesystem::exists(target));
   EXPECT_EQ(entries(d.path()), 1u);
 }

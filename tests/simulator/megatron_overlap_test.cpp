@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "simulator/roofline/roofline.hpp"
+#include "workloads/cost/compute_breakdown.hpp"
 #include "tests/simulator/sim_test_util.hpp"
 #include "workloads/model/model_workload.hpp"
 
@@ -98,6 +99,16 @@ TEST(MegatronOverlap, TpCommOverlapPipelinesEachCollectiveWithItsGemm) {
   EXPECT_NEAR(off.step_time_s - on.step_time_s, k.exposed_off() - k.exposed_on() - k.sm_margin(),
               1e-9 * off.step_time_s);
   expect_exact_split(on);
+}
+
+// The compute breakdown charges the SM margin as the replay does: the row-parallel GEMMs' hand
+// figure (132/116 - 1) x (attention output + MLP down), inside its GEMM class (it counted none).
+TEST(MegatronOverlap, BreakdownChargesTheSmMarginOfTheHandFigure) {
+  const TpCase k;
+  const cost::ComputeBreakdown off = cost::compute_breakdown(tp_plan(false), 0), on = cost::compute_breakdown(tp_plan(true), 0);
+  EXPECT_DOUBLE_EQ(off.ub_sm_margin_s, 0);
+  EXPECT_NEAR(on.ub_sm_margin_s, k.sm_margin(), 1e-9 * k.sm_margin());
+  EXPECT_NEAR(on.step.gemm - off.step.gemm, k.sm_margin(), 1e-9 * k.sm_margin());
 }
 
 TEST(MegatronOverlap, RooflineTpClosedFormsEqualTheHandFigures) {
@@ -218,6 +229,34 @@ TEST(MegatronOverlap, RooflineDpClosedFormsEqualTheHandFigures) {
   EXPECT_NEAR(r.overlap.dp_gather_exposed_on_s, gather_s(kTail), 1e-12);
   EXPECT_DOUBLE_EQ(r.overlap.buckets, 3);
   EXPECT_NEAR(r.overlap.exposed_s, reduce_s(kTail) + gather_s(kTail), 1e-12);
+}
+
+// Megatron closes a bucket only between parameter tensors, so none is smaller than a tensor: with
+// parallel.ddp_bucket_size 100 (or 1) the buckets are those of the smallest weight Llama 3.1 8B's
+// layers hold, the attention output projection (4096 x 4096 = 16,777,216; Q, K and V are one fused
+// 25,165,824 tensor, the MLP's down projection 58,720,256): P / 16,777,216 = 52.5, so 53 buckets,
+// the same step as ddp_bucket_size=16777216. It was one bucket per 100 parameters: "internal
+// error: op has too many dependencies" (the optimizer step waited on each), and 1 exhausted memory.
+TEST(MegatronOverlap, BucketsSmallerThanATensorAreATensorsWorth) {
+  const auto plan = [](const std::string& size) {
+    return load_plan(llama8b(), {"model.num_hidden_layers=4", "model.vocab_size=1024", "cluster.nodes=2",
+                                 "cluster.gpus_per_node=1", "parallel.pp=1", "train.global_batch=4",
+                                 "parallel.microbatches=2", "parallel.overlap_grad_reduce=true",
+                                 "parallel.overlap_param_gather=true", "parallel.ddp_bucket_size=" + size});
+  };
+  const SimResult tensor = run(plan("16777216"), true);
+  const auto count = [](const SimResult& r, OpKind kind) {
+    return std::count_if(r.spans.begin(), r.spans.end(), [&](const Span& s) { return s.rank == 0 && s.tag.kind == kind; });
+  };
+  EXPECT_EQ(count(tensor, OpKind::DpReduceScatter), 53);
+  EXPECT_EQ(count(tensor, OpKind::DpAllGather), 53);
+  for (const char* size : {"100", "1"}) {
+    const Plan p = plan(size);
+    EXPECT_DOUBLE_EQ(compute_roofline(p).overlap.bucket_params, 16777216) << size;
+    const SimResult r = run(p, true);
+    ASSERT_EQ(count(r, OpKind::DpReduceScatter), 53) << size;  // not on to 1 when 100 failed
+    EXPECT_DOUBLE_EQ(r.step_time_s, tensor.step_time_s) << size;
+  }
 }
 
 // Megatron-Core's default bucket: max(40M, 1M x data-parallel size) parameters.

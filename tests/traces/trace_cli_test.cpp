@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -76,3 +77,26 @@ TEST(TraceCli, BadSelectionsAreOneErrorLine) {
 }
 
 }  // namespace
+
+// A straggler's replay runs the EP groups holding it (GPU 5's: 5, 21, 37, 53 on Llama 3.1 8B's
+// 4 stages of 16 single-GPU groups), not replica 0: the default trace records those GPUs, in the
+// places (pipeline ranks) replica 0 would have held, instead of GPUs the replay never ran (the
+// trace held no event before).
+TEST(TraceCli, AStragglersTraceHoldsTheGpusItsReplayRuns) {
+  const std::string path = stepsim::test::process_scratch().file("straggler_trace.json");
+  const Result r = run("simulate workloads/llama-3.1-8b.yaml -q --set 'scenario.stragglers=[{gpu: 5, clock: 0.8}]' "
+                       "--trace " + path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["otherData"]["ranks"], nlohmann::json::parse("[5, 21, 37, 53]"));
+  // Each track is named "GPU <id> <stream>" by its thread_name event.
+  std::map<std::pair<int64_t, int64_t>, int64_t> gpu_of_track;
+  for (const auto& e : j.at("traceEvents"))
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      gpu_of_track[{e["pid"], e["tid"]}] = std::stoll(e["args"]["name"].get<std::string>().substr(4));
+  std::map<int64_t, size_t> ops;
+  for (const auto& e : j.at("traceEvents"))
+    if (e["ph"] == "X") ++ops[gpu_of_track.at({e["pid"], e["tid"]})];
+  for (const int64_t gpu : {5, 21, 37, 53}) EXPECT_GT(ops[gpu], 100u) << gpu;
+}

@@ -28,6 +28,12 @@ struct ComputeBreakdown {
   double microbatches = 0;        // per chunk of the rank, at the mean microbatch
   std::vector<KindCost> kinds;    // the kinds this rank runs
   ClassSeconds step;              // the rank's step: kinds x on_rank x microbatches (+ the optimizer)
+  // Of step.gemm, parallel.tp_comm_overlap's: each TP block's forward row-parallel GEMM runs on the
+  // SMs userbuffers' reduce-scatter leaves it, sms / (sms - 16) times as long.
+  double ub_sm_margin_s = 0;
+  // Of step.launch, parallel.split_lone_chunks': a lone chunk of MoE layers runs as two halves,
+  // each launching the chunk's kernels.
+  double lone_halves_launch_s = 0;
 };
 
 // At speed of light the classes are: GEMMs and the attention core at the stated rates over the

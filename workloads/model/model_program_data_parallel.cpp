@@ -157,7 +157,11 @@ void ModelGpuProgram::finish(ops::OpSink& sink) {
   // The (sharded) optimizer step once the gradients are reduced. overlap_param_gather: the gathers
   // of the updated parameters ran ahead of the forward (params_for). Otherwise, after the step,
   // every GPU gathers the updated BF16 parameters.
-  const std::vector<OpRef> stepped = optimizer_step(sink, non_expert, expert, reduce_scatters_);
+  // The reduce-scatters share one stream, which runs them in order: the last one ends after the
+  // others (a dependency on each would pass the op's limit with thousands of buckets).
+  std::vector<OpRef> reduced;
+  if (!reduce_scatters_.empty()) reduced.push_back(reduce_scatters_.back());
+  const std::vector<OpRef> stepped = optimizer_step(sink, non_expert, expert, reduced);
   if (plan_.parallel.overlap_param_gather) return;
   const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
   collective(sink, st_.dp_gather, OpKind::DpAllGather, st_.dp_gather_channel, flows, stepped);

@@ -1,6 +1,11 @@
 #include "workloads/traffic/dp_collectives.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "vocabulary/model_params.hpp"
+#include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
 
@@ -79,9 +84,33 @@ DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double
   return out;
 }
 
+double dp_smallest_tensor_params(const Plan& plan) {
+  const ModelConfig& m = plan.model;
+  const ModelParams p = count_params(m);
+  const double tp = double(RankLayout(plan).tp()), h = double(m.hidden_size);
+  double smallest = std::numeric_limits<double>::infinity();
+  const auto take = [&](double params) {
+    if (params > 0) smallest = std::min(smallest, params);
+  };
+  const AttentionParams& a = p.attention;
+  // MLA's projections are tensors of their own; standard attention fuses Q, K and V into one.
+  const bool mla = a.kv_down > 0;
+  for (const int64_t w : {a.q_down, a.kv_down, mla ? a.q_up : a.q_up + a.kv_up, mla ? a.kv_up : 0, a.out})
+    take(double(w) / tp);
+  if (p.dense_layers > 0) take(h * double(m.intermediate_size) / tp);
+  if (p.moe_layers > 0) {
+    take(double(p.router));
+    take(h * double(m.moe_intermediate_size));
+    take(h * double(m.shared_expert_intermediate_size > 0 ? m.shared_expert_intermediate_size
+                                                          : m.n_shared_experts * m.moe_intermediate_size));
+  }
+  return std::isfinite(smallest) ? smallest : 1.0;
+}
+
 double ddp_bucket_params(const Plan& plan) {
-  if (plan.parallel.ddp_bucket_size > 0) return double(plan.parallel.ddp_bucket_size);
-  return std::max(40e6, 1e6 * double(plan.dp()));
+  const double size = plan.parallel.ddp_bucket_size > 0 ? double(plan.parallel.ddp_bucket_size)
+                                                        : std::max(40e6, 1e6 * double(plan.dp()));
+  return std::max(size, dp_smallest_tensor_params(plan));
 }
 
 }  // namespace stepsim

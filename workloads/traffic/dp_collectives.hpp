@@ -48,7 +48,19 @@ struct DpBuckets {
 DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double bucket_params);
 
 // Parameters per bucket: parallel.ddp_bucket_size, or Megatron-Core's default max(40M, 1M x DP size)
-// (DistributedDataParallel, r0.8 and later), DP size = the data-parallel replicas.
+// (DistributedDataParallel, r0.8 and later), DP size = the data-parallel replicas; never less than
+// the smallest weight tensor a GPU holds (dp_smallest_tensor_params).
 double ddp_bucket_params(const Plan& plan);
+
+// Megatron closes a bucket only at the end of a parameter tensor, never inside one
+// (param_and_grad_buffer.py: a bucket ends once it holds bucket_size or more), so no bucket holds
+// less than one tensor: a bucket size below the smallest weight tensor makes a bucket per tensor, not
+// per parameter. The smallest matrix one GPU holds of a layer (norm weights and biases, fused into
+// those layers' modules, left aside): an attention projection (standard attention's Q, K and V
+// fused into one, MLA's each its own), the MLP's down projection, split over TP; a router, a
+// shared expert's or a routed expert's down projection (TP 1). It bounds the
+// buckets of a chunk by its parameters over that size (parallel.ddp_bucket_size=1 made one bucket,
+// hence two ops, per parameter).
+double dp_smallest_tensor_params(const Plan& plan);
 
 }  // namespace stepsim

@@ -254,8 +254,9 @@
 
   // ---- the timeline ----------------------------------------------------------------------------
   // Each row's events are a flat list of 8 integers per event: gap from the previous event's end
-  // (ns), duration (ns), category, op kind (-1: merged ops, -2: idle), phase (idle: the exposed
-  // classes' bit mask), layer (-1: none), microbatch (-1: none), ops merged.
+  // (ns), duration (ns), category, op kind (-1: merged ops of one category, -2: idle, -3: mixed),
+  // phase (idle: the exposed classes' bit mask; mixed: its index in tl.mix, [category, ns, ...]),
+  // layer (-1: none), microbatch (-1: none), ops merged.
   function drawTimeline() {
     var tl = data.timeline, canvas = el('timeline');
     if (!tl || !canvas || !tl.rows.length) return;
@@ -274,7 +275,7 @@
       return { label: r.label, gpu: r.gpu, first: r.first, ev: ev, start: start, end: end, reach: reach, n: n,
                tall: r.tall };
     });
-    var cats = tl.cats, kinds = tl.kinds, classNames = tl.classes;
+    var cats = tl.cats, kinds = tl.kinds, classNames = tl.classes, mix = tl.mix || [];
     legend('timeline-legend', cats);
     var dpr = window.devicePixelRatio || 1, labelW = 150, axisH = 24, rowH = 13, tallH = 20, sep = 6;
     var H = axisH + 4;
@@ -334,6 +335,18 @@
           }
           lastX = Math.floor(x0);
           lastCat = cat;
+          var parts = ev[8 * i + 3] === -3 ? mix[ev[8 * i + 4]] : null, sum = 0, y = r.y;
+          for (var p = 1; parts && p < parts.length; p += 2) sum += parts[p];
+          if (sum > 0) {
+            // A mixed block: one stripe per category, as tall as its share of the block's time.
+            for (p = 0; p < parts.length; p += 2) {
+              var h = r.h * parts[p + 1] / sum;
+              g.fillStyle = cats[parts[p]].color;
+              g.fillRect(x0, y, x1 - x0, h);
+              y += h;
+            }
+            continue;
+          }
           g.fillStyle = cats[cat].color;
           g.fillRect(x0, r.y, x1 - x0, r.h);
         }
@@ -375,6 +388,12 @@
         name = cls.length ? 'exposed: waiting for ' + cls.join(' + ') : 'bubble';
       } else if (kind === -1) {
         name = count + ' ' + cat + ' ops (merged)';
+      } else if (kind === -3) {
+        var parts = mix[phase], sum = 0, shares = [];
+        for (var p = 1; p < parts.length; p += 2) sum += parts[p];
+        for (p = 0; sum > 0 && p < parts.length; p += 2)
+          shares.push(cats[parts[p]].name + ' ' + Math.round(100 * parts[p + 1] / sum) + '%');
+        name = count + ' ops merged' + (shares.length ? ' (' + shares.join(', ') + ')' : '');
       } else {
         name = (['', 'F ', 'B ', 'W '][phase] || '') + kinds[kind];
         if (layer >= 0) name += ' L' + layer;
