@@ -143,6 +143,9 @@ struct ParallelConfig {
   bool overlap_shared_expert = false;
   // The token dispatcher (default: DeepEP for DeepSeek (MLA) models, alltoall otherwise).
   MoeDispatcher moe_dispatcher = MoeDispatcher::DeepEP;
+  // DeepEP's FP8 dispatch (1x128 scales; DeepSeek-V3 report 3.3.3); Megatron's flex dispatcher and
+  // HybridEP send BF16. Default: on for deepep when train.precision is fp8.
+  bool moe_fp8_dispatch = false;
   // A GPU's experts run as one grouped GEMM per matrix (Megatron's --moe-grouped-gemm, DeepSeek's
   // kernels, torchtitan's grouped_mm); false = one GEMM per expert in turn (Megatron's SequentialMLP),
   // each its own launches and tiles.

@@ -296,6 +296,14 @@ void declare_needs(std::map<std::string, Field>& f) {
         return "schedule " + std::string(p.parallel.schedule.name()) + " with parallel.pp " + std::to_string(p.parallel.pp);
       },
       "", json(false));
+  with_plan(
+      "parallel.moe_fp8_dispatch", "parallel.moe_dispatcher deepep",
+      [](const Plan& p) { return p.model.is_moe() && p.parallel.moe_dispatcher == MoeDispatcher::DeepEP; },
+      [](const Plan& p) {
+        return std::string(p.model.is_moe() ? "parallel.moe_dispatcher is " + std::string(to_string(p.parallel.moe_dispatcher))
+                                            : "a dense model");
+      },
+      "", json(false));
   with_plan("parallel.moe_grouped_gemm", "an MoE model (routed experts)", moe, dense, "", json(true));
   with_plan("parallel.moe_capacity_factor", "an MoE model (routed experts)", moe, dense, "", json(0));
   with_plan(
@@ -419,6 +427,7 @@ const std::map<std::string, Field>& schema() {
     f["parallel.moe_grouped_gemm"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_grouped_gemm)};
     f["parallel.moe_capacity_factor"] = {Kind::NonNegativeNumber,
                                          into(&Plan::parallel, &ParallelConfig::moe_capacity_factor)};
+    f["parallel.moe_fp8_dispatch"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_fp8_dispatch)};
     f["parallel.moe_pad_to_capacity"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_pad_to_capacity)};
     f["parallel.moe_overlap_ep_comm"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_overlap_ep_comm)};
     f["parallel.tp_comm_overlap"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::tp_comm_overlap)};
@@ -1123,6 +1132,9 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   // DeepSeek's models run DeepEP; Megatron's MoE recipes and torchtitan an all-to-all per expert copy.
   if (!leaves.count("parallel.moe_dispatcher"))
     plan.parallel.moe_dispatcher = plan.model.is_mla() ? MoeDispatcher::DeepEP : MoeDispatcher::AllToAll;
+  if (!leaves.count("parallel.moe_fp8_dispatch"))
+    plan.parallel.moe_fp8_dispatch =
+        plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP && plan.train.precision == Precision::FP8;
   // DeepSeek-V3 kept Adam's moments in BF16 (report 3.3.4); PyTorch, Megatron and torchtitan in FP32.
   if (!leaves.count("train.adam_moments_dtype"))
     plan.train.adam_moments_dtype = plan.model.is_mla() ? MomentDtype::BF16 : MomentDtype::FP32;

@@ -55,6 +55,17 @@ TEST(MoeDispatch, AllToAllSendsOneBf16CopyPerRoutedExpertOnAnotherGpu) {
   EXPECT_NEAR(bytes_over(d.out, gpu, true), tokens * 3.5 * (7168 + 224), 1e-6);
 }
 
+// Megatron's flex dispatcher runs DeepEP (or HybridEP) on BF16 tokens: moe_fp8_dispatch=false
+// halves DeepEP's per-copy bytes' precision, not its copies; an alltoall plan cannot ask for FP8.
+TEST(MoeDispatch, DeepEpSendsBf16WhenFp8DispatchIsOff) {
+  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(deepseek()), 7168 + 7168 / 128 * 4);
+  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(deepseek({"parallel.moe_fp8_dispatch=false"})), 2.0 * 7168);
+  // DeepEP may quantise a BF16 plan's tokens for the wire.
+  EXPECT_DOUBLE_EQ(dispatch_bytes_per_token(deepseek({"train.precision=bf16", "parallel.moe_fp8_dispatch=true"})),
+                   7168 + 7168 / 128 * 4);
+  EXPECT_THROW(deepseek_with("alltoall", {"parallel.moe_fp8_dispatch=true"}), ConfigError);
+}
+
 TEST(MoeDispatch, UnevenLoadsSendEachGpuItsShareOfTheRows) {
   const Plan p = deepseek_with("alltoall");
   std::vector<double> share(64, 0.5 / 63);

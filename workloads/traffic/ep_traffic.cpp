@@ -12,8 +12,7 @@ namespace stepsim {
 double dispatch_bytes_per_token(const Plan& plan) {
   const double h = double(plan.model.hidden_size);
   // FP8 with one FP32 scale per 1x128 tile (DeepSeek-V3 report 3.3.3), or BF16.
-  const bool fp8 = plan.train.precision == Precision::FP8 && plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP;
-  return fp8 ? h * 1.0 + h / 128.0 * 4.0 : h * 2.0;
+  return plan.parallel.moe_fp8_dispatch ? h * 1.0 + h / 128.0 * 4.0 : h * 2.0;
 }
 
 double combine_bytes_per_token(const ModelConfig& m) { return double(m.hidden_size) * 2.0; }
