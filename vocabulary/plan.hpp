@@ -20,9 +20,10 @@ enum class Precision : uint8_t { FP8, BF16 };
 enum class MomentDtype : uint8_t { FP32, BF16 };
 
 // The MLP's activation, by Hugging Face's `hidden_act` name: silu is the gated SwiGLU (three
-// matrices: gate, up, down); the GELU family and relu are non-gated (two matrices: up, down).
-// geglu is a gated GELU (three matrices: Grok-1's, Megatron's gated_linear_unit with GELU).
-enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast, Relu, GeGlu };
+// matrices: gate, up, down); the GELU family, relu and relu2 (squared ReLU) are non-gated (two
+// matrices: up, down). geglu is a gated GELU (three matrices: Grok-1's, Megatron's
+// gated_linear_unit with GELU).
+enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast, Relu, GeGlu, Relu2 };
 
 // The layers' normalisation: RMSNorm (a weight per channel) or LayerNorm (a weight and a bias).
 enum class Norm : uint8_t { RmsNorm, LayerNorm };

@@ -33,14 +33,16 @@ inline constexpr Named<SimFidelity> kSimFidelities[] = {{SimFidelity::Exact, "ex
 inline constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
 inline constexpr Named<ComputeModel> kComputeModels[] = {{ComputeModel::Predicted, "predicted"},
                                                          {ComputeModel::SpeedOfLight, "speed-of-light"}};
-// Hugging Face hidden_act names: silu is gated (SwiGLU), the others are not.
+// Hugging Face hidden_act names: silu (SwiGLU) and geglu are gated, the others are not (relu2: squared ReLU,
+// Nemotron's, Megatron-LM's --squared-relu).
 inline constexpr Named<HiddenAct> kHiddenActs[] = {{HiddenAct::Silu, "silu"},
                                                    {HiddenAct::Gelu, "gelu"},
                                                    {HiddenAct::GeluNew, "gelu_new"},
                                                    {HiddenAct::GeluPytorchTanh, "gelu_pytorch_tanh"},
                                                    {HiddenAct::GeluFast, "gelu_fast"},
                                                    {HiddenAct::Relu, "relu"},
-                                                   {HiddenAct::GeGlu, "geglu"}};
+                                                   {HiddenAct::GeGlu, "geglu"},
+                                                   {HiddenAct::Relu2, "relu2"}};
 inline constexpr Named<Norm> kNorms[] = {{Norm::RmsNorm, "rmsnorm"}, {Norm::LayerNorm, "layernorm"}};
 
 template <typename E, size_t N>

@@ -58,7 +58,7 @@ constexpr ArgSpec kArgs[] = {
     {"add-bias-linear", Arity::Flag, Role::Use},
     {"add-qkv-bias", Arity::Flag, Role::Refuse,
      "bias vectors are not modelled (a few parameters per layer, no matmul FLOPs); remove it to plan without them"},
-    {"squared-relu", Arity::Flag, Role::Refuse, "stepsim models SwiGLU (--swiglu) and GELU MLPs; use one of them"},
+    {"squared-relu", Arity::Flag, Role::Use},
     {"quick-geglu", Arity::Flag, Role::Refuse, "stepsim models SwiGLU (--swiglu) and GELU MLPs; use one of them"},
     {"openai-gelu", Arity::Flag, Role::NoCost},
     {"position-embedding-type", Arity::One, Role::Use},
@@ -716,8 +716,13 @@ class MegatronImport {
     experts(layers, ffn);
   }
 
-  // GELU or SwiGLU: model.hidden_act (HF names: silu gated, gelu not).
+  // GELU, SwiGLU or squared ReLU: model.hidden_act (HF names: silu gated, gelu and relu2 not).
   void activation(bool swiglu) {
+    if (const Given* relu2 = given("squared-relu")) {
+      if (swiglu) fail_arg(*relu2, "Megatron-LM refuses --squared-relu with --swiglu (one activation); keep one");
+      plan_.set("model.hidden_act", "relu2", shown(*relu2) + ": squared ReLU, a non-gated MLP", relu2->option.line);
+      return;
+    }
     const std::string from = swiglu ? shown(*given("swiglu")) : "no --swiglu: Megatron-LM's default GELU MLP";
     const int line = swiglu ? given("swiglu")->option.line : 0;
     if (is_config_key("model.hidden_act")) {

@@ -212,6 +212,18 @@ TEST(MegatronImport, RecomputeGranularityMethodAndLayers) {
                         {"--recompute-granularity full", "needs --recompute-method"});
 }
 
+// --squared-relu: the non-gated squared ReLU MLP (Nemotron's), two matrices, 4 x hidden wide.
+TEST(MegatronImport, SquaredRelu) {
+  std::string text = launch("--squared-relu");
+  text.replace(text.find(" --swiglu"), 9, "");
+  const Plan p = megatron(text).plan;
+  EXPECT_EQ(p.model.hidden_act, HiddenAct::Relu2);
+  EXPECT_FALSE(p.model.gated_mlp());
+  EXPECT_EQ(p.model.intermediate_size, 4 * 1024);  // Megatron's default without --swiglu
+  expect_import_rejects([] { importers::import_megatron(launch("--squared-relu"), "launch.sh", {}); },
+                        {"--squared-relu", "--swiglu", "keep one"});
+}
+
 TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;
