@@ -15,10 +15,16 @@ struct Named {
   const char* name;
 };
 // Schedules: sched::schedule_registry() is their one name table.
-inline constexpr Named<Recompute> kRecomputes[] = {{Recompute::None, "none"},
-                                            {Recompute::DeepSeek, "deepseek"},
-                                            {Recompute::Selective, "selective"},
-                                            {Recompute::Full, "full"}};
+// parallel.recompute: one of these shorthands, or a list of Megatron-LM's --recompute-modules names.
+inline constexpr Named<Recompute> kRecomputeShorthands[] = {{Recompute::None, "none"},
+                                                            {Recompute::DeepSeek, "deepseek"},
+                                                            {Recompute::Selective, "selective"},
+                                                            {Recompute::Full, "full"}};
+// In Megatron-LM's order (megatron/core/transformer/transformer_config.py, recompute_modules).
+inline constexpr Named<Recompute::Module> kRecomputeModules[] = {
+    {Recompute::CoreAttn, "core_attn"}, {Recompute::MoeAct, "moe_act"}, {Recompute::Layernorm, "layernorm"},
+    {Recompute::MlaUpProj, "mla_up_proj"}, {Recompute::Mlp, "mlp"},    {Recompute::Moe, "moe"},
+    {Recompute::SharedExperts, "shared_experts"}};
 inline constexpr Named<MoeDispatcher> kMoeDispatchers[] = {
     {MoeDispatcher::DeepEP, "deepep"}, {MoeDispatcher::AllToAll, "alltoall"}, {MoeDispatcher::AllGather, "allgather"}};
 inline constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};

@@ -39,7 +39,8 @@ std::vector<std::string> schedule_names() {
 using nlohmann::json;
 
 // Text: a name (UTF-8, one line); Path: a file name (any bytes but NUL and newlines).
-enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList };
+// RecomputeSet: parallel.recompute, a shorthand or a list of Megatron-LM's recompute modules.
+enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList, RecomputeSet };
 
 // What makes a key meaningful: the code that reads it runs only under another setting (e.g.
 // scenario.zipf_s needs scenario.routing zipf). A key set (in the file or with --set) while its
@@ -89,6 +90,18 @@ Field choice(const Named<E> (&table)[N], void (*set)(Plan&, E)) {
           }};
   for (const auto& n : table) f.choices.push_back(n.name);
   return f;
+}
+
+// A checked parallel.recompute value (a shorthand's name, or a list of module names).
+Recompute recompute_of(const json& v) {
+  if (v.is_string())
+    for (const auto& n : kRecomputeShorthands)
+      if (v.get<std::string>() == n.name) return n.value;
+  Recompute r;
+  for (const json& name : v)
+    for (const auto& m : kRecomputeModules)
+      if (name.get<std::string>() == m.name) r = r.with(m.value);
+  return r;
 }
 
 template <typename T>
@@ -411,7 +424,7 @@ const std::map<std::string, Field>& schema() {
     f["parallel.zero"] = {Kind::Choice,
                           [](Plan& p, const json& v) { p.parallel.zero = std::stoll(v.get<std::string>()); },
                           {"1", "2", "3"}};
-    f["parallel.recompute"] = choice<Recompute>(kRecomputes, [](Plan& p, Recompute v) { p.parallel.recompute = v; });
+    f["parallel.recompute"] = {Kind::RecomputeSet, [](Plan& p, const json& v) { p.parallel.recompute = recompute_of(v); }};
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
     f["parallel.split_backward"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_backward)};
@@ -638,6 +651,36 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       if (!v.is_boolean()) fail("expected true or false, got " + describe(v));
       return v;
     case Kind::StragglerList: return check_straggler_list(where, key, v);
+    case Kind::RecomputeSet: {
+      const auto named = [](const std::string& name) {
+        for (const auto& m : kRecomputeModules)
+          if (name == m.name) return true;
+        return false;
+      };
+      std::string shorthands, modules;
+      for (const auto& n : kRecomputeShorthands) shorthands += (shorthands.empty() ? "" : ", ") + std::string(n.name);
+      for (const auto& m : kRecomputeModules) modules += (modules.empty() ? "" : " ") + std::string(m.name);
+      const std::string use = "; use " + shorthands + ", or a list of Megatron-LM's recompute modules (any of " + modules +
+                              "), e.g. [layernorm, moe_act]";
+      if (v.is_string()) {
+        const std::string& s = v.get_ref<const std::string&>();
+        for (const auto& n : kRecomputeShorthands)
+          if (s == n.name) return v;
+        if (named(s)) return json::array({v});  // one module, as a list of one
+        return fail("unknown value " + describe(v) + use);
+      }
+      if (!v.is_array()) return fail("expected a name or a list of module names, got " + describe(v) + use);
+      for (const json& m : v)
+        if (!m.is_string() || !named(m.get<std::string>()))
+          return fail("unknown module " + describe(m) + use);
+      return v;
+    }
+    case Kind::Choice: {
+      const std::string s = v.is_string() ? v.get<std::string>() : io::json_text(v);
+      for (const auto& c : field.choices)
+        if (s == c) return json(s);
+      return fail("unknown value " + describe(v) + "; use one of: " + join(field.choices, ", "));
+    }
   }
   return v;
 }
@@ -1151,6 +1194,36 @@ void keep_microbatch_size(Plan& plan, int64_t file_pp, const std::map<std::strin
   plan.parallel.microbatches = count;
 }
 
+// Megatron-LM's recompute modules against the model. One Megatron-LM refuses where the model lacks
+// its part (mla_up_proj without MLA, moe_act without routed experts; shared_experts with the
+// shared experts' overlap) is an error; one it takes as a no-op (mlp without dense layers, moe or
+// shared_experts without them) is a note. The deepseek shorthand is DeepSeek's policy, applied as
+// far as the model has its parts.
+void check_recompute_modules(const std::string& source, Plan& plan) {
+  const Recompute r = plan.parallel.recompute;
+  if (r.full() || r == Recompute::DeepSeek || plan.workload.kind != WorkloadKind::Model) return;
+  const ModelConfig& m = plan.model;
+  const auto fail = [&](const std::string& what) { throw ConfigError(source + ": parallel.recompute: " + what); };
+  if (r.has(Recompute::MlaUpProj) && !m.is_mla())
+    fail("mla_up_proj recomputes MLA's up-projections and the model has no MLA (kv_lora_rank 0), which Megatron-LM "
+         "refuses too; remove mla_up_proj");
+  if (r.has(Recompute::MoeAct) && !m.is_moe())
+    fail("moe_act recomputes the routed experts' activation and the model has no routed experts; remove moe_act "
+         "(mlp recomputes a dense MLP)");
+  const bool shared = m.is_moe() && (m.n_shared_experts > 0 || m.shared_expert_intermediate_size > 0);
+  if (r.has(Recompute::SharedExperts) && shared && plan.parallel.overlap_shared_expert)
+    fail("shared_experts cannot be recomputed while parallel.overlap_shared_expert runs them beside the dispatch "
+         "(Megatron-LM refuses it with --moe-shared-expert-overlap); remove one of the two");
+  const auto no_op = [&](const char* module, const std::string& why) {
+    plan.notes.push_back("parallel.recompute: " + std::string(module) + " recomputes nothing here (" + why +
+                         "), a no-op as in Megatron-LM");
+  };
+  if (r.has(Recompute::Mlp) && m.dense_layers() == 0) no_op("mlp", "the model has no dense MLP layers");
+  if (r.has(Recompute::Moe) && !m.is_moe()) no_op("moe", "the model has no MoE layers");
+  if (r.has(Recompute::SharedExperts) && !shared)
+    no_op("shared_experts", m.is_moe() ? "the model has no shared experts" : "the model has no MoE layers");
+}
+
 // Megatron-LM's overlap options where they cannot apply (Megatron's own argument checks, or a
 // plan stepsim models another way): one line each instead of a silently ignored key.
 void check_overlap_keys(const std::string& source, const std::map<std::string, json>& leaves, const Plan& plan) {
@@ -1232,6 +1305,7 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
                          std::to_string(plan.cluster.gpus_per_node) +
                          " GPUs); a GB200 NVL72 rack is cluster.nvlink_domain=72");
   validate_plan(plan);
+  check_recompute_modules(source, plan);
   // After the plan's structure holds (schedule fsdp without pp=1 is that error first), every key
   // set must be read.
   check_needs(source, leaves, plan, set_keys, file_alone_builds);

@@ -152,9 +152,13 @@ void validate_parallel(const Plan& p, const auto& fail) {
                                  "parallelism 1); set parallel.expert_tp=1 or parallel.moe_dispatcher=alltoall");
   }
   // Megatron asserts these beside its all-to-all overlap (TransformerConfig.__post_init__).
-  if (par.moe_overlap_ep_comm && par.recompute == Recompute::Full)
+  if (par.moe_overlap_ep_comm && par.recompute.full())
     fail("parallel.moe_overlap_ep_comm", "full recompute reruns the all-to-alls the overlap hides, which Megatron "
                                          "refuses; set parallel.recompute to another policy or the overlap to false");
+  // The moe module reruns them too (recomputed_all_to_all), outside the overlapped pairs.
+  if (par.moe_overlap_ep_comm && par.recompute.has(Recompute::Moe))
+    fail("parallel.moe_overlap_ep_comm", "the moe recompute module reruns the dispatch and combine the overlap hides; "
+                                         "remove moe from parallel.recompute or set the overlap to false");
   if (par.moe_overlap_ep_comm && par.overlap_shared_expert)
     fail("parallel.moe_overlap_ep_comm", "Megatron refuses it with the shared-expert overlap; set "
                                          "parallel.overlap_shared_expert=false");
