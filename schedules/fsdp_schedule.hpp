@@ -13,6 +13,7 @@ class FsdpSchedule final : public LinearSchedule {
   std::vector<ChunkOp> program(int64_t rank) const override;
   double bubble_s(const ChunkTimes&) const override { return 0; }
   void check_shape(const ScheduleShape& shape) const override;
+  std::vector<NeededSetting> settings_needed(const Plan& plan) const override;
   void check_plan(const Plan& plan) const override;
 };
 

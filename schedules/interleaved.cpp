@@ -21,6 +21,17 @@ void Interleaved::check_shape(const ScheduleShape& shape) const {
                             std::to_string(shape.microbatches));
 }
 
+std::vector<NeededSetting> Interleaved::settings_needed(const Plan& plan) const {
+  std::vector<NeededSetting> needed;
+  for (NeededSetting& n : Schedule::settings_needed(plan))  // the virtual stages are this schedule's own
+    if (n.key != "parallel.virtual_stages") needed.push_back(std::move(n));
+  if (plan.parallel.virtual_stages == 1)
+    needed.push_back({"parallel.virtual_stages", std::to_string(kDefaultChunks),
+                      "schedule interleaved needs at least 2 virtual stages (chunks) per rank; set "
+                      "parallel.virtual_stages=2 or more, or use schedule=1f1b"});
+  return needed;
+}
+
 std::vector<ChunkRef> Interleaved::table() const {
   // Megatron's schedule table: groups of P microbatches, each run through chunk 0, then chunk 1, ...
   const int64_t P = ranks(), m = microbatches();

@@ -25,6 +25,7 @@ class Interleaved final : public Schedule {
   std::vector<ChunkOp> program(int64_t rank) const override;
   double bubble_s(const ChunkTimes& t) const override { return double(ranks() - 1) * (t.f_s + t.b_s); }
   void check_shape(const ScheduleShape& shape) const override;
+  std::vector<NeededSetting> settings_needed(const Plan& plan) const override;
 
  private:
   std::vector<ChunkRef> table() const;

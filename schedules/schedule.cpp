@@ -63,15 +63,24 @@ void Schedule::check_shape(const ScheduleShape& shape) const {
                                                    "parallel.virtual_stages=1 or schedule=interleaved");
 }
 
-void Schedule::check_plan(const Plan& plan) const {
+std::vector<NeededSetting> Schedule::settings_needed(const Plan& plan) const {
+  std::vector<NeededSetting> needed;
   if (plan.parallel.zero == 3 && !shards_parameters())
-    throw ScheduleError("parallel.zero",
-                        "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or schedule=fsdp");
+    needed.push_back({"parallel.zero", "1", "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or 2, or schedule=fsdp"});
   if (!plan.parallel.split_backward && defers_weight_gradients())
-    throw ScheduleError("parallel.split_backward",
-                        "schedule " + std::string(name()) +
-                            " defers weight gradients (zero bubble), which needs the backward split into input "
-                            "and weight gradient; set parallel.split_backward=true or schedule=1f1b");
+    needed.push_back({"parallel.split_backward", "true",
+                      "schedule " + std::string(name()) +
+                          " defers weight gradients (zero bubble), which needs the backward split into input and "
+                          "weight gradient; set parallel.split_backward=true or schedule=1f1b"});
+  if (plan.parallel.virtual_stages > 1)
+    needed.push_back({"parallel.virtual_stages", "1",
+                      "only schedule interleaved runs virtual stages; set parallel.virtual_stages=1 or schedule=interleaved"});
+  return needed;
+}
+
+void Schedule::check_plan(const Plan& plan) const {
+  const auto needed = settings_needed(plan);
+  if (!needed.empty()) throw ScheduleError(needed.front().key, needed.front().message);
 }
 
 void VShapedSchedule::check_shape(const ScheduleShape& shape) const {

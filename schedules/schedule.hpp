@@ -68,6 +68,15 @@ class ScheduleError : public std::invalid_argument {
   std::string key_;
 };
 
+// A setting the schedule fixes in the plan around it, with the one value it can take there (FSDP:
+// parallel.pp 1 and parallel.zero 3). `value` is written as in a config (YAML); `message` is the
+// error when the plan has another value and nothing may change it.
+struct NeededSetting {
+  std::string key;
+  std::string value;
+  std::string message;
+};
+
 // What sets one schedule apart besides its placement, order and closed forms, stated once as data.
 struct ScheduleTraits {
   const char* name = "";  // the config's `schedule:` value
@@ -144,6 +153,11 @@ class Schedule {
   bool is_profile_capture() const { return traits_.profile_capture; }
   bool shards_parameters() const { return traits_.shards_parameters; }
   bool defers_weight_gradients() const { return traits_.defers_weight_gradients; }
+  // The settings of `plan` this schedule needs changed, each to the one value it can take (FSDP:
+  // no pipeline and ZeRO-3; every other schedule: ZeRO-1 for a ZeRO-3 plan, one chunk per rank for
+  // virtual stages; zero bubble: the backward split). Empty when the plan suits it. The config
+  // loader brings them when a --set switches the schedule; check_plan refuses a plan that has any.
+  virtual std::vector<NeededSetting> settings_needed(const Plan& plan) const;
   // Throw ScheduleError where the schedule cannot run the shape it was built with (too few
   // microbatches, virtual stages it does not use) or the rest of the plan does not suit it.
   virtual void check_shape(const ScheduleShape& shape) const;

@@ -4,7 +4,14 @@ namespace stepsim {
 
 // A Schedule's name is a string literal or the schedule registry's (schedules/registry.cpp).
 const char* to_string(Schedule s) { return s.name().data(); }
-const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
+std::string to_string(Recompute r) {
+  for (const auto& n : kRecomputeShorthands)
+    if (n.value == r) return n.name;
+  std::string modules;
+  for (const auto& n : kRecomputeModules)
+    if (r.has(n.value)) modules += (modules.empty() ? "" : " ") + std::string(n.name);
+  return modules;
+}
 const char* to_string(MoeDispatcher d) { return name_of(kMoeDispatchers, d); }
 const char* to_string(Routing r) { return name_of(kRoutings, r); }
 const char* to_string(SimMode m) { return name_of(kSimModes, m); }

@@ -20,9 +20,10 @@ enum class Precision : uint8_t { FP8, BF16 };
 enum class MomentDtype : uint8_t { FP32, BF16 };
 
 // The MLP's activation, by Hugging Face's `hidden_act` name: silu is the gated SwiGLU (three
-// matrices: gate, up, down); the GELU family and relu are non-gated (two matrices: up, down).
-// geglu is a gated GELU (three matrices: Grok-1's, Megatron's gated_linear_unit with GELU).
-enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast, Relu, GeGlu };
+// matrices: gate, up, down); the GELU family, relu and relu2 (squared ReLU) are non-gated (two
+// matrices: up, down). geglu is a gated GELU (three matrices: Grok-1's, Megatron's
+// gated_linear_unit with GELU).
+enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast, Relu, GeGlu, Relu2 };
 
 // The layers' normalisation: RMSNorm (a weight per channel) or LayerNorm (a weight and a bias).
 enum class Norm : uint8_t { RmsNorm, LayerNorm };
@@ -97,10 +98,42 @@ class Schedule {
   std::string_view name_;
 };
 
-// Which activations a layer's backward recomputes instead of keeping from its forward.
-// DeepSeek: RMSNorms, MLA up-projections and SwiGLU (DeepSeek-V3 report 3.2.3); Selective:
-// Megatron's, the attention core only; Full: everything but the layer's input.
-enum class Recompute { None, DeepSeek, Selective, Full };
+// Which activations a layer's backward recomputes instead of keeping from its forward: a set of
+// Megatron-LM's recompute modules (--recompute-granularity selective --recompute-modules ...) or
+// the whole layer (full: everything but its input). What each module reruns and what it frees:
+// workloads/layers/layer_work.cpp and workloads/memory/activation_bytes.cpp; names and shorthands:
+// vocabulary/plan_names.hpp.
+struct Recompute {
+  enum Module : uint16_t {
+    CoreAttn = 1 << 0,       // core_attn: the attention core (a plain checkpoint)
+    MoeAct = 1 << 1,         // moe_act: the routed experts' activation (its output discarded)
+    Layernorm = 1 << 2,      // layernorm: the attention and MLP pre-norms (outputs discarded)
+    MlaUpProj = 1 << 3,      // mla_up_proj: MLA's latent norms, up-projections and RoPE (outputs discarded)
+    Mlp = 1 << 4,            // mlp: a dense layer's MLP (a plain checkpoint)
+    Moe = 1 << 5,            // moe: an MoE layer's MLP: router, dispatch, experts, combine (a plain checkpoint)
+    SharedExperts = 1 << 6,  // shared_experts: an MoE layer's shared experts (a plain checkpoint)
+    // Not a Megatron module: the activation of dense layers and shared experts too (outputs
+    // discarded), which DeepSeek-V3 recomputes with every SwiGLU (report 3.2.3).
+    OtherActs = 1 << 7,
+    Layer = 1 << 8,          // full: the whole layer from its input
+  };
+  uint16_t modules = 0;
+
+  constexpr bool has(Module m) const { return (modules & m) != 0; }
+  constexpr bool full() const { return has(Layer); }
+  constexpr Recompute with(Module m) const { return Recompute{uint16_t(modules | m)}; }
+  friend constexpr bool operator==(Recompute, Recompute) = default;
+
+  static const Recompute None;       // none
+  static const Recompute Selective;  // selective: Megatron-LM's default module, the attention core
+  static const Recompute DeepSeek;   // deepseek: RMSNorms, MLA up-projections and every SwiGLU (report 3.2.3)
+  static const Recompute Full;       // full
+};
+inline constexpr Recompute Recompute::None{0};
+inline constexpr Recompute Recompute::Selective{Recompute::CoreAttn};
+inline constexpr Recompute Recompute::DeepSeek{Recompute::Layernorm | Recompute::MlaUpProj | Recompute::MoeAct |
+                                               Recompute::OtherActs};
+inline constexpr Recompute Recompute::Full{Recompute::Layer};
 
 // How an MoE layer's tokens reach the GPUs holding their experts and come back
 // (workloads/traffic/ep_traffic.hpp has each one's bytes):
@@ -367,7 +400,9 @@ struct Plan {
 };
 
 const char* to_string(Schedule s);
-const char* to_string(Recompute r);
+// The shorthand a set is known by (none, selective, deepseek, full), else its modules as Megatron's
+// --recompute-modules lists them ("layernorm mla_up_proj").
+std::string to_string(Recompute r);
 const char* to_string(MoeDispatcher d);
 const char* to_string(Precision p);
 const char* to_string(MomentDtype d);

@@ -15,10 +15,16 @@ struct Named {
   const char* name;
 };
 // Schedules: sched::schedule_registry() is their one name table.
-inline constexpr Named<Recompute> kRecomputes[] = {{Recompute::None, "none"},
-                                            {Recompute::DeepSeek, "deepseek"},
-                                            {Recompute::Selective, "selective"},
-                                            {Recompute::Full, "full"}};
+// parallel.recompute: one of these shorthands, or a list of Megatron-LM's --recompute-modules names.
+inline constexpr Named<Recompute> kRecomputeShorthands[] = {{Recompute::None, "none"},
+                                                            {Recompute::DeepSeek, "deepseek"},
+                                                            {Recompute::Selective, "selective"},
+                                                            {Recompute::Full, "full"}};
+// In Megatron-LM's order (megatron/core/transformer/transformer_config.py, recompute_modules).
+inline constexpr Named<Recompute::Module> kRecomputeModules[] = {
+    {Recompute::CoreAttn, "core_attn"}, {Recompute::MoeAct, "moe_act"}, {Recompute::Layernorm, "layernorm"},
+    {Recompute::MlaUpProj, "mla_up_proj"}, {Recompute::Mlp, "mlp"},    {Recompute::Moe, "moe"},
+    {Recompute::SharedExperts, "shared_experts"}};
 inline constexpr Named<MoeDispatcher> kMoeDispatchers[] = {
     {MoeDispatcher::DeepEP, "deepep"}, {MoeDispatcher::AllToAll, "alltoall"}, {MoeDispatcher::AllGather, "allgather"}};
 inline constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
@@ -33,14 +39,16 @@ inline constexpr Named<SimFidelity> kSimFidelities[] = {{SimFidelity::Exact, "ex
 inline constexpr Named<WorkloadKind> kWorkloadKinds[] = {{WorkloadKind::Model, "model"}, {WorkloadKind::Synthetic, "synthetic"}};
 inline constexpr Named<ComputeModel> kComputeModels[] = {{ComputeModel::Predicted, "predicted"},
                                                          {ComputeModel::SpeedOfLight, "speed-of-light"}};
-// Hugging Face hidden_act names: silu is gated (SwiGLU), the others are not.
+// Hugging Face hidden_act names: silu (SwiGLU) and geglu are gated, the others are not (relu2: squared ReLU,
+// Nemotron's, Megatron-LM's --squared-relu).
 inline constexpr Named<HiddenAct> kHiddenActs[] = {{HiddenAct::Silu, "silu"},
                                                    {HiddenAct::Gelu, "gelu"},
                                                    {HiddenAct::GeluNew, "gelu_new"},
                                                    {HiddenAct::GeluPytorchTanh, "gelu_pytorch_tanh"},
                                                    {HiddenAct::GeluFast, "gelu_fast"},
                                                    {HiddenAct::Relu, "relu"},
-                                                   {HiddenAct::GeGlu, "geglu"}};
+                                                   {HiddenAct::GeGlu, "geglu"},
+                                                   {HiddenAct::Relu2, "relu2"}};
 inline constexpr Named<Norm> kNorms[] = {{Norm::RmsNorm, "rmsnorm"}, {Norm::LayerNorm, "layernorm"}};
 
 template <typename E, size_t N>

@@ -10,8 +10,10 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "schedules/registry.hpp"
@@ -37,7 +39,8 @@ std::vector<std::string> schedule_names() {
 using nlohmann::json;
 
 // Text: a name (UTF-8, one line); Path: a file name (any bytes but NUL and newlines).
-enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList };
+// RecomputeSet: parallel.recompute, a shorthand or a list of Megatron-LM's recompute modules.
+enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList, RecomputeSet };
 
 // What makes a key meaningful: the code that reads it runs only under another setting (e.g.
 // scenario.zipf_s needs scenario.routing zipf). A key set (in the file or with --set) while its
@@ -87,6 +90,18 @@ Field choice(const Named<E> (&table)[N], void (*set)(Plan&, E)) {
           }};
   for (const auto& n : table) f.choices.push_back(n.name);
   return f;
+}
+
+// A checked parallel.recompute value (a shorthand's name, or a list of module names).
+Recompute recompute_of(const json& v) {
+  if (v.is_string())
+    for (const auto& n : kRecomputeShorthands)
+      if (v.get<std::string>() == n.name) return n.value;
+  Recompute r;
+  for (const json& name : v)
+    for (const auto& m : kRecomputeModules)
+      if (name.get<std::string>() == m.name) r = r.with(m.value);
+  return r;
 }
 
 template <typename T>
@@ -417,7 +432,7 @@ const std::map<std::string, Field>& schema() {
     f["parallel.zero"] = {Kind::Choice,
                           [](Plan& p, const json& v) { p.parallel.zero = std::stoll(v.get<std::string>()); },
                           {"1", "2", "3"}};
-    f["parallel.recompute"] = choice<Recompute>(kRecomputes, [](Plan& p, Recompute v) { p.parallel.recompute = v; });
+    f["parallel.recompute"] = {Kind::RecomputeSet, [](Plan& p, const json& v) { p.parallel.recompute = recompute_of(v); }};
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
     f["parallel.split_backward"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_backward)};
@@ -645,6 +660,30 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       if (!v.is_boolean()) fail("expected true or false, got " + describe(v));
       return v;
     case Kind::StragglerList: return check_straggler_list(where, key, v);
+    case Kind::RecomputeSet: {
+      const auto named = [](const std::string& name) {
+        for (const auto& m : kRecomputeModules)
+          if (name == m.name) return true;
+        return false;
+      };
+      std::string shorthands, modules;
+      for (const auto& n : kRecomputeShorthands) shorthands += (shorthands.empty() ? "" : ", ") + std::string(n.name);
+      for (const auto& m : kRecomputeModules) modules += (modules.empty() ? "" : " ") + std::string(m.name);
+      const std::string use = "; use " + shorthands + ", or a list of Megatron-LM's recompute modules (any of " + modules +
+                              "), e.g. [layernorm, moe_act]";
+      if (v.is_string()) {
+        const std::string& s = v.get_ref<const std::string&>();
+        for (const auto& n : kRecomputeShorthands)
+          if (s == n.name) return v;
+        if (named(s)) return json::array({v});  // one module, as a list of one
+        return fail("unknown value " + describe(v) + use);
+      }
+      if (!v.is_array()) return fail("expected a name or a list of module names, got " + describe(v) + use);
+      for (const json& m : v)
+        if (!m.is_string() || !named(m.get<std::string>()))
+          return fail("unknown module " + describe(m) + use);
+      return v;
+    }
     case Kind::Choice: {
       const std::string s = v.is_string() ? v.get<std::string>() : io::json_text(v);
       for (const auto& c : field.choices)
@@ -889,8 +928,27 @@ void apply_hardware_layers(json& root, const std::string& source, const std::fil
   }
 }
 
+// Whether the config file alone (no --set) builds a valid plan; asked only when a --set left one of
+// the file's keys unread (check_needs), so the file is built at most once, and only then.
+using FileAloneBuilds = std::function<bool()>;
+
 Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
-                        const std::map<std::string, std::string>& set_keys);
+                        const std::map<std::string, std::string>& set_keys, const FileAloneBuilds& file_alone_builds);
+
+FileAloneBuilds file_alone_check(const json& file_root, const std::string& source, const std::filesystem::path& base_dir) {
+  auto builds = std::make_shared<std::optional<bool>>();
+  return [=]() {
+    if (!*builds) {
+      try {
+        build_checked_plan(file_root, source, base_dir, {}, {});
+        *builds = true;
+      } catch (const std::exception&) {
+        *builds = false;
+      }
+    }
+    return **builds;
+  };
+}
 
 // The --set that broke a plan whose error names another key (`--set schedule=interleaved` and the
 // file's `parallel.virtual_stages: 1`): the last override after which the plan, built from the file
@@ -903,7 +961,7 @@ const std::string* breaking_override(const json& file_root, const std::string& s
       std::map<std::string, std::string> set_keys;
       apply_overrides(root, std::vector<std::string>(overrides.begin(), overrides.begin() + std::ptrdiff_t(k)), source,
                       set_keys);
-      build_checked_plan(std::move(root), source, base_dir, set_keys);
+      build_checked_plan(std::move(root), source, base_dir, set_keys, file_alone_check(file_root, source, base_dir));
       return &overrides[k];
     } catch (const std::exception&) {  // this prefix is broken too: try a shorter one
     }
@@ -941,7 +999,8 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
   std::vector<std::string> notes;
   apply_overrides(root, overrides, source, set_keys, &notes);
   try {
-    Plan plan = build_checked_plan(std::move(root), source, base_dir, set_keys);
+    Plan plan = build_checked_plan(std::move(root), source, base_dir, set_keys,
+                                   file_alone_check(file_root, source, base_dir));
     plan.notes.insert(plan.notes.begin(), notes.begin(), notes.end());
     plan.overrides = overrides;
     for (const auto& o : overrides)  // in the order given
@@ -969,7 +1028,7 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
 // The keys that are set (in the file, a profile or --set) must be read: a key whose Need the plan
 // does not meet is an error (unless it holds its inert value), never silently ignored.
 void check_needs(const std::string& source, const std::map<std::string, json>& leaves, Plan& plan,
-                 const std::map<std::string, std::string>& set_keys) {
+                 const std::map<std::string, std::string>& set_keys, const FileAloneBuilds& file_alone_builds) {
   for (const auto& [key, value] : leaves) {
     const Field& field = schema().at(key);
     if (!field.need) continue;
@@ -996,6 +1055,16 @@ void check_needs(const std::string& source, const std::map<std::string, json>& l
       plan.notes.push_back(key + " = " + describe(value) + " (" +
                            (by != set_keys.end() ? "--set " + io::shortened(by->second, 80) : source) + ") is " +
                            n.accepted + ": it is read only with " + what + ", and here " + now);
+      continue;
+    }
+    // A key of the file that a --set left unread (the file's split_lone_chunks after --set
+    // schedule=fsdp): the file is right on its own, the --set asks for another plan, so a note.
+    if (!set_keys.count(key) && !set_keys.empty() && file_alone_builds && file_alone_builds()) {
+      std::vector<std::string> given;
+      for (const auto& [k, text] : set_keys)
+        if (std::find(given.begin(), given.end(), "--set " + text) == given.end()) given.push_back("--set " + text);
+      plan.notes.push_back(key + " = " + describe(value) + " (" + source + ") is not used with " +
+                           io::shortened(join(given, " "), 160) + ": it is read only with " + what + ", and here " + now);
       continue;
     }
     const std::string unset = n.inert ? "set " + key + "=" + (n.inert->is_string() ? n.inert->get<std::string>()
@@ -1068,6 +1137,102 @@ void resolve_batch(Plan& plan, const std::map<std::string, json>& leaves, const 
   plan.parallel.microbatches = derived;
 }
 
+// A --set that switches the schedule brings the settings the new schedule fixes (FSDP: no
+// pipeline and ZeRO-3; another schedule after FSDP: ZeRO-1), each a note, in place of what the
+// config file says: the file's values were chosen for its own schedule. A setting also given with
+// --set is kept, and validate_plan refuses it with the schedule's message. Returns the file's
+// pipeline ranks when the switch changed them (see keep_microbatch_size); `brought` gets the keys.
+std::optional<int64_t> bring_schedule_settings(Plan& plan, std::map<std::string, json>& leaves,
+                                               std::set<std::string>& brought, const std::string& source,
+                                               const std::map<std::string, std::string>& set_keys) {
+  const auto switch_set = set_keys.find("schedule");
+  if (switch_set == set_keys.end()) return std::nullopt;
+  std::optional<int64_t> file_pp;
+  // A brought setting could call for another; each round fixes at least one key, so this ends.
+  for (size_t round = 0; round <= schema().size(); ++round) {
+    bool changed = false;
+    for (const sched::NeededSetting& n : sched::make_unchecked_schedule(plan)->settings_needed(plan)) {
+      if (set_keys.count(n.key)) continue;
+      const Field& field = schema().at(n.key);
+      const json value = check_value(source, n.key, field, yaml_text_to_json(n.value));
+      const auto was = leaves.find(n.key);
+      const std::string instead = was != leaves.end() ? source + "'s " + describe(was->second) : "the default";
+      if (n.key == "parallel.pp" && !file_pp) file_pp = plan.parallel.pp;
+      field.store(plan, value);
+      leaves[n.key] = value;
+      brought.insert(n.key);
+      plan.notes.push_back(n.key + " = " + n.value + ", as schedule " + std::string(plan.parallel.schedule.name()) +
+                           " (--set " + io::shortened(switch_set->second, 80) + ") needs, in place of " + instead);
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return file_pp;
+}
+
+// After a schedule switch changed the pipeline ranks (FSDP: 8 -> 1), the data-parallel replicas
+// change with them and the file's microbatch count no longer fits their sequences (60 microbatches
+// of one sequence on 256 replicas; 7.5 sequences on each of 2,048). What the file chose is its
+// microbatch size, which sets the activations a GPU holds: that is kept, as Megatron-LM keeps
+// --micro-batch-size and derives the count. A count or size given with --set wins.
+void keep_microbatch_size(Plan& plan, int64_t file_pp, const std::map<std::string, json>& leaves,
+                          const std::set<std::string>& brought, const std::string& source,
+                          const std::map<std::string, std::string>& set_keys) {
+  if (set_keys.count("parallel.microbatches") || set_keys.count("parallel.micro_batch_size") ||
+      leaves.count("parallel.micro_batch_size") || !leaves.count("parallel.microbatches") || file_pp == plan.parallel.pp ||
+      brought.count("parallel.microbatches"))  // the schedule's own count (capture: 2)
+    return;
+  const ParallelConfig& par = plan.parallel;
+  const int64_t file_stage_gpus = plan.gpus() / file_pp, replica_gpus = par.tp * par.cp;
+  if (plan.gpus() % file_pp != 0 || replica_gpus <= 0 || file_stage_gpus % replica_gpus != 0 || par.microbatches <= 0)
+    return;  // the file's own plan is broken; validate_plan names it
+  const double file_sequences = double(plan.train.global_batch) / double(file_stage_gpus / replica_gpus);
+  const double sequences_per_microbatch = file_sequences / double(par.microbatches);
+  if (plan.dp() <= 0 || plan.stage_gpus() % replica_gpus != 0) return;
+  const double sequences = plan.sequences_per_replica();
+  if (sequences_per_microbatch < 1 || !(sequences > 0)) return;
+  const int64_t count = std::max<int64_t>(1, int64_t(std::ceil(sequences / sequences_per_microbatch - 1e-9)));
+  if (count == par.microbatches) return;
+  const auto amount = [](double x) { return number_text(std::round(x * 1000) / 1000); };
+  plan.notes.push_back("parallel.microbatches = " + std::to_string(count) + " in place of " + source + "'s " +
+                       std::to_string(par.microbatches) + ": with parallel.pp " + std::to_string(par.pp) + " each of the " +
+                       grouped(plan.dp()) + " data-parallel replicas runs " + amount(sequences) +
+                       " sequences, in microbatches of the file's " + amount(sequences_per_microbatch) +
+                       (sequences_per_microbatch == 1 ? " sequence" : " sequences") +
+                       " (give parallel.microbatches with --set to choose)");
+  plan.parallel.microbatches = count;
+}
+
+// Megatron-LM's recompute modules against the model. One Megatron-LM refuses where the model lacks
+// its part (mla_up_proj without MLA, moe_act without routed experts; shared_experts with the
+// shared experts' overlap) is an error; one it takes as a no-op (mlp without dense layers, moe or
+// shared_experts without them) is a note. The deepseek shorthand is DeepSeek's policy, applied as
+// far as the model has its parts.
+void check_recompute_modules(const std::string& source, Plan& plan) {
+  const Recompute r = plan.parallel.recompute;
+  if (r.full() || r == Recompute::DeepSeek || plan.workload.kind != WorkloadKind::Model) return;
+  const ModelConfig& m = plan.model;
+  const auto fail = [&](const std::string& what) { throw ConfigError(source + ": parallel.recompute: " + what); };
+  if (r.has(Recompute::MlaUpProj) && !m.is_mla())
+    fail("mla_up_proj recomputes MLA's up-projections and the model has no MLA (kv_lora_rank 0), which Megatron-LM "
+         "refuses too; remove mla_up_proj");
+  if (r.has(Recompute::MoeAct) && !m.is_moe())
+    fail("moe_act recomputes the routed experts' activation and the model has no routed experts; remove moe_act "
+         "(mlp recomputes a dense MLP)");
+  const bool shared = m.is_moe() && (m.n_shared_experts > 0 || m.shared_expert_intermediate_size > 0);
+  if (r.has(Recompute::SharedExperts) && shared && plan.parallel.overlap_shared_expert)
+    fail("shared_experts cannot be recomputed while parallel.overlap_shared_expert runs them beside the dispatch "
+         "(Megatron-LM refuses it with --moe-shared-expert-overlap); remove one of the two");
+  const auto no_op = [&](const char* module, const std::string& why) {
+    plan.notes.push_back("parallel.recompute: " + std::string(module) + " recomputes nothing here (" + why +
+                         "), a no-op as in Megatron-LM");
+  };
+  if (r.has(Recompute::Mlp) && m.dense_layers() == 0) no_op("mlp", "the model has no dense MLP layers");
+  if (r.has(Recompute::Moe) && !m.is_moe()) no_op("moe", "the model has no MoE layers");
+  if (r.has(Recompute::SharedExperts) && !shared)
+    no_op("shared_experts", m.is_moe() ? "the model has no shared experts" : "the model has no MoE layers");
+}
+
 // Megatron-LM's overlap options where they cannot apply (Megatron's own argument checks, or a
 // plan stepsim models another way): one line each instead of a silently ignored key.
 void check_overlap_keys(const std::string& source, const std::map<std::string, json>& leaves, const Plan& plan) {
@@ -1093,7 +1258,7 @@ void check_overlap_keys(const std::string& source, const std::map<std::string, j
 }
 
 Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
-                        const std::map<std::string, std::string>& set_keys) {
+                        const std::map<std::string, std::string>& set_keys, const FileAloneBuilds& file_alone_builds) {
   Plan plan;
   plan.source = source;
   // A HF config.json supplies the model; keys written in the YAML model section win over it.
@@ -1124,7 +1289,10 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
     const Field& field = schema().at(key);
     field.store(plan, check_value(source, key, field, value));
   }
+  std::set<std::string> brought;
+  const std::optional<int64_t> file_pp = bring_schedule_settings(plan, leaves, brought, source, set_keys);
   resolve_batch(plan, leaves, source);
+  if (file_pp) keep_microbatch_size(plan, *file_pp, leaves, brought, source, set_keys);
   check_overlap_keys(source, leaves, plan);
   // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
   if (!leaves.count("train.precision")) plan.train.precision = plan.model.is_mla() ? Precision::FP8 : Precision::BF16;
@@ -1149,9 +1317,10 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
                          std::to_string(plan.cluster.gpus_per_node) +
                          " GPUs); a GB200 NVL72 rack is cluster.nvlink_domain=72");
   validate_plan(plan);
+  check_recompute_modules(source, plan);
   // After the plan's structure holds (schedule fsdp without pp=1 is that error first), every key
   // set must be read.
-  check_needs(source, leaves, plan, set_keys);
+  check_needs(source, leaves, plan, set_keys, file_alone_builds);
   return plan;
 }
 

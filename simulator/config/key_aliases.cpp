@@ -48,6 +48,7 @@ constexpr KeyAlias kAliases[] = {
     {"untie_embeddings_and_output_weights", "model.tie_word_embeddings", kMegatron, "untied = false"},
     {"recompute_granularity", "parallel.recompute", kMegatron, "selective or full"},
     {"recompute_activations", "parallel.recompute", kMegatron, "selective"},
+    {"recompute_modules", "parallel.recompute", kMegatron, "the list of modules, e.g. [layernorm, moe_act]"},
     {"use_distributed_optimizer", "parallel.zero", kMegatron, "the distributed optimizer is ZeRO-1: 1"},
     {"moe_shared_expert_overlap", "parallel.overlap_shared_expert", kMegatron, ""},
     {"moe_token_dispatcher_type", "parallel.moe_dispatcher", kMegatron, "alltoall, allgather, or flex = deepep"},

@@ -152,9 +152,13 @@ void validate_parallel(const Plan& p, const auto& fail) {
                                  "parallelism 1); set parallel.expert_tp=1 or parallel.moe_dispatcher=alltoall");
   }
   // Megatron asserts these beside its all-to-all overlap (TransformerConfig.__post_init__).
-  if (par.moe_overlap_ep_comm && par.recompute == Recompute::Full)
+  if (par.moe_overlap_ep_comm && par.recompute.full())
     fail("parallel.moe_overlap_ep_comm", "full recompute reruns the all-to-alls the overlap hides, which Megatron "
                                          "refuses; set parallel.recompute to another policy or the overlap to false");
+  // The moe module reruns them too (recomputed_all_to_all), outside the overlapped pairs.
+  if (par.moe_overlap_ep_comm && par.recompute.has(Recompute::Moe))
+    fail("parallel.moe_overlap_ep_comm", "the moe recompute module reruns the dispatch and combine the overlap hides; "
+                                         "remove moe from parallel.recompute or set the overlap to false");
   if (par.moe_overlap_ep_comm && par.overlap_shared_expert)
     fail("parallel.moe_overlap_ep_comm", "Megatron refuses it with the shared-expert overlap; set "
                                          "parallel.overlap_shared_expert=false");
@@ -167,16 +171,11 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (span < g && g % span != 0)
     fail("parallel.ep", str(par.ep) + spanned + " must divide cluster.gpus_per_node (" + str(g) + ")");
 
-  const bool fsdp = sched::make_unchecked_schedule(p)->shards_parameters();
-  // Everything fsdp needs in one message, so one retry fixes it.
-  if (fsdp && (par.pp != 1 || par.zero != 3))
-    fail(par.pp != 1 ? "parallel.pp" : "parallel.zero",
-         "schedule fsdp runs without pipeline parallelism and shards parameters (ZeRO-3): set " +
-             std::string(par.pp != 1 ? "parallel.pp=1" : "") + (par.pp != 1 && par.zero != 3 ? " and " : "") +
-             (par.zero != 3 ? "parallel.zero=3" : "") + " (now parallel.pp=" + str(par.pp) +
-             ", parallel.zero=" + str(par.zero) + ")");
-  if (!fsdp && par.zero == 3)
-    fail("parallel.zero", "ZeRO-3 is modelled with schedule fsdp only; set parallel.zero=1 or 2, or schedule=fsdp");
+  const auto schedule = sched::make_unchecked_schedule(p);
+  const bool fsdp = schedule->shards_parameters();
+  // What the schedule fixes (fsdp: no pipeline and ZeRO-3, in one message so one retry fixes it)
+  // before the batch checks below, whose messages would otherwise come first.
+  if (const auto needed = schedule->settings_needed(p); !needed.empty()) fail(needed.front().key, needed.front().message);
 
   // Sequences per data-parallel replica; FSDP tolerates an uneven split (some GPUs get one more).
   const double per_replica = p.sequences_per_replica();

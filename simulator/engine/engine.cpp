@@ -120,7 +120,7 @@ SimResult collect(EngineState& e) {
     // After its last compute op a GPU still waits for its own trailing collectives (e.g. the
     // gradient reduce-scatter): exposed communication; idling for other GPUs stays bubble.
     rr.exposed_comm_s = g.exposed_s + covered_within(g.comm_after_compute, g.compute_end, e.t_start + r.step_time_s);
-    rr.bubble_s = r.step_time_s - rr.compute_s - rr.exposed_comm_s;
+    rr.bubble_s = bubble_from_rest(r.step_time_s, rr.compute_s, rr.exposed_comm_s);
     const double tail = rr.exposed_comm_s - g.exposed_s;
     for (size_t c = 0; c < kCommClasses; ++c) {
       rr.comm_s[c] = g.comm_busy[c].total();

@@ -4,7 +4,8 @@
 // during which a communication kernel it waits for is running (a collective or all-to-all from
 // its start, peers' lateness included; a pipeline transfer while its data moves), and bubble_s the
 // rest of its idle time (waiting for another stage's compute or for the schedule, including the
-// idle tail until the whole step ends).
+// idle tail until the whole step ends). The bubble is that remainder, computed in one place
+// (bubble_from_rest); the split then holds to within kSplitTolerance x step_time_s.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,17 @@ struct MemorySample {
   double t_s = 0;
   double bytes = 0;
 };
+
+// compute_s and exposed_comm_s are sums over thousands of intervals, each rounded: a bubble of
+// zero comes out as a residue of a few ulps either side (-5e-18 s). A remainder within this share
+// of the step is rounding, not time, and a negative one is reported as 0.
+inline constexpr double kSplitTolerance = 1e-9;
+
+// The bubble: what the step leaves after compute and exposed communication, never negative.
+inline double bubble_from_rest(double step_time_s, double compute_s, double exposed_comm_s) {
+  const double rest = step_time_s - compute_s - exposed_comm_s;
+  return rest < 0 && rest >= -kSplitTolerance * step_time_s ? 0.0 : rest;
+}
 
 struct RankResult {
   int64_t rank = 0;  // the GPU id

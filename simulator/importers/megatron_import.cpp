@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 #include <functional>
-#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -18,6 +17,7 @@
 #include "simulator/importers/importers.hpp"
 #include "simulator/importers/shell_script.hpp"
 #include "simulator/io/json_text.hpp"
+#include "vocabulary/plan_names.hpp"
 
 namespace stepsim::importers {
 namespace {
@@ -58,7 +58,7 @@ constexpr ArgSpec kArgs[] = {
     {"add-bias-linear", Arity::Flag, Role::Use},
     {"add-qkv-bias", Arity::Flag, Role::Refuse,
      "bias vectors are not modelled (a few parameters per layer, no matmul FLOPs); remove it to plan without them"},
-    {"squared-relu", Arity::Flag, Role::Refuse, "stepsim models SwiGLU (--swiglu) and GELU MLPs; use one of them"},
+    {"squared-relu", Arity::Flag, Role::Use},
     {"quick-geglu", Arity::Flag, Role::Refuse, "stepsim models SwiGLU (--swiglu) and GELU MLPs; use one of them"},
     {"openai-gelu", Arity::Flag, Role::NoCost},
     {"position-embedding-type", Arity::One, Role::Use},
@@ -115,8 +115,7 @@ constexpr ArgSpec kArgs[] = {
      "stepsim does not drop tokens (its MoE is dropless); remove it to plan dropless routing"},
     {"moe-pad-expert-input-to-capacity", Arity::Flag, Role::Refuse,
      "padding every expert to its capacity is not modelled; remove it (and the capacity factor)"},
-    {"moe-layer-recompute", Arity::Flag, Role::Refuse,
-     "recomputing whole MoE layers is not modelled; use --recompute-granularity selective or full"},
+    {"moe-layer-recompute", Arity::Flag, Role::Use},
     {"overlap-moe-expert-parallel-comm", Arity::Flag, Role::Refuse,
      "Megatron's batch-level overlap of one microbatch's all-to-all with another's compute is DualPipe's F&B pairing, "
      "which stepsim models as schedule dualpipe or dualpipev, not inside 1F1B; remove it"},
@@ -716,8 +715,13 @@ class MegatronImport {
     experts(layers, ffn);
   }
 
-  // GELU or SwiGLU: model.hidden_act (HF names: silu gated, gelu not).
+  // GELU, SwiGLU or squared ReLU: model.hidden_act (HF names: silu gated, gelu and relu2 not).
   void activation(bool swiglu) {
+    if (const Given* relu2 = given("squared-relu")) {
+      if (swiglu) fail_arg(*relu2, "Megatron-LM refuses --squared-relu with --swiglu (one activation); keep one");
+      plan_.set("model.hidden_act", "relu2", shown(*relu2) + ": squared ReLU, a non-gated MLP", relu2->option.line);
+      return;
+    }
     const std::string from = swiglu ? shown(*given("swiglu")) : "no --swiglu: Megatron-LM's default GELU MLP";
     const int line = swiglu ? given("swiglu")->option.line : 0;
     if (is_config_key("model.hidden_act")) {
@@ -1042,6 +1046,15 @@ class MegatronImport {
     const Given* method = given("recompute-method");
     const Given* count = given("recompute-num-layers");
     const Given* modules = given("recompute-modules");
+    // The deprecated --moe-layer-recompute is selective recompute of the moe module (Megatron-LM's
+    // transformer_config.py turns it into that, and refuses it with full granularity).
+    const Given* moe_layer = given("moe-layer-recompute");
+    if (moe_layer && granularity == "full")
+      fail_arg(*moe_layer, "Megatron-LM refuses it with --recompute-granularity full; remove one of the two");
+    if (moe_layer && granularity.empty()) {
+      from = moe_layer;
+      granularity = "selective";
+    }
     if (granularity.empty()) {
       for (const Given* g : {method, count, modules})
         if (g) plan_.not_imported.push_back(g->written + " (without --recompute-granularity Megatron-LM recomputes nothing)");
@@ -1050,26 +1063,29 @@ class MegatronImport {
     }
     if (granularity == "selective") {
       if (method) fail_arg(*method, "Megatron-LM refuses a recompute method with selective granularity");
-      std::set<std::string> mods;
+      // Megatron-LM's modules (vocabulary/plan_names.hpp), any subset, in the order given.
+      std::string known;
+      for (const auto& m : kRecomputeModules) known += (known.empty() ? "" : " ") + std::string(m.name);
+      std::vector<std::string> mods;
       if (modules)
         for (const auto& v : modules->values) {
           if (!v.known()) known_value(*modules);
-          mods.insert(v.text);
+          if (std::none_of(std::begin(kRecomputeModules), std::end(kRecomputeModules),
+                           [&](const auto& m) { return v.text == m.name; }))
+            fail_arg(*modules, "unknown module \"" + io::shortened(v.text, 40) + "\"; Megatron-LM's modules are " + known);
+          if (std::find(mods.begin(), mods.end(), v.text) == mods.end()) mods.push_back(v.text);
         }
-      if (mods.empty() || mods == std::set<std::string>{"core_attn"}) {
-        plan_.set("parallel.recompute", "selective", shown(*from) + (modules ? " " + shown(*modules) : "") +
-                                                         ": the attention core, Megatron-LM's default module",
+      if (mods.empty()) mods.push_back("core_attn");  // Megatron-LM's default module
+      if (moe_layer && std::find(mods.begin(), mods.end(), "moe") == mods.end()) mods.push_back("moe");
+      const std::string written = shown(*from) + (modules ? " " + shown(*modules) : "") +
+                                  (moe_layer && moe_layer != from ? " " + shown(*moe_layer) : "");
+      if (mods == std::vector<std::string>{"core_attn"}) {
+        plan_.set("parallel.recompute", "selective", written + ": the attention core, Megatron-LM's default module",
                   from->option.line);
         return;
       }
-      if (mods == std::set<std::string>{"layernorm", "mla_up_proj", "moe_act"}) {
-        plan_.set("parallel.recompute", "deepseek",
-                  shown(*from) + " " + shown(*modules) + ": RMSNorms, MLA up-projections and the experts' SwiGLU",
-                  from->option.line);
-        return;
-      }
-      fail_arg(*modules, "stepsim models selective recompute of the attention core (core_attn) and DeepSeek's "
-                         "(layernorm mla_up_proj moe_act); use one of those, --recompute-granularity full, or none");
+      plan_.set("parallel.recompute", nlohmann::json(mods), written, from->option.line);
+      return;
     }
     if (granularity != "full") fail_arg(*from, "expected selective or full");
     if (!method) fail_arg(*from, "needs --recompute-method uniform or block (Megatron-LM refuses full granularity without one)");

@@ -34,14 +34,26 @@ ComputeTerms compute_terms(const Plan& plan, const ModelParams& p) {
   t.model_flops = t.matmul_flops + 3.0 * core.forward() * layers_x_seqs;
   t.megatron_flops = megatron_flops(plan);
   // What the backward reruns: 2 FLOPs per recomputed parameter per token, plus attention cores.
-  switch (plan.parallel.recompute) {
-    case Recompute::None: break;
-    case Recompute::DeepSeek: t.recompute_flops = 2.0 * double(p.recomputed()) * tokens; break;
-    case Recompute::Selective: t.recompute_flops = t.recompute_bf16_flops = core.forward() * layers_x_seqs; break;
-    case Recompute::Full:  // every layer's forward: N less the LM head, and the attention core
-      t.recompute_bf16_flops = 2.0 * double(p.router * p.moe_layers) * tokens + core.forward() * layers_x_seqs;
-      t.recompute_flops = 2.0 * double(p.activated() - p.lm_head - p.final_norm) * tokens + core.forward() * layers_x_seqs;
-      break;
+  const Recompute rc = plan.parallel.recompute;
+  if (rc.full()) {  // every layer's forward: N less the LM head, and the attention core
+    t.recompute_bf16_flops = 2.0 * double(p.router * p.moe_layers) * tokens + core.forward() * layers_x_seqs;
+    t.recompute_flops = 2.0 * double(p.activated() - p.lm_head - p.final_norm) * tokens + core.forward() * layers_x_seqs;
+  } else {
+    if (rc.has(Recompute::CoreAttn)) {
+      t.recompute_flops += core.forward() * layers_x_seqs;
+      t.recompute_bf16_flops += core.forward() * layers_x_seqs;
+    }
+    if (rc.has(Recompute::MlaUpProj)) t.recompute_flops += 2.0 * double(p.recomputed()) * tokens;
+    if (rc.has(Recompute::Mlp))
+      t.recompute_flops += 2.0 * double((p.dense_ffn - p.dense_ffn_bias) * p.dense_layers) * tokens;
+    const double shared = double(p.shared_experts - p.shared_experts_bias);
+    if (rc.has(Recompute::Moe)) {  // router (BF16), the token's routed experts, the shared experts
+      const double routed = double(p.expert - p.expert_bias) * double(p.experts_per_token);
+      t.recompute_bf16_flops += 2.0 * double(p.router * p.moe_layers) * tokens;
+      t.recompute_flops += 2.0 * (double(p.router) + routed + shared) * double(p.moe_layers) * tokens;
+    } else if (rc.has(Recompute::SharedExperts)) {
+      t.recompute_flops += 2.0 * shared * double(p.moe_layers) * tokens;
+    }
   }
   if (fp8_gemms) {
     t.matmul_fp8_s = (t.matmul_flops - t.bf16_matmul_flops) / fp8;
@@ -68,8 +80,8 @@ EpTerms ep_terms(const Plan& plan, const RoutingStats& routing) {
   e.combine_bytes_per_copy = combine_bytes_per_token(m);
   const double per_token = e.dispatch_bytes_per_copy + e.combine_bytes_per_copy;
   // Forward dispatch + combine, and the same pair again in backward (and once more when full
-  // recompute reruns the forward).
-  const double passes = plan.parallel.recompute == Recompute::Full ? 3.0 : 2.0;
+  // recompute, or the moe module, reruns the MoE layer's forward).
+  const double passes = plan.parallel.recompute.full() || plan.parallel.recompute.has(Recompute::Moe) ? 3.0 : 2.0;
   // Copies of a token each direction (workloads/traffic/ep_traffic.hpp): DeepEP, one per remote
   // NVLink domain; Megatron's alltoall, one per routed expert on another GPU (k / ep per GPU of the
   // group); its allgather, a hierarchical ring of the group's tokens (IB: (ep - u) / u of each

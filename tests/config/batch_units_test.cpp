@@ -118,7 +118,7 @@ TEST(BatchUnits, ASetOfSeqLenOnSequencesSaysTheTokensPerStep) {
 
 TEST(BatchUnits, ASetOfSeqLenKeepsTokensGivenAsTokens) {
   auto text = replaced(llama_text(), "global_batch: 512 ", "global_batch_tokens: 4194304 ");
-  text = replaced(text, "microbatches: 16 ", "micro_batch_size: 1 ");
+  text = replaced(text, "microbatches: 32", "micro_batch_size: 1");
   const Plan p = load_llama(text, {"train.seq_len=16384"});
   EXPECT_EQ(p.train.global_batch, 4194304 / 16384);
   EXPECT_EQ(p.train.tokens_per_step(), 4194304);

@@ -273,7 +273,15 @@ TEST(ConfigErrors, EpNotAlignedToNodes) {
 }
 
 TEST(ConfigErrors, EpOnDenseModel) {
-  expect_default_rejects({"model.n_routed_experts=0"}, {kFile, "parallel.ep", "no routed experts", "set parallel.ep=1"});
+  // Expert parallelism asked for on a dense model, in the same command: an error.
+  const auto msg = config_error_of([] { load_plan(source_path("workloads/llama-3.1-8b.yaml"), {"parallel.ep=8"}); });
+  expect_message(msg, {"--set parallel.ep=8", "parallel.ep", "no routed experts", "set parallel.ep=1"});
+  // The file's EP 64, which a --set making the model dense leaves unread: a note
+  // (tests/config/schedule_switch_test.cpp has the schedule's siblings).
+  const Plan p = load_plan(default_yaml(), {"model.n_routed_experts=0"});
+  EXPECT_EQ(std::count_if(p.notes.begin(), p.notes.end(),
+                          [](const std::string& n) { return n.rfind("parallel.ep = 64 (", 0) == 0 && n.find("is not used") != std::string::npos; }),
+            1);
 }
 
 TEST(ConfigErrors, GlobalBatchNotSplittingOverReplicas) {
@@ -400,13 +408,14 @@ TEST(ConfigErrors, CaptureRefusesTensorContextParallelismAndZero2) {
   expect_message(msg, {"deepseek-profile-capture.yaml", "parallel.zero", "set parallel.zero=1"});
 }
 
+// A --set schedule=fsdp brings pp 1 and ZeRO-3 (tests/config/schedule_switch_test.cpp); given
+// otherwise in the same command, they are refused.
 TEST(ConfigErrors, FsdpWithPipeline) {
-  expect_default_rejects({"schedule=fsdp", "parallel.zero=3"}, {kFile, "parallel.pp", "fsdp", "set parallel.pp=1"});
+  expect_default_rejects({"schedule=fsdp", "parallel.pp=8"}, {kFile, "parallel.pp", "fsdp", "set parallel.pp=1"});
 }
 
 TEST(ConfigErrors, FsdpWithZeroOne) {
-  expect_default_rejects({"schedule=fsdp", "parallel.pp=1", "parallel.microbatches=8"},
-                         {kFile, "parallel.zero", "fsdp", "set parallel.zero=3"});
+  expect_default_rejects({"schedule=fsdp", "parallel.zero=1"}, {kFile, "parallel.zero", "fsdp", "set parallel.zero=3"});
 }
 
 TEST(ConfigErrors, ZeroThreeWithOneFOneB) {

@@ -165,7 +165,7 @@ TEST(HfKeys, BiasesAreCountedNotRefused) {
 
 TEST(HfKeys, HiddenActDecidesGatedOrNot) {
   EXPECT_TRUE(load_model_json(qwen_moe_json(R"("hidden_act": "silu")")).model.gated_mlp());
-  for (const char* act : {"gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu"})
+  for (const char* act : {"gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "relu2"})
     EXPECT_FALSE(load_model_json(qwen_moe_json(R"("hidden_act": ")" + std::string(act) + R"(")")).model.gated_mlp())
         << act;
   rejection(qwen_moe_json(R"("hidden_act": "swiglu_2")"), {"hidden_act", "swiglu_2", "silu"});

@@ -20,9 +20,11 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 TEST(SetSource, AnErrorASetCausesNamesTheSet) {
   const std::string msg = expect_default_rejects({"schedule=interleaved"}, {"parallel.microbatches", "got 60"});
   EXPECT_TRUE(starts_with(msg, "--set schedule=interleaved (with " + default_yaml() + "): ")) << msg;
-  // FSDP needs pp 1 and ZeRO-3: one message says both, and names the --set.
-  const std::string fsdp = expect_default_rejects({"schedule=fsdp"}, {"parallel.pp=1", "parallel.zero=3"});
-  EXPECT_TRUE(starts_with(fsdp, "--set schedule=fsdp ")) << fsdp;
+  // FSDP needs pp 1 and ZeRO-3 (a --set schedule=fsdp brings them); given otherwise with --set,
+  // one message says both, and names the --set.
+  const std::string fsdp =
+      expect_default_rejects({"schedule=fsdp", "parallel.pp=8", "parallel.zero=1"}, {"parallel.pp=1", "parallel.zero=3"});
+  EXPECT_TRUE(starts_with(fsdp, "--set parallel.pp=8 ")) << fsdp;
   // Of several, the one after which the plan stopped being valid.
   const std::string second = expect_default_rejects({"hardware.ib_GBps=40", "schedule=interleaved"}, {});
   EXPECT_TRUE(starts_with(second, "--set schedule=interleaved ")) << second;

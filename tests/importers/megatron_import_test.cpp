@@ -92,7 +92,8 @@ TEST(MegatronImport, UnmodelledArgumentsAreRefusedNamingThem) {
   refused("--fp8-param-gather", {"--fp8-param-gather", "BF16"});
   refused("--recompute-granularity full --recompute-method uniform --recompute-num-layers 2",
           {"--recompute-num-layers 2", "groups of 2 layers", "--recompute-num-layers 1"});
-  refused("--recompute-granularity selective --recompute-modules mlp", {"--recompute-modules mlp", "core_attn"});
+  refused("--recompute-granularity selective --recompute-modules core_attn mlps",
+          {"--recompute-modules core_attn mlps", "unknown module \"mlps\"", "core_attn moe_act layernorm mla_up_proj mlp moe shared_experts"});
   refused("--attention-backend unfused", {"--attention-backend unfused", "FlashAttention"});
 }
 
@@ -210,6 +211,46 @@ TEST(MegatronImport, RecomputeGranularityMethodAndLayers) {
       {"recomputing 2 of the 4 layers", "--recompute-num-layers 4"});
   expect_import_rejects([] { importers::import_megatron(launch("--recompute-granularity full"), "launch.sh", {}); },
                         {"--recompute-granularity full", "needs --recompute-method"});
+}
+
+// Megatron-LM takes any subset of its seven modules (transformer_config.py); each one becomes
+// part of parallel.recompute, in the order given.
+TEST(MegatronImport, RecomputeModulesAnySubset) {
+  const auto modules_of = [](const std::string& extra) {
+    return megatron(launch("--recompute-granularity selective --recompute-modules " + extra)).plan.parallel.recompute;
+  };
+  EXPECT_EQ(modules_of("core_attn"), Recompute::Selective);
+  EXPECT_EQ(modules_of("layernorm mlp"), Recompute{Recompute::Layernorm | Recompute::Mlp});
+  EXPECT_EQ(modules_of("mlp core_attn layernorm mlp"), Recompute{Recompute::CoreAttn | Recompute::Layernorm | Recompute::Mlp});
+  // NVIDIA's DeepSeek-V3 H100 recipe: mla_up_proj (and layernorm, moe_act) on an MLA MoE launch.
+  const std::string mla_moe =
+      "--multi-latent-attention --q-lora-rank 512 --kv-lora-rank 128 --num-experts 8 --moe-router-topk 2 "
+      "--moe-ffn-hidden-size 512 --expert-model-parallel-size 8 --moe-grouped-gemm --moe-token-dispatcher-type alltoall "
+      "--recompute-granularity selective ";
+  EXPECT_EQ(megatron(launch(mla_moe + "--recompute-modules mla_up_proj")).plan.parallel.recompute,
+            Recompute{Recompute::MlaUpProj});
+  const Loaded l = megatron(launch(mla_moe + "--recompute-modules mla_up_proj moe_act layernorm"));
+  EXPECT_EQ(l.plan.parallel.recompute, (Recompute{Recompute::MlaUpProj | Recompute::MoeAct | Recompute::Layernorm}));
+  EXPECT_NE(l.yaml.find("recompute: [\"mla_up_proj\",\"moe_act\",\"layernorm\"]"), std::string::npos) << l.yaml;
+  // The deprecated --moe-layer-recompute is the moe module next to the default core_attn.
+  EXPECT_EQ(megatron(launch(mla_moe.substr(0, mla_moe.find("--recompute-granularity")) + "--moe-layer-recompute"))
+                .plan.parallel.recompute,
+            Recompute{Recompute::CoreAttn | Recompute::Moe});
+  // mla_up_proj without MLA: Megatron-LM refuses it, and so does the plan, naming the module.
+  expect_import_rejects([] { megatron(launch("--recompute-granularity selective --recompute-modules mla_up_proj")); },
+                        {"--recompute-modules mla_up_proj", "no MLA", "remove mla_up_proj"});
+}
+
+// --squared-relu: the non-gated squared ReLU MLP (Nemotron's), two matrices, 4 x hidden wide.
+TEST(MegatronImport, SquaredRelu) {
+  std::string text = launch("--squared-relu");
+  text.replace(text.find(" --swiglu"), 9, "");
+  const Plan p = megatron(text).plan;
+  EXPECT_EQ(p.model.hidden_act, HiddenAct::Relu2);
+  EXPECT_FALSE(p.model.gated_mlp());
+  EXPECT_EQ(p.model.intermediate_size, 4 * 1024);  // Megatron's default without --swiglu
+  expect_import_rejects([] { importers::import_megatron(launch("--squared-relu"), "launch.sh", {}); },
+                        {"--squared-relu", "--swiglu", "keep one"});
 }
 
 TEST(MegatronImport, PrecisionFlags) {

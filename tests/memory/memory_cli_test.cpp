@@ -36,7 +36,14 @@ std::string error_of(const std::vector<std::string>& sets) {
 }
 
 TEST(MemoryConfig, BadValuesNameTheKeyAndTheFix) {
-  EXPECT_NE(error_of({"parallel.recompute=partial"}).find("parallel.recompute: unknown value \"partial\"; use one of: none, deepseek, selective, full"),
+  EXPECT_NE(error_of({"parallel.recompute=partial"})
+                .find("parallel.recompute: unknown value \"partial\"; use none, deepseek, selective, full, or a list of "
+                      "Megatron-LM's recompute modules (any of core_attn moe_act layernorm mla_up_proj mlp moe shared_experts)"),
+            std::string::npos);
+  EXPECT_NE(error_of({"parallel.recompute=[layernorm, mlps]"}).find("parallel.recompute: unknown module \"mlps\""),
+            std::string::npos);
+  EXPECT_NE(error_of({"parallel.recompute=[full]"}).find("parallel.recompute: unknown module \"full\""), std::string::npos);
+  EXPECT_NE(error_of({"parallel.recompute=3"}).find("parallel.recompute: expected a name or a list of module names"),
             std::string::npos);
   EXPECT_NE(error_of({"hardware.memory_GiB=-80"}).find("hardware.memory_GiB: must be greater than zero"), std::string::npos);
   EXPECT_NE(error_of({"hardware.memory_GiB=0"}).find("hardware.memory_GiB: must be greater than zero"), std::string::npos);

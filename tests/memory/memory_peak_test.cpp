@@ -175,7 +175,7 @@ TEST(MemoryPeak, FsdpDoesNotFitAtFourMicrobatches) {
 // 1F1B: stage s keeps PP - s microbatches in flight; the last stage also the LM head's logits of one.
 TEST(MemoryPeak, OneFOneBKeepsPipelineDepthMicrobatchesOnTheFirstStage) {
   // FP8 GEMMs and stashes as DeepSeek trains (Llama's own default is BF16).
-  const Plan plan = plan_with({"train.precision=fp8", "parallel.recompute=deepseek"},
+  const Plan plan = plan_with({"train.precision=fp8", "parallel.recompute=deepseek", "parallel.microbatches=16"},
                               std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml");
   // Llama 3.1 8B: hidden 4096, 32 heads, 8 KV heads of 128, FFN 14336, vocabulary 128256; 2
   // sequences of 8192 tokens per microbatch; DeepSeek's recompute: layer input, q, k, v (no

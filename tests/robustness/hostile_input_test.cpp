@@ -210,11 +210,18 @@ TEST(IgnoredKeys, KeysThePlanCannotReadAreErrors) {
   expect_rejected("roofline " + llama + " --set model.config_json=" + std::string(STEPSIM_SOURCE_DIR) +
                       "/workloads/models/mixtral-8x7b.config.json --set parallel.ep=8 --set parallel.overlap_shared_expert=true",
                   {"parallel.overlap_shared_expert", "the model has no shared expert"});
-  // The default plan's split_lone_chunks: true, with no all-to-all (EP 1) or no pipeline chunks (FSDP).
-  expect_rejected("roofline --set parallel.ep=1",
-                  {"parallel.split_lone_chunks", "parallel.ep is 1", "set parallel.split_lone_chunks=false"});
+  // split_lone_chunks with no all-to-all (EP 1) or no pipeline chunks (FSDP): given in the same
+  // command, an error; the default file's, left unread by such a --set, a note.
+  expect_rejected("roofline --set parallel.ep=1 --set parallel.split_lone_chunks=true",
+                  {"--set parallel.split_lone_chunks=true", "parallel.ep is 1", "set parallel.split_lone_chunks=false"});
   const std::string fsdp = "roofline --set schedule=fsdp --set parallel.pp=1 --set parallel.zero=3 --set parallel.microbatches=8";
-  expect_rejected(fsdp, {"parallel.split_lone_chunks", "schedule fsdp, which runs no pipeline chunks"});
+  expect_rejected(fsdp + " --set parallel.split_lone_chunks=true",
+                  {"parallel.split_lone_chunks", "schedule fsdp, which runs no pipeline chunks"});
+  for (const std::string& args : {std::string("roofline --set parallel.ep=1"), fsdp}) {
+    const CliResult r = run_stepsim(args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("note: parallel.split_lone_chunks = true ("), std::string::npos) << args << "\n" << r.err;
+  }
   EXPECT_EQ(run_stepsim(fsdp + " --set parallel.split_lone_chunks=false").code, 0);
   // Leaf-switch keys on a star, the rail layout on multi-plane (always rails), HSDP without ZeRO-3.
   expect_rejected("roofline --set cluster.leaf_nics=16", {"cluster.leaf_nics", "cluster.topology is star"});
@@ -290,8 +297,9 @@ TEST(Cli, VersionPrintsTheProjectVersion) {
 
 TEST(Messages, PlanErrorsFromSetNameTheSet) {
   expect_rejected("roofline --set parallel.pp=7", {"--set parallel.pp=7", "parallel.pp", "does not divide"});
-  // All that fsdp needs, in one message.
-  expect_rejected("roofline --set schedule=fsdp", {"parallel.pp=1 and parallel.zero=3"});
+  // All that fsdp needs, in one message (--set schedule=fsdp alone brings both).
+  expect_rejected("roofline --set schedule=fsdp --set parallel.pp=8 --set parallel.zero=1",
+                  {"parallel.pp=1 and parallel.zero=3"});
 }
 
 TEST(Messages, NonUtf8NamesAreRejectedAndNonUtf8PathsStillGiveValidJson) {

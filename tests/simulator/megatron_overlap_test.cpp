@@ -264,7 +264,8 @@ TEST(MegatronOverlap, DefaultBucketIsMegatronsMaxOf40MAnd1MPerReplica) {
   const Roofline small = compute_roofline(load_plan(llama8b(), {"parallel.overlap_grad_reduce=true"}));
   EXPECT_DOUBLE_EQ(small.overlap.bucket_params, 40e6);  // DP 16
   const Roofline large = compute_roofline(
-      load_plan(llama8b(), {"parallel.overlap_grad_reduce=true", "cluster.nodes=64", "train.global_batch=2048"}));
+      load_plan(llama8b(), {"parallel.overlap_grad_reduce=true", "cluster.nodes=64", "train.global_batch=2048",
+                            "parallel.microbatches=16"}));
   EXPECT_DOUBLE_EQ(large.overlap.bucket_params, 128e6);  // DP 128
 }
 

@@ -186,6 +186,21 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "residual_grad", 3 * kAct * s.h);
 }
 
+// The backward's copy of the forward work it reruns: `from`'s kernels and memory-bound ops that
+// `kernel` and `memory` pick, the kernels named as recomputed.
+template <class KernelPick, class MemoryPick>
+void rerun(PartWork& into, const PartWork& from, KernelPick kernel, MemoryPick memory) {
+  for (const Kernel& k : from.kernels) {
+    if (!kernel(k)) continue;
+    Kernel r = k;
+    r.name = recomputed_name(k.name);
+    r.pass = KernelPass::Forward;
+    into.kernels.push_back(r);
+  }
+  for (const MemoryOp& op : from.memory)
+    if (memory(op)) into.memory.push_back(op);
+}
+
 }  // namespace
 
 LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double routed_rows) {
@@ -288,41 +303,52 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   mlp_backward_memory(mb, ms);
 
   // What the backward rebuilds before it can run (recomputed kernels keep their own precision and
-  // efficiency). DeepSeek's norms and SwiGLU are non-matmul work, inside the calibrated knob.
-  switch (spec.recompute) {
-    case Recompute::None: break;
-    case Recompute::DeepSeek:
-      if (p.recompute_per_layer > 0)
-        ab.kernels.push_back(gemm_kernel("recompute_up_proj", gemm(double(p.recompute_per_layer), t), gemm_precision,
-                                         KernelPass::Forward, q_up, kv_up));
-      // The norms and SwiGLU again (report 3.2.3): memory-bound.
-      add(ab, "recompute_norms", 4 * ms.h + 2 * kAct * ms.latent, 0, 3);
-      if (!w.moe) add(mb, "recompute_activation", (ms.gated ? 3 : 2) * kAct * ms.f);
-      else add(mb, "recompute_activation", (ms.gated ? 3 : 2) * kAct * ms.fs, (ms.gated ? 3 : 2) * kAct * ms.fe, 2);
-      add(mb, "recompute_mlp_norm", 4 * ms.h);
-      break;
-    case Recompute::Selective:  // Megatron: the attention core's forward, again
-      ab.kernels.push_back(kernel("recompute_attention_core", sequences * core.forward(), Precision::BF16, KernelClass::Attention));
-      break;
-    case Recompute::Full:  // the whole forward of the layer, again
-      for (const Kernel& k : af.kernels) {
-        Kernel r = k;
-        r.name = recomputed_name(k.name);
-        r.pass = KernelPass::Forward;
-        ab.kernels.push_back(r);
-      }
-      for (const Kernel& k : mf.kernels) {
-        Kernel r = k;
-        r.name = recomputed_name(k.name);
-        r.pass = KernelPass::Forward;
-        mb.kernels.push_back(r);
-      }
-      ab.nonmatmul_s += af.nonmatmul_s;
-      mb.nonmatmul_s += mf.nonmatmul_s;
-      ab.memory.insert(ab.memory.end(), af.memory.begin(), af.memory.end());
-      mb.memory.insert(mb.memory.end(), mf.memory.begin(), mf.memory.end());
-      break;
+  // efficiency): the whole forward again under full recompute, else each recompute module's part.
+  const Recompute rc = spec.recompute;
+  if (rc.full()) {
+    rerun(ab, af, [](const Kernel&) { return true; }, [](const MemoryOp&) { return true; });
+    rerun(mb, mf, [](const Kernel&) { return true; }, [](const MemoryOp&) { return true; });
+    ab.nonmatmul_s += af.nonmatmul_s;
+    mb.nonmatmul_s += mf.nonmatmul_s;
+    return w;
   }
+  // The modules rerun GEMMs and memory-bound kernels only: the calibrated non-matmul knob
+  // (nonmatmul_s) stays as measured, with whatever recompute the measured run did.
+  const double act = ms.gated ? 3 * kAct : 2 * kAct;  // an activation's bytes, as mlp_forward_memory
+  if (rc.has(Recompute::CoreAttn))  // Megatron's selective default: the attention core's forward
+    ab.kernels.push_back(kernel("recompute_attention_core", sequences * core.forward(), Precision::BF16, KernelClass::Attention));
+  if (rc.has(Recompute::MlaUpProj) && p.recompute_per_layer > 0) {
+    // The latents' RMSNorms and the q and kv up-projections. Megatron-LM's module also reapplies
+    // RoPE; its memory-bound pass is not counted yet, so that DeepSeek's policy costs what it did
+    // before the modules (the calibrated capture's fit is made with it).
+    ab.kernels.push_back(gemm_kernel("recompute_up_proj", gemm(double(p.recompute_per_layer), t), gemm_precision,
+                                     KernelPass::Forward, q_up, kv_up));
+    add(ab, "recompute_latent_norms", 2 * kAct * ms.latent, 0, 2);
+  }
+  if (rc.has(Recompute::Layernorm)) {  // the two pre-norms (DeepSeek: the RMSNorms, report 3.2.3)
+    add(ab, "recompute_attn_norm", 4 * ms.h);
+    add(mb, "recompute_mlp_norm", 4 * ms.h);
+  }
+  const auto mlp_body = [](const MemoryOp& op) { return op.name != "mlp_norm" && op.name != "mlp_residual"; };
+  if (!w.moe) {
+    if (rc.has(Recompute::Mlp))  // the dense MLP from its input (the pre-norm's output): GEMMs, activation
+      rerun(mb, mf, [](const Kernel&) { return true; }, mlp_body);
+    else if (rc.has(Recompute::OtherActs))
+      add(mb, "recompute_activation", act * ms.f);
+    return w;
+  }
+  if (rc.has(Recompute::Moe)) {
+    // The MoE layer from its input: router, permutes, experts (shared ones included); its dispatch
+    // and combine go again too (workloads/model: recomputed_all_to_all).
+    rerun(mb, af, [](const Kernel& k) { return k.name == "router"; }, [](const MemoryOp& op) { return op.name == "router_topk"; });
+    rerun(mb, mf, [](const Kernel&) { return true; }, mlp_body);
+    return w;
+  }
+  if (rc.has(Recompute::MoeAct)) add_per_expert(mb, "recompute_expert_activation", act * ms.fe);
+  if (rc.has(Recompute::SharedExperts))
+    rerun(mb, mf, [](const Kernel& k) { return k.name == "shared_experts"; }, [](const MemoryOp& op) { return op.shared_expert; });
+  else if (rc.has(Recompute::OtherActs))
+    add(mb, "recompute_shared_activation", act * ms.fs, 0, 1, true);
   return w;
 }
 

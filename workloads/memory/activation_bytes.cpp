@@ -12,21 +12,26 @@ namespace {
 
 constexpr double kBf16 = 2, kFp32 = 4;
 
-// Bytes kept per token when `keep_all` (no recompute) or under DeepSeek's policy (RMSNorms, MLA
-// up-projections and SwiGLU rebuilt in backward from what is kept).
-double kept_bytes(const Plan& plan, bool moe, bool keep_all) {
+// Bytes per token a layer keeps for its backward under the recompute modules `r` (not full), and
+// what the plain checkpoints among them (mlp, moe, shared_experts) rebuild at the start of the
+// layer's backward. The output-discarding modules (layernorm, mla_up_proj, moe_act, and DeepSeek's
+// other activations) rebuild one tensor at a time from what is kept; core_attn rebuilds the
+// attention core, whose FlashAttention forward keeps nothing beyond its inputs and output, which
+// the layer keeps anyway: it frees nothing.
+LayerActivations module_bytes(const Plan& plan, bool moe, Recompute r) {
   const ModelConfig& m = plan.model;
   const double fp8 = stash_bytes_per_value(plan);
   // DeepSeek keeps the attention output (out-projection input) in its E5M6 format (report 3.3.3).
   const double attn_out = plan.parallel.fp8_stash ? 1.5 : kBf16;
   const double h = double(m.hidden_size), heads = double(m.num_attention_heads);
   const double qk = double(qk_head_dim(m)), v = double(v_head_dim(m));
+  const bool norms = r.has(Recompute::Layernorm);
   double b = kBf16 * h;                     // layer input: every recompute starts from it
-  if (keep_all) b += fp8 * h + kFp32;       // first RMSNorm's output (projection input) + its rstd
+  if (!norms) b += fp8 * h + kFp32;         // first RMSNorm's output (projection input) + its rstd
   if (m.is_mla()) {
     const double q_lat = double(m.q_lora_rank), kv_lat = double(m.kv_lora_rank);
     b += kBf16 * (q_lat + kv_lat);          // latents before their RMSNorms
-    if (keep_all) {
+    if (!r.has(Recompute::MlaUpProj)) {
       b += fp8 * (q_lat + kv_lat) + kFp32 * ((q_lat > 0 ? 1 : 0) + 1);  // normed latents + rstds
       b += kBf16 * heads * qk + kBf16 * heads * (qk + v);               // q and k, v after RoPE
     }
@@ -39,23 +44,43 @@ double kept_bytes(const Plan& plan, bool moe, bool keep_all) {
   }
   b += attn_out * heads * v + kFp32 * heads;  // attention output + log-sum-exp per head
   b += kBf16 * h;                             // residual after attention (second RMSNorm's input)
-  if (keep_all) b += fp8 * h + kFp32;         // second RMSNorm's output + rstd
+  if (!norms) b += fp8 * h + kFp32;           // second RMSNorm's output + rstd
+  LayerActivations a;
   if (moe) {
     const double experts = double(m.n_routed_experts), k = double(m.num_experts_per_tok);
     // FFN width a token passes through: its routed experts, DeepSeek's shared ones, Qwen's shared expert.
     const double inter = (k + double(m.n_shared_experts)) * double(m.moe_intermediate_size) +
                          double(m.shared_expert_intermediate_size);
-    b += kFp32 * (2 * experts + 4 * k);   // router logits, scores, top-k weights, indices, routing maps
+    const double routed = k * double(m.moe_intermediate_size), shared = inter - routed;
+    const bool layer = r.has(Recompute::Moe), shared_layer = layer || r.has(Recompute::SharedExperts);
+    const double router = kFp32 * (2 * experts + 4 * k);  // router logits, scores, top-k weights, indices, routing maps
     // Dispatched token copies: the routed experts' gate/up input (expert TP keeps its group's rows).
-    b += fp8 * k * h * double(plan.parallel.expert_tp);
-    b += fp8 * 2 * inter;                 // gate/up outputs: SwiGLU's input
-    if (keep_all) b += fp8 * inter;       // SwiGLU output: the down-projection's input
+    const double dispatched = fp8 * k * h * double(plan.parallel.expert_tp);
+    (layer ? a.recompute_per_token : b) += router;
+    (layer ? a.recompute_per_token : b) += dispatched;
+    // gate/up outputs (the activation's input), then the activation's output (the down-projection's).
+    if (!layer && !shared_layer) {
+      b += fp8 * 2 * inter;
+    } else {
+      a.recompute_per_token += fp8 * 2 * (layer ? inter : shared);
+      if (!layer) b += fp8 * 2 * routed;
+    }
+    const bool routed_out = layer || r.has(Recompute::MoeAct), shared_out = shared_layer || r.has(Recompute::OtherActs);
+    if (!routed_out && !shared_out) b += fp8 * inter;
+    else if (!routed_out) b += fp8 * routed;
+    else if (!shared_out) b += fp8 * shared;
+    a.recompute_per_token += (layer ? fp8 * routed : 0.0) + (shared_layer ? fp8 * shared : 0.0);
   } else {
     const double inter = double(m.intermediate_size);
-    b += fp8 * 2 * inter;
-    if (keep_all) b += fp8 * inter;
+    if (r.has(Recompute::Mlp)) {
+      a.recompute_per_token += fp8 * 3 * inter;  // the MLP's gate/up and activation outputs, rebuilt
+    } else {
+      b += fp8 * 2 * inter;
+      if (!r.has(Recompute::OtherActs)) b += fp8 * inter;
+    }
   }
-  return b;
+  a.saved_per_token = b;
+  return a;
 }
 
 }  // namespace
@@ -63,18 +88,13 @@ double kept_bytes(const Plan& plan, bool moe, bool keep_all) {
 double stash_bytes_per_value(const Plan& plan) { return plan.parallel.fp8_stash ? 1.0 + kFp32 / 128.0 : kBf16; }
 
 LayerActivations layer_activations(const Plan& plan, bool moe_layer) {
+  const Recompute r = plan.parallel.recompute;
+  if (!r.full()) return module_bytes(plan, moe_layer, r);
+  // Full: only the layer input is kept; the backward rebuilds everything the layer keeps without
+  // recompute, live from its first backward op until its weight gradient is done.
   LayerActivations a;
-  switch (plan.parallel.recompute) {
-    // FlashAttention keeps no attention scores, so Megatron's selective recompute (the attention
-    // core) saves nothing beyond what is kept without recompute; it only costs time.
-    case Recompute::None:
-    case Recompute::Selective: a.saved_per_token = kept_bytes(plan, moe_layer, true); break;
-    case Recompute::DeepSeek: a.saved_per_token = kept_bytes(plan, moe_layer, false); break;
-    case Recompute::Full:
-      a.saved_per_token = kBf16 * double(plan.model.hidden_size);
-      a.recompute_per_token = kept_bytes(plan, moe_layer, true) - a.saved_per_token;
-      break;
-  }
+  a.saved_per_token = kBf16 * double(plan.model.hidden_size);
+  a.recompute_per_token = module_bytes(plan, moe_layer, Recompute::None).saved_per_token - a.saved_per_token;
   return a;
 }
 

@@ -12,8 +12,9 @@ namespace stepsim {
 struct LayerActivations {
   // Kept from the layer's forward until its weight gradient is done.
   double saved_per_token = 0;
-  // Rebuilt by the backward under parallel.recompute=full (everything but the layer input), live
-  // from the layer's first backward op until its weight gradient is done; 0 otherwise.
+  // Rebuilt by the backward from the layer's first backward op until its weight gradient is done:
+  // everything but the layer input under parallel.recompute=full; what the plain checkpoints
+  // (mlp, moe, shared_experts) dropped under those modules; 0 otherwise.
   double recompute_per_token = 0;
 };
 

@@ -118,7 +118,7 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   ops::OpRef head(ops::OpSink& sink, ops::Phase phase, const sched::ChunkRef& ref,
                      std::optional<ops::OpRef> dep, std::optional<ops::OpRef> params = std::nullopt);
   // dispatch-direction (to experts) or combine-direction all-to-all of one layer.
-  // Under full recompute: the layer's dispatch and combine sent again before its backward; else `dep`.
+  // Under full recompute or the moe module: the layer's dispatch and combine sent again before its backward; else `dep`.
   ops::OpRef recomputed_all_to_all(ops::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, ops::OpRef dep);
   ops::OpRef all_to_all(ops::OpSink& sink, ops::OpKind kind, ops::Phase phase, int64_t layer,
                            const sched::ChunkRef& ref, bool fp8_payload, ops::OpRef dep);

@@ -70,9 +70,9 @@ ModelGpuProgram::MlpShare ModelGpuProgram::shared_experts_ahead(ops::OpSink& sin
 }
 
 OpRef ModelGpuProgram::recomputed_all_to_all(ops::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, OpRef dep) {
-  if (plan_.parallel.recompute != Recompute::Full) return dep;
-  // Full recompute reruns the layer's forward, its dispatch and combine included, before the
-  // backward can start (the recomputed compute itself is charged inside the backward parts).
+  if (!plan_.parallel.recompute.full() && !plan_.parallel.recompute.has(Recompute::Moe)) return dep;
+  // Full recompute (or the moe module) reruns the layer's forward, its dispatch and combine
+  // included, before the backward can start (the recomputed compute is charged inside the backward parts).
   const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Backward, layer, ref, true, dep);
   return all_to_all(sink, OpKind::EpCombine, Phase::Backward, layer, ref, false, d);
 }
