@@ -456,9 +456,15 @@ class MegatronImport {
       if (launch_line_ == 0) launch_line_ = list.front().line;
       args_.insert(args_.end(), list.begin(), list.end());
     }
-    if (args_.empty())
+    if (args_.empty()) {
+      std::string unread;
+      for (const auto& u : script.unread) unread += (unread.empty() ? "" : ", ") + u;
       fail(0, "no Megatron-LM launch found: expected a pretrain_gpt.py command line (torchrun ... pretrain_gpt.py "
-              "--num-layers ...), a list of --arguments, or bash arrays holding them");
+              "--num-layers ...), a list of --arguments, or bash arrays holding them" +
+                  (unread.empty() ? std::string()
+                                  : "; the file runs code stepsim does not read (" + unread +
+                                        "): import the file that launches pretrain_gpt.py, or write its arguments out"));
+    }
   }
 
   // "--name value", "--name=value", flags; an unknown option takes the words up to the next option.

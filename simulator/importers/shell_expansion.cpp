@@ -33,6 +33,40 @@ void Expander::fail(int line, const std::string& what) const {
   throw ConfigError(source_ + ":" + std::to_string(line) + ": " + what);
 }
 
+void Expander::unset(const std::string& name, int line) {
+  vars_.erase(name);
+  unset_lines_[name] = line;
+}
+
+void Expander::mark_unknown(const std::string& name, const std::string& why) {
+  vars_[name] = Var{{}, false, why};
+  unset_lines_.erase(name);
+}
+
+void Expander::forget_all(const std::function<std::string(const std::string&)>& why_of) {
+  for (auto& [name, v] : vars_) v = Var{{}, v.array, why_of(name)};
+  unset_lines_.clear();
+  changed_by_ = why_of;
+}
+
+void Expander::restore(State s) {
+  vars_ = std::move(s.vars);
+  unset_lines_ = std::move(s.unset_lines);
+  changed_by_ = std::move(s.changed_by);
+}
+
+bool Expander::maybe_set(const std::string& name) const {
+  if (const auto it = vars_.find(name); it != vars_.end()) return !it->second.unknown.empty();
+  return valid_name(name) && !unset_lines_.count(name) && changed_by_ != nullptr;
+}
+
+// $(( x++ )), $(( x = 1 )): bash changes x as it expands; stepsim does not evaluate assignments.
+void Expander::mark_arithmetic_assignments(const std::string& expr, int line) {
+  for (const auto& name : arithmetic_assignments(expr))
+    mark_unknown(name, name + " is changed by $((" + io::shortened(expr, 40) + ")) on line " + std::to_string(line) +
+                           ", which stepsim does not evaluate");
+}
+
 void Expander::charge(size_t bytes, int line) {
   expanded_ += bytes;
   if (expanded_ > kMaxExpandedBytes)
@@ -56,7 +90,12 @@ std::optional<Var> Expander::lookup(const std::string& name, std::string& why) c
   }
   const auto it = vars_.find(name);
   if (it == vars_.end()) {
-    why = name + " is not set in the file (stepsim reads only the file, not the environment it runs in)";
+    if (const auto u = unset_lines_.find(name); u != unset_lines_.end())
+      why = name + " is unset on line " + std::to_string(u->second);
+    else if (changed_by_ != nullptr && valid_name(name))
+      why = changed_by_(name);
+    else
+      why = name + " is not set in the file (stepsim reads only the file, not the environment it runs in)";
     return std::nullopt;
   }
   if (!it->second.unknown.empty()) {
@@ -208,7 +247,7 @@ void Expander::expand_param(Expansion& x, const Part& p, int line, size_t depth)
     const auto v = lookup(name, why);
     // Not set in the file counts as unset: the file's own default stands for it.
     const bool is_set = v.has_value() && !(colon && (v->elems.empty() || v->elems.front().text.empty()));
-    const bool set_elsewhere = !v.has_value() && vars_.count(name) && !vars_.at(name).unknown.empty();
+    const bool set_elsewhere = !v.has_value() && maybe_set(name);
     if (set_elsewhere) {  // set in the file to something unknown: neither branch is known
       x.unknown = why;
       return;
@@ -226,7 +265,16 @@ void Expander::expand_param(Expansion& x, const Part& p, int line, size_t depth)
       return;
     }
     const std::string value = append_default(x, word_text, p.quoted, line, depth);
-    if (op == '=' && x.unknown.empty() && valid_name(name)) vars_[name] = Var{{{value, line, word_text, ""}}, false, ""};
+    if (op == '=' && valid_name(name)) {
+      // ${NAME:=word} assigns as it expands: unknown where the word is, or where it may not run.
+      if (!x.unknown.empty())
+        mark_unknown(name, name + " = ${" + io::shortened(e, 40) + "} (line " + std::to_string(line) + "), where " +
+                               x.unknown);
+      else if (!uncertain_.empty())
+        mark_unknown(name, name + " is " + uncertain_);
+      else
+        vars_[name] = Var{{{value, line, word_text, ""}}, false, ""};
+    }
     return;
   }
   x.unknown = "${" + io::shortened(e, 40) + "} is a string operation stepsim does not evaluate";
@@ -370,6 +418,7 @@ Expander::Expansion Expander::expand(const RawWord& w, bool split, size_t depth)
       case PartKind::Arith: {
         std::string why;
         const auto v = arith(p.text, w.line, why, depth);
+        mark_arithmetic_assignments(p.text, w.line);
         if (!v) x.unknown = why;
         else append_text(x, std::to_string(*v), false, w.line);
         break;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,28 @@ class Expander {
 
   // The script's variables by name (set by the evaluator; ${NAME:=word} sets one too).
   std::map<std::string, Var>& vars() { return vars_; }
+
+  // What a command may do to variables besides NAME=value. `unset` certainly run: the name is
+  // unset (a ${NAME:-default} after it takes the default). `mark_unknown`: its value is unknown
+  // from here on, for `why`. `forget_all`: any variable may have changed (an eval or a sourced
+  // file): each one set so far, and any other name asked for later, is unknown for `why_of(name)`.
+  void unset(const std::string& name, int line);
+  void mark_unknown(const std::string& name, const std::string& why);
+  void forget_all(const std::function<std::string(const std::string&)>& why_of);
+
+  // While expanding inside a branch that may not run, `why` (empty where it certainly runs): a
+  // ${NAME:=word} there leaves NAME unknown.
+  void set_uncertain(std::string why) { uncertain_ = std::move(why); }
+  const std::string& uncertain() const { return uncertain_; }
+
+  // Everything the variables hold, to put back after a subshell `( ... )`.
+  struct State {
+    std::map<std::string, Var> vars;
+    std::map<std::string, int> unset_lines;
+    std::function<std::string(const std::string&)> changed_by;
+  };
+  State state() const { return {vars_, unset_lines_, changed_by_}; }
+  void restore(State s);
 
   // The value of a parameter name ($NAME, $1, $@), or nullopt with `why` when not known.
   std::optional<Var> lookup(const std::string& name, std::string& why) const;
@@ -70,8 +93,15 @@ class Expander {
   std::optional<int64_t> arith(const std::string& expr, int line, std::string& why, size_t depth);
   Expansion expand(const RawWord& w, bool split, size_t depth = 0);
 
+  // Whether `name`, not known, may hold a value (set to something unknown, or by an eval).
+  bool maybe_set(const std::string& name) const;
+  void mark_arithmetic_assignments(const std::string& expr, int line);
+
   const std::string& source_;
   std::map<std::string, Var> vars_;
+  std::map<std::string, int> unset_lines_;  // names unset by `unset`, and where
+  std::function<std::string(const std::string&)> changed_by_;  // after forget_all: why a name is unknown
+  std::string uncertain_;
   size_t expanded_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "simulator/importers/shell_lexer.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <string_view>
 #include <utility>
@@ -26,16 +27,18 @@ class Lexer {
       } else if (c == '\n') {
         out.push_back(newline());
         ++pos_, ++line_;
-        skip_heredocs();
+        skip_heredocs(out);
       } else if (c == '#') {
         while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
+      } else if (c == '(' && peek(1) == '(' && at_command_start(out) && arithmetic_command(out)) {
+        // (( expression )): read whole, as bash reads it, not as two subshells
       } else if (const std::string op = operator_at(); !op.empty()) {
         Token t;
         t.kind = TokKind::Op;
         t.line = line_;
         if (op == "<<" || op == "<<-") {
           pos_ += op.size();
-          read_heredoc_delimiter(op == "<<-");
+          read_heredoc_delimiter(op == "<<-", out.size());
           t.op = "redir-done";  // the delimiter is consumed here, not a target word
         } else {
           t.op = (op[0] == '<' || op[0] == '>' || op == "&>" || op == "&>>") ? "redir" : op;
@@ -78,37 +81,85 @@ class Lexer {
     return "";
   }
 
-  void read_heredoc_delimiter(bool strip_tabs) {
+  // `token`: the index the here-document's "redir-done" token will have.
+  void read_heredoc_delimiter(bool strip_tabs, size_t token) {
     while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
     std::string delim;
+    bool quoted = false;
     while (pos_ < s_.size() && !std::isspace(static_cast<unsigned char>(s_[pos_])) && s_[pos_] != ';' &&
            s_[pos_] != '&' && s_[pos_] != '|' && s_[pos_] != '<' && s_[pos_] != '>') {
       if (s_[pos_] != '\'' && s_[pos_] != '"' && s_[pos_] != '\\') delim += s_[pos_];
+      else quoted = true;
       ++pos_;
     }
     if (delim.empty()) fail("a here-document (<<) without its delimiter word");
-    heredocs_.push_back({delim, strip_tabs});
+    heredocs_.push_back({delim, strip_tabs, quoted, token});
   }
 
-  // After a newline: the bodies of here-documents opened on the line just ended.
-  void skip_heredocs() {
-    for (const auto& [delim, strip_tabs] : heredocs_) {
+  // After a newline: the bodies of here-documents opened on the line just ended. An unquoted
+  // delimiter's body is expanded when it runs: the names its ${NAME:=...} and $(( )) may assign
+  // go on its token.
+  void skip_heredocs(std::vector<Token>& out) {
+    for (const auto& doc : heredocs_) {
       const int opened = line_ - 1;
+      const size_t body = pos_;
       for (;;) {
         if (pos_ >= s_.size()) {
           line_ = opened;
-          fail("the here-document opened here never ends (no line \"" + io::shortened(delim, 40) + "\")");
+          fail("the here-document opened here never ends (no line \"" + io::shortened(doc.delim, 40) + "\")");
         }
         const size_t end = s_.find('\n', pos_);
         std::string_view l(s_.data() + pos_, (end == std::string::npos ? s_.size() : end) - pos_);
-        if (strip_tabs)
+        if (doc.strip_tabs)
           while (!l.empty() && l.front() == '\t') l.remove_prefix(1);
+        const size_t line_start = pos_;
         pos_ = end == std::string::npos ? s_.size() : end + 1;
         ++line_;
-        if (l == delim) break;
+        if (l == doc.delim) {
+          if (!doc.quoted && doc.token < out.size())
+            for (auto& name : expansion_assignments(std::string_view(s_).substr(body, line_start - body)))
+              out[doc.token].assigns.push_back(std::move(name));
+          break;
+        }
       }
     }
     heredocs_.clear();
+  }
+
+  // Whether a "((" here starts a command (after a separator or a reserved word), where bash reads
+  // it as an arithmetic command.
+  static bool at_command_start(const std::vector<Token>& out) {
+    if (out.empty()) return true;
+    const Token& t = out.back();
+    if (t.kind == TokKind::Newline) return true;
+    if (t.kind == TokKind::Op) return t.op != "redir" && t.op != "redir-done" && t.op != ")";
+    if (t.kind != TokKind::Word || t.word.parts.size() != 1 || t.word.parts[0].quoted) return false;
+    static const char* const reserved[] = {"then", "do", "else", "elif", "if", "while", "until", "for", "{", "!", "time"};
+    for (const char* r : reserved)
+      if (t.word.parts[0].text == r) return true;
+    return false;
+  }
+
+  // (( expression )) up to its matching "))": one Arith token, true; false (nothing read) when
+  // the parentheses do not close that way, e.g. nested subshells "((cd a; ls) )".
+  bool arithmetic_command(std::vector<Token>& out) {
+    int depth = 0;
+    for (size_t i = pos_ + 2; i < s_.size(); ++i) {
+      const char c = s_[i];
+      if (c == '(') ++depth;
+      if (c != ')') continue;
+      if (depth-- > 0) continue;
+      if (i + 1 >= s_.size() || s_[i + 1] != ')') return false;
+      Token t;
+      t.kind = TokKind::Arith;
+      t.line = line_;
+      t.name = s_.substr(pos_ + 2, i - pos_ - 2);
+      for (const char d : t.name) line_ += d == '\n';
+      pos_ = i + 2;
+      out.push_back(std::move(t));
+      return true;
+    }
+    return false;
   }
 
   Token word_or_array() {
@@ -343,9 +394,78 @@ class Lexer {
   const std::string& source_;
   size_t pos_ = 0;
   int line_ = 1;
-  std::vector<std::pair<std::string, bool>> heredocs_;
+  struct HereDoc {
+    std::string delim;
+    bool strip_tabs = false;
+    bool quoted = false;  // 'EOF' or "EOF": the body is not expanded
+    size_t token = 0;     // its "redir-done" token
+  };
+  std::vector<HereDoc> heredocs_;
 };
+bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
 }  // namespace
+
+std::vector<std::string> arithmetic_assignments(std::string_view e) {
+  std::vector<std::string> out;
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
+  for (size_t i = 0; i < e.size();) {
+    // A name (not the tail of a number such as 0x1f or 16#ff).
+    if (!name_start(e[i]) || (i > 0 && (name_char(e[i - 1]) || e[i - 1] == '#'))) {
+      ++i;
+      continue;
+    }
+    const size_t start = i;
+    while (i < e.size() && name_char(e[i])) ++i;
+    const std::string name(e.substr(start, i - start));
+    size_t j = i;
+    if (j < e.size() && e[j] == '[') {  // a[i] = ...: the array is assigned
+      int depth = 0;
+      for (; j < e.size(); ++j) {
+        if (e[j] == '[') ++depth;
+        if (e[j] == ']' && --depth == 0) break;
+      }
+      j = std::min(e.size(), j + 1);
+    }
+    while (j < e.size() && space(e[j])) ++j;
+    size_t k = start;
+    while (k > 0 && space(e[k - 1])) --k;
+    const std::string_view after = e.substr(j), before = e.substr(0, k);
+    bool assigned = after.starts_with("++") || after.starts_with("--") || before.ends_with("++") || before.ends_with("--");
+    if (!assigned && !after.empty() && after[0] == '=' && !after.starts_with("==")) assigned = true;
+    for (const char* op : {"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
+      assigned = assigned || after.starts_with(op);
+    if (assigned && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
+}
+
+std::vector<std::string> expansion_assignments(std::string_view t) {
+  std::vector<std::string> out;
+  const auto add = [&](std::string name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  };
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i] != '$') continue;
+    if (t.compare(i + 1, 2, "((") == 0) {  // $(( ... )): to the matching ))
+      int depth = 0;
+      size_t j = i + 3;
+      for (; j < t.size(); ++j) {
+        if (t[j] == '(') ++depth;
+        if (t[j] == ')' && depth-- == 0) break;
+      }
+      for (auto& name : arithmetic_assignments(t.substr(i + 3, std::min(j, t.size()) - (i + 3)))) add(std::move(name));
+    } else if (t[i + 1] == '{') {  // ${NAME:=word}, ${NAME=word}
+      size_t j = i + 2;
+      while (j < t.size() && name_char(t[j])) ++j;
+      if (j > i + 2 && name_start(t[i + 2]) &&
+          (t.substr(j).starts_with(":=") || t.substr(j).starts_with("=")))
+        add(std::string(t.substr(i + 2, j - i - 2)));
+    }
+  }
+  return out;
+}
 
 std::vector<Token> lex(const std::string& text, const std::string& source) { return Lexer(text, source).run(); }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stepsim::importers::shell {
@@ -30,21 +31,30 @@ struct RawWord {
   std::string raw;
 };
 
-enum class TokKind { Word, Op, Array, Newline };
+enum class TokKind { Word, Op, Array, Newline, Arith };
 
 struct Token {
   TokKind kind = TokKind::Word;
   RawWord word;               // Word
   std::string op;             // Op: ; ;; & && || | ( ) and "redir" for a redirection (its target follows)
-  std::string name;           // Array: NAME of NAME=( ... ) or NAME+=( ... )
+  std::string name;           // Array: NAME of NAME=( ... ) or NAME+=( ... ); Arith: the expression of (( ))
   bool append = false;
   std::vector<RawWord> elems;
   int line = 0;
+  std::vector<std::string> assigns;  // "redir-done": names its here-document's body may assign
 };
 
 // The file's tokens, ending with a newline token. Throws ConfigError ("SOURCE:LINE: ...") on text
 // bash would refuse (an unterminated quote, an unclosed array) or over the bounds above.
 std::vector<Token> lex(const std::string& text, const std::string& source);
+
+// Names an arithmetic expression assigns (x=1, x+=2, x++, --x, a[i]=3: x, x, x, x, a), as bash
+// would change them when it evaluates the expression.
+std::vector<std::string> arithmetic_assignments(std::string_view expr);
+
+// Names the expansions in `text` may assign when bash expands it: ${NAME:=word}, ${NAME=word} and
+// the assignments of every $(( )) in it.
+std::vector<std::string> expansion_assignments(std::string_view text);
 
 // `text` as one word, blanks included (the default of ${NAME:-default}), as if written at `line`.
 RawWord lex_whole_word(const std::string& text, const std::string& source, int line);

@@ -44,7 +44,8 @@ class Parser {
       Node n = command();
       if (i_ == before) {
         const Token& t = t_[i_];
-        fail(t.line, "unexpected " + (t.kind == TokKind::Op ? "\"" + t.op + "\"" : "\"" + io::shortened(t.word.raw, 40) + "\""));
+        const std::string what = t.kind == TokKind::Op ? t.op : io::shortened(t.word.raw, 40);
+        fail(t.line, "unexpected \"" + what + "\"");
       }
       n.connector = connector;
       connector.clear();
@@ -108,6 +109,10 @@ class Parser {
       n.kind = Node::Opaque;
       n.what = t_[i_].word.parts[0].text + " loop";
       ++i_;
+      // for NAME in ...; select NAME in ...: the loop sets NAME.
+      if ((n.what == "for loop" || n.what == "select loop") && !at_end() && t_[i_].kind == TokKind::Word &&
+          t_[i_].word.parts.size() == 1 && t_[i_].word.parts[0].kind == PartKind::Literal)
+        n.name = t_[i_].word.parts[0].text;
       // The header (for: variable and list; while: its condition) up to `do`.
       List header = list({"do"}, {});
       expect_word("do", n.line, n.what);
@@ -142,10 +147,18 @@ class Parser {
       n.kind = Node::Opaque;
       n.what = "function";
       if (is_word("function")) ++i_;
+      if (!at_end() && t_[i_].kind == TokKind::Word) n.name = t_[i_].word.raw;
       ++i_;  // the name
       if (is_op("(")) i_ += 2;
       skip_separators();
       n.body = compound_body(n.line);
+      return n;
+    }
+    if (!at_end() && t_[i_].kind == TokKind::Arith) {  // (( expression ))
+      n.kind = Node::Opaque;
+      n.what = "(( arithmetic ))";
+      n.name = t_[i_].name;
+      ++i_;
       return n;
     }
     if (is_word("{") || is_op("(")) {
@@ -162,6 +175,7 @@ class Parser {
         return n;
       }
       n.kind = Node::Group;
+      n.subshell = is_op("(");
       n.body = compound_body(n.line);
       return n;
     }
@@ -189,6 +203,7 @@ class Parser {
           continue;
         }
         if (t.op == "redir-done") {
+          n.assigns.insert(n.assigns.end(), t.assigns.begin(), t.assigns.end());
           ++i_;
           continue;
         }

@@ -22,6 +22,10 @@ struct Node {
   std::vector<std::pair<List, List>> branches;  // If: (condition, body); an else is an empty condition
   List body;                   // Opaque (loop, function, case, arithmetic) and Group ({ } and ( ))
   std::string what;            // Opaque: "for loop", "function", ...
+  std::string name;            // Opaque: the function's name, the for / select loop's variable, the
+                               // (( )) command's expression
+  bool subshell = false;       // Group: ( ... ), whose variables do not outlive it
+  std::vector<std::string> assigns;  // Simple: names its here-documents' expansions may assign
 };
 // The script's commands in order. Throws ConfigError ("SOURCE:LINE: ...") on an unclosed compound
 // command or nesting over kMaxNesting.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -67,9 +68,20 @@ class Evaluator {
     return std::make_pair(t.substr(0, n), append);
   }
 
+  // NAME[index]=value (or +=): the array's name, else "".
+  static std::string element_assignment(const RawWord& w) {
+    if (w.parts.empty() || w.parts[0].kind != PartKind::Literal || w.parts[0].quoted) return "";
+    const std::string& t = w.parts[0].text;
+    const size_t b = t.find('[');
+    if (b == std::string::npos || !valid_name(t.substr(0, b))) return "";
+    // The index may hold expansions ($i): the closing "]=" is in the word's text as written.
+    const size_t close = w.raw.find("]=") != std::string::npos ? w.raw.find("]=") : w.raw.find("]+=");
+    return close == std::string::npos ? "" : t.substr(0, b);
+  }
+
   void assign(const std::string& name, Var v, bool append, bool certain, const std::string& uncertain_why) {
     if (!certain) {
-      x_.vars()[name] = Var{{}, v.array, uncertain_why};
+      x_.vars()[name] = Var{{}, v.array, name + " is " + uncertain_why};
       return;
     }
     Var& cur = x_.vars()[name];
@@ -263,14 +275,29 @@ class Evaluator {
       RawWord ignored;
       if (t.kind == TokKind::Array) continue;
       if (declares && !t.word.parts.empty() && !t.word.parts[0].text.empty() && t.word.parts[0].text[0] == '-') continue;
-      if (declares || assignment_name(t.word, ignored)) continue;
+      if (declares || assignment_name(t.word, ignored) || !element_assignment(t.word).empty()) continue;
       only_assignments = false;
       break;
     }
+    here_document_effects(n);
     if (only_assignments) {
+      const std::string transform = declares ? transforming_option(n) : "";
       for (size_t k = declares ? 1 : 0; k < n.tokens.size(); ++k) {
         const Token& t = n.tokens[k];
+        if (!transform.empty()) {  // declare -i X=2+3: bash transforms the value
+          RawWord value;
+          const auto a = t.kind == TokKind::Array ? std::make_optional(std::make_pair(t.name, t.append))
+                                                  : assignment_name(t.word, value);
+          const std::string name = a ? a->first : t.word.raw;
+          if (valid_name(name))
+            x_.mark_unknown(name, name + " is declared " + transform + " on line " + std::to_string(n.line) +
+                                      " (bash transforms or redirects its value), which stepsim does not evaluate");
+          continue;
+        }
         if (t.kind == TokKind::Array) assign_array(t, certain, why);
+        else if (const std::string array = element_assignment(t.word); !array.empty())
+          x_.mark_unknown(array, array + " has an element assigned on line " + std::to_string(t.line) +
+                                     " (" + io::shortened(t.word.raw, 40) + "), which stepsim does not follow");
         else apply_assignment_word(t.word, certain, why);
       }
       return Truth::True;
@@ -288,11 +315,171 @@ class Evaluator {
       for (auto& w : x_.expand_fields(n.tokens[k].word)) c.words.push_back(std::move(w));
       if (c.words.size() > kMaxWordsPerExpansion) fail(n.line, "a command of over 100000 words");
     }
+    command_effects(c.words, n.line, certain, why);
     // Tests and true/false decide branches; they launch nothing.
     static const std::set<std::string> builtins = {"[", "[[", "test", "true", "false", ":"};
-    if (!c.words.empty() && !(c.words.front().known() && builtins.count(c.words.front().text)))
+    if (listing_ && !c.words.empty() && !(c.words.front().known() && builtins.count(c.words.front().text)))
       out_.commands.push_back(std::move(c));
     return status;
+  }
+
+  // --- what commands do to variables besides NAME=value ---------------------------------------
+
+  // declare / typeset / local with -i, -n, -l or -u: bash evaluates, redirects or recases what
+  // is assigned. Returns the option ("-i"), or "".
+  static std::string transforming_option(const Node& n) {
+    const Token& first = n.tokens.front();
+    const std::string& cmd = first.word.parts[0].text;
+    if (cmd != "declare" && cmd != "typeset" && cmd != "local") return "";
+    for (size_t k = 1; k < n.tokens.size(); ++k) {
+      const Token& t = n.tokens[k];
+      if (t.kind != TokKind::Word || t.word.parts.empty() || t.word.parts[0].text.empty()) continue;
+      const std::string& w = t.word.parts[0].text;
+      if (w[0] != '-') continue;
+      for (const char c : w.substr(1))
+        if (c == 'i' || c == 'n' || c == 'l' || c == 'u') return std::string("-") + c;
+    }
+    return "";
+  }
+
+  // ${NAME:=word} and $(( x++ )) in an unquoted here-document's body assign when bash expands it.
+  void here_document_effects(const Node& n) {
+    for (const auto& name : n.assigns)
+      x_.mark_unknown(name, name + " is changed by the expansions of the here-document on line " +
+                                std::to_string(n.line) + ", which stepsim does not expand");
+  }
+
+  // Options as the builtins read them (getopts style): `with_value` lists the letters that take a
+  // value; returns the operands after the options, and each option's values in `values`.
+  static std::vector<const ShellWord*> operands(const std::vector<ShellWord>& words, size_t from, const std::string& with_value,
+                                                std::map<char, std::vector<const ShellWord*>>& values) {
+    size_t k = from;
+    for (; k < words.size(); ++k) {
+      const ShellWord& w = words[k];
+      if (!w.known() || w.text.size() < 2 || w.text[0] != '-') break;
+      if (w.text == "--") {
+        ++k;
+        break;
+      }
+      for (size_t i = 1; i < w.text.size(); ++i) {
+        const char c = w.text[i];
+        if (with_value.find(c) == std::string::npos) {
+          values[c];
+          continue;
+        }
+        if (i + 1 < w.text.size()) {  // -vNAME
+          values[c].push_back(nullptr);
+        } else if (k + 1 < words.size()) {
+          values[c].push_back(&words[++k]);
+        }
+        break;
+      }
+    }
+    std::vector<const ShellWord*> out;
+    for (; k < words.size(); ++k) out.push_back(&words[k]);
+    return out;
+  }
+
+  // A name a builtin writes to: unknown from here on for `why`; a name only running could tell
+  // makes every variable unknown.
+  void clobber(const ShellWord* w, const std::string& what, int line) {
+    if (w == nullptr || !w->known()) {
+      x_.forget_all([=](const std::string& name) {
+        return name + " may be changed by " + what + " on line " + std::to_string(line) +
+               ", whose variable name stepsim cannot know from the file alone";
+      });
+      return;
+    }
+    std::string name = w->text;
+    if (const auto b = name.find('['); b != std::string::npos) name.resize(b);  // a[1]: the array
+    if (valid_name(name)) x_.mark_unknown(name, name + " is set by " + what + " on line " + std::to_string(line) + ", known only when it runs");
+  }
+
+  // Builtins that change variables without NAME=value, and calls of the file's functions.
+  void command_effects(const std::vector<ShellWord>& words, int line, bool certain, const std::string& why) {
+    size_t k = 0;
+    while (k < words.size() && words[k].known() && (words[k].text == "builtin" || words[k].text == "command")) ++k;
+    if (k >= words.size() || !words[k].known()) return;
+    const std::string& cmd = words[k].text;
+    std::map<char, std::vector<const ShellWord*>> opt;
+    const std::string at = " on line " + std::to_string(line);
+    if (cmd == "eval" || cmd == "source" || cmd == ".") {
+      const std::string what = cmd == "eval" ? "the eval" + at + ", which stepsim does not run"
+                                             : "the file sourced" + at +
+                                                   (k + 1 < words.size() ? " (" + io::shortened(words[k + 1].raw, 60) + ")" : "") +
+                                                   ", which stepsim does not read";
+      x_.forget_all([what](const std::string& name) { return name + " may be changed by " + what; });
+      if (out_.unread.size() < 8) out_.unread.push_back(what.substr(0, what.find(", which")));
+    } else if (cmd == "unset") {
+      const auto names = operands(words, k + 1, "", opt);
+      if (opt.count('f')) return;  // functions only
+      for (const ShellWord* w : names) {
+        if (!w->known()) {
+          clobber(nullptr, "unset", line);
+          continue;
+        }
+        std::string name = w->text;
+        if (const auto b = name.find('['); b != std::string::npos) {  // one element of an array
+          name.resize(b);
+          if (valid_name(name)) x_.mark_unknown(name, name + " has an element unset" + at + ", which stepsim does not follow");
+          continue;
+        }
+        if (!valid_name(name)) continue;
+        if (certain) x_.unset(name, line);
+        else x_.mark_unknown(name, name + " may be unset" + at + " (" + why + ")");
+      }
+    } else if (cmd == "read") {
+      const auto names = operands(words, k + 1, "adinNptu", opt);
+      for (const ShellWord* w : opt['a']) clobber(w, "read -a", line);
+      if (names.empty() && !opt.count('a')) x_.mark_unknown("REPLY", "REPLY is set by read" + at + ", known only when it runs");
+      for (const ShellWord* w : names) clobber(w, "read", line);
+    } else if (cmd == "mapfile" || cmd == "readarray") {
+      const auto names = operands(words, k + 1, "dnOsuCc", opt);
+      if (names.empty()) x_.mark_unknown("MAPFILE", "MAPFILE is set by " + cmd + at + ", known only when it runs");
+      else clobber(names.front(), cmd, line);
+    } else if (cmd == "printf") {
+      operands(words, k + 1, "v", opt);
+      for (const ShellWord* w : opt['v']) clobber(w, "printf -v", line);
+    } else if (cmd == "getopts") {
+      const auto rest = operands(words, k + 1, "", opt);
+      if (rest.size() >= 2) clobber(rest[1], "getopts", line);
+      for (const char* name : {"OPTARG", "OPTIND"}) x_.mark_unknown(name, std::string(name) + " is set by getopts" + at + ", known only when it runs");
+    } else if (cmd == "wait") {
+      operands(words, k + 1, "p", opt);
+      for (const ShellWord* w : opt['p']) clobber(w, "wait -p", line);
+    } else if (cmd == "let") {
+      for (size_t i = k + 1; i < words.size(); ++i) {
+        const std::string& e = words[i].known() ? words[i].text : words[i].raw;
+        arithmetic_effects(e, "let " + io::shortened(e, 40), line);
+      }
+    } else if (const auto f = functions_.find(cmd); f != functions_.end()) {
+      call(*f->second, cmd, line);
+    }
+  }
+
+  void arithmetic_effects(const std::string& expr, const std::string& shown, int line) {
+    for (const auto& name : arithmetic_assignments(expr))
+      x_.mark_unknown(name, name + " is changed by " + shown + " on line " + std::to_string(line) +
+                                ", which stepsim does not evaluate");
+  }
+
+  // A call of a function the file defines: what its body may assign is unknown from here on (its
+  // commands were listed where it is defined).
+  void call(const Node& function, const std::string& name, int line) {
+    if (calls_ >= kMaxFunctionCalls || call_depth_ >= kMaxNesting) {
+      x_.forget_all([line](const std::string& v) {
+        return v + " may be changed by the functions called on line " + std::to_string(line) +
+               ", which call each other more than stepsim follows";
+      });
+      return;
+    }
+    ++calls_, ++call_depth_;
+    const bool listing = std::exchange(listing_, false);
+    eval_list(function.body, false,
+              "set by the function " + io::shortened(name, 40) + " called on line " + std::to_string(line) +
+                  ", which stepsim does not run");
+    listing_ = listing;
+    --call_depth_;
   }
 
   // Commands in order; `a && b || c` runs b and c as bash would when a's status is known (a test
@@ -315,18 +502,34 @@ class Evaluator {
 
   // The command's exit status where the file decides it (a test, an assignment), else Unknown.
   Truth eval_node(const Node& n, bool certain, const std::string& why) {
+    const std::string outer = x_.uncertain();
+    x_.set_uncertain(certain ? "" : why);
+    const Truth t = eval_node_in_context(n, certain, why);
+    x_.set_uncertain(outer);
+    return t;
+  }
+
+  Truth eval_node_in_context(const Node& n, bool certain, const std::string& why) {
     switch (n.kind) {
       case Node::Simple:
         return eval_simple(n, certain, why);
-      case Node::Group:
+      case Node::Group: {
+        // ( ... ) runs in a subshell: its commands count, its variables do not outlive it.
+        std::optional<Expander::State> outside;
+        if (n.subshell) outside = x_.state();
         eval_list(n.body, certain, why);
+        if (outside) x_.restore(std::move(*outside));
         return Truth::Unknown;
-      case Node::Opaque:
-        eval_list(n.body, false,
-                  why.empty() ? "set inside the " + n.what + " on line " + std::to_string(n.line) +
-                                    ", which stepsim does not run"
-                              : why);
+      }
+      case Node::Opaque: {
+        const std::string at = " on line " + std::to_string(n.line);
+        if (n.what == "function" && !n.name.empty()) functions_[n.name] = &n;
+        if (n.what == "(( arithmetic ))") arithmetic_effects(n.name, "((" + io::shortened(n.name, 40) + "))", n.line);
+        if (!n.name.empty() && (n.what == "for loop" || n.what == "select loop") && valid_name(n.name))
+          x_.mark_unknown(n.name, n.name + " is set by the " + n.what + at + ", which stepsim does not run");
+        eval_list(n.body, false, why.empty() ? "set inside the " + n.what + at + ", which stepsim does not run" : why);
         return Truth::Unknown;
+      }
       case Node::If: {
         // The first branch whose condition holds runs; an undecidable one makes the rest uncertain.
         bool decided = certain;
@@ -355,10 +558,15 @@ class Evaluator {
     return Truth::Unknown;
   }
 
+  static constexpr size_t kMaxFunctionCalls = 4096;  // function bodies followed for their effects
+
   const std::string& source_;
   Expander x_;
   std::vector<std::string> option_order_;
   ShellScript out_;
+  std::map<std::string, const Node*> functions_;  // the file's functions, once defined
+  bool listing_ = true;                           // false while following a call's effects
+  size_t calls_ = 0, call_depth_ = 0;
 };
 
 }  // namespace
