@@ -129,6 +129,12 @@ struct ParallelConfig {
   Schedule schedule{"dualpipev"};
   int64_t virtual_stages = 0;  // chunks per rank of schedule interleaved (Megatron's virtual pipeline);
                                // 0 = not set: the schedule's default (interleaved 2, the others 1)
+  // Decoder layers of each pipeline stage, in layer order (the schedule's path: interleaved stage
+  // c x pp + r is rank r's chunk c; a V's stage 2 pp - 1 - r is rank r's second), as a framework
+  // places them (Megatron's --decoder-first-pipeline-num-layers, its layout string, NeMo's embedding
+  // and loss counted as layers). The embedding sits on the first stage and the LM head on the last;
+  // a stage may hold none. Empty = stepsim balances the busiest rank itself.
+  std::vector<int64_t> stage_layers;
   // Pipeline chunks with no F&B partner (DualPipeV warm-up and cool-down, every 1F1B chunk) run as
   // two half-microbatches whose compute hides each other's all-to-all. false = DualPipe's reference
   // code: such chunks leave their all-to-all exposed.

@@ -115,9 +115,25 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (gpus % par.pp != 0)
     fail("parallel.pp", str(par.pp) + " does not divide the " + str(gpus) + " GPUs; use a divisor such as " +
                             str(divisor_at_most(gpus, par.pp)));
-  if (sched::path_stages(p) > p.model.num_hidden_layers)
-    fail("parallel.pp", str(sched::path_stages(p)) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
+  const int64_t path_stages = sched::path_stages(p);
+  if (!par.stage_layers.empty()) {
+    // Layers placed as given: one count per stage, together the model's layers (a stage may hold none).
+    const std::string pipeline = str(path_stages) + " stages (schedule " + std::string(par.schedule.name()) +
+                                 ", parallel.pp " + str(par.pp) +
+                                 (path_stages != par.pp ? ", " + str(path_stages / std::max<int64_t>(1, par.pp)) + " per rank" : "") + ")";
+    if (int64_t(par.stage_layers.size()) != path_stages)
+      fail("parallel.stage_layers", "lists " + str(int64_t(par.stage_layers.size())) + " stages, but the pipeline has " +
+                                        pipeline + "; give one layer count per stage in layer order, or remove it "
+                                        "to let stepsim balance the stages");
+    int64_t sum = 0;
+    for (const int64_t n : par.stage_layers) sum += n;
+    if (sum != p.model.num_hidden_layers)
+      fail("parallel.stage_layers", "places " + str(sum) + " layers, but model.num_hidden_layers is " +
+                                        str(p.model.num_hidden_layers) + "; the counts must add up to it");
+  } else if (path_stages > p.model.num_hidden_layers) {
+    fail("parallel.pp", str(path_stages) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
                             " layers; use fewer ranks");
+  }
   const int64_t stage_gpus = p.stage_gpus();
   validate_tensor_context(p, fail);
   // Before the expert checks, whose divisor search counts down from ep.

@@ -16,6 +16,7 @@
 #include "simulator/config/key_aliases.hpp"
 #include "simulator/importers/imported_plan.hpp"
 #include "simulator/importers/importers.hpp"
+#include "simulator/importers/pipeline_split.hpp"
 #include "simulator/importers/shell_script.hpp"
 #include "simulator/io/json_text.hpp"
 
@@ -138,16 +139,11 @@ constexpr ArgSpec kArgs[] = {
     {"overlap-grad-reduce", Arity::Flag, Role::Use},
     {"overlap-param-gather", Arity::Flag, Role::Use},
     {"tp-comm-overlap", Arity::Flag, Role::Use},
-    {"decoder-first-pipeline-num-layers", Arity::One, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
-    {"decoder-last-pipeline-num-layers", Arity::One, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
-    {"pipeline-model-parallel-layout", Arity::One, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
-    {"account-for-embedding-in-pipeline-split", Arity::Flag, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
-    {"account-for-loss-in-pipeline-split", Arity::Flag, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
+    {"decoder-first-pipeline-num-layers", Arity::One, Role::Use},
+    {"decoder-last-pipeline-num-layers", Arity::One, Role::Use},
+    {"pipeline-model-parallel-layout", Arity::One, Role::Use},
+    {"account-for-embedding-in-pipeline-split", Arity::Flag, Role::Use},
+    {"account-for-loss-in-pipeline-split", Arity::Flag, Role::Use},
     {"microbatch-group-size-per-virtual-pipeline-stage", Arity::One, Role::Refuse,
      "stepsim's interleaved schedule groups pipeline-size microbatches, Megatron's default; remove it"},
     {"hierarchical-context-parallel-sizes", Arity::Many, Role::Refuse,
@@ -941,41 +937,117 @@ class MegatronImport {
                     std::to_string(dp));
     }
     key("micro-batch-size", mbs);
-    // The pipeline schedule: interleaved 1F1B with virtual stages, else 1F1B.
-    int64_t vpp = 1;
-    const Given* vg = nullptr;
-    if (const auto per_stage = integer("num-layers-per-virtual-pipeline-stage")) {
-      vg = given("num-layers-per-virtual-pipeline-stage");
-      const int64_t layers = required("num-layers");
-      if (layers % pp != 0 || (layers / pp) % *per_stage != 0)
-        fail_arg(*vg, "does not divide the " + std::to_string(layers / pp) + " layers of a pipeline rank (--num-layers " +
-                          std::to_string(layers) + " / PP " + std::to_string(pp) + "); Megatron-LM refuses it");
-      vpp = layers / pp / *per_stage;
-    } else if (const auto v = integer("num-virtual-stages-per-pipeline-rank")) {
-      vg = given("num-virtual-stages-per-pipeline-rank"), vpp = *v;
-    } else if (const auto v2 = integer("virtual-pipeline-model-parallel-size")) {
-      vg = given("virtual-pipeline-model-parallel-size"), vpp = *v2;
-    }
     const bool fsdp = flag("use-megatron-fsdp") || flag("use-torch-fsdp2");
-    if (vpp > 1) {
-      plan_.set("schedule", "interleaved", shown(*vg) + ": Megatron-LM's interleaved 1F1B", vg->option.line);
-      plan_.set("parallel.virtual_stages", vpp,
-                shown(*vg) + (vg == given("num-layers-per-virtual-pipeline-stage")
-                                  ? ": " + std::to_string(required("num-layers") / pp) + " layers per rank / " +
-                                        known_value(*vg).text
-                                  : ""),
-                vg->option.line);
-    } else if (fsdp) {
-      // set below with the sharding strategy
-    } else {
-      plan_.set("schedule", "1f1b", pp > 1 ? "Megatron-LM's 1F1B (no virtual pipeline)" : "no pipeline: gradient accumulation over the microbatches");
-    }
+    pipeline(pp, fsdp);
     // A plain autograd backward unless the weight gradients are delayed.
     if (const Given* g = given("delay-wgrad-compute")) plan_.set("parallel.split_backward", true, shown(*g), g->option.line);
     else plan_.set("parallel.split_backward", false, "no --delay-wgrad-compute: input and weight gradients in one backward op");
     sharding(pp, dp, fsdp);
     const PlanEntry* zero = plan_.find("parallel.zero");
     overlap(zero != nullptr && zero->value == 3);
+  }
+
+  // The pipeline: interleaved 1F1B with virtual stages, else 1F1B; each stage's layers as Megatron-LM
+  // places them (simulator/importers/pipeline_split.hpp), written as parallel.stage_layers so that
+  // stepsim replays the launch's split rather than its own balance.
+  void pipeline(int64_t pp, bool fsdp) {
+    const int64_t layers = required("num-layers");
+    const Given* per_stage = given("num-layers-per-virtual-pipeline-stage");
+    const Given* per_rank = given("num-virtual-stages-per-pipeline-rank");
+    const Given* old_per_rank = given("virtual-pipeline-model-parallel-size");
+    const Given* layout = given("pipeline-model-parallel-layout");
+    const Given* first = given("decoder-first-pipeline-num-layers");
+    const Given* last = given("decoder-last-pipeline-num-layers");
+    const Given* embedding = given("account-for-embedding-in-pipeline-split");
+    const Given* loss = given("account-for-loss-in-pipeline-split");
+    // What Megatron-LM refuses together (arguments.py validate_args, TransformerConfig).
+    const auto together = [&](std::initializer_list<const Given*> gs) {
+      std::string s;
+      int line = 0;
+      for (const Given* g : gs)
+        if (g) s += (s.empty() ? "" : " with ") + shown(*g), line = line ? line : g->option.line;
+      return std::make_pair(s, line);
+    };
+    if (int(per_stage != nullptr) + int(per_rank != nullptr || old_per_rank != nullptr) + int(layout != nullptr) > 1 ||
+        (per_rank && old_per_rank)) {
+      const auto [s, line] = together({per_stage, per_rank, old_per_rank, layout});
+      fail(line, s + ": Megatron-LM takes only one of --num-layers-per-virtual-pipeline-stage, "
+                     "--num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout; keep one");
+    }
+    if (layout && (first || last || embedding || loss)) {
+      const auto [s, line] = together({layout, first, last, embedding, loss});
+      fail(line, s + ": the layout places every layer, and Megatron-LM refuses other pipeline split arguments with "
+                     "it; keep the layout alone");
+    }
+    if ((first || last) && (embedding || loss)) {
+      const auto [s, line] = together({first, last, embedding, loss});
+      fail(line, s + ": Megatron-LM refuses an uneven first or last stage with the embedding or loss counted as a "
+                     "layer; keep one of the two");
+    }
+    if (per_stage && (first || last)) {
+      const auto [s, line] = together({per_stage, first, last});
+      fail(line, s + ": with an uneven first or last stage Megatron-LM needs the virtual stages as a count; use "
+                     "--num-virtual-stages-per-pipeline-rank");
+    }
+    std::vector<int64_t> split;
+    int64_t vp = 1;
+    const Given* vg = per_stage ? per_stage : per_rank ? per_rank : old_per_rank;
+    const Given* at = layout ? layout : first ? first : last ? last : embedding ? embedding : loss ? loss : vg;
+    std::string how;
+    try {
+      if (layout) {
+        split = megatron_layout_split(known_value(*layout).text, pp, layers, integer("mtp-num-layers", 0).value_or(0));
+        vp = int64_t(split.size()) / pp;
+        how = shown(*layout);
+      } else {
+        const int64_t counted = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+        if (per_stage) {
+          const int64_t n = *integer("num-layers-per-virtual-pipeline-stage");
+          if (counted % pp != 0 || (counted / pp) % n != 0)
+            fail_arg(*per_stage, "does not divide the " + std::to_string(counted / pp) + " layers of a pipeline rank "
+                                 "(--num-layers " + std::to_string(layers) + (counted != layers ? " + embedding/loss" : "") +
+                                 " / PP " + std::to_string(pp) + "); Megatron-LM refuses it");
+          vp = counted / pp / n;
+        } else if (vg) {
+          vp = *integer(vg == per_rank ? "num-virtual-stages-per-pipeline-rank" : "virtual-pipeline-model-parallel-size");
+        }
+        const auto layers_of = [&](const Given* g) { return g ? *integer(g == first ? "decoder-first-pipeline-num-layers" : "decoder-last-pipeline-num-layers") : 0; };
+        split = first || last ? megatron_uneven_split(layers, pp, vp, layers_of(first), layers_of(last))
+                              : megatron_even_split(layers, pp, vp, embedding != nullptr, loss != nullptr);
+        for (const Given* g : {first, last, embedding, loss, vg})
+          if (g) how += (how.empty() ? "" : " ") + shown(*g);
+        if (how.empty()) how = "--num-layers " + std::to_string(layers) + " over PP " + std::to_string(pp);
+      }
+    } catch (const SplitError& e) {
+      if (at) fail_arg(*at, e.what());
+      fail(given("num-layers")->option.line, "--num-layers " + std::to_string(layers) + " with --pipeline-model-parallel-size " +
+                                                 std::to_string(pp) + ": " + e.what());
+    }
+    if (vp > 1 && pp == 1)
+      fail_arg(*(layout ? layout : vg), "virtual pipeline stages need pipeline parallelism; Megatron-LM refuses them "
+                                        "with --pipeline-model-parallel-size 1");
+    if (vp > 1) {
+      plan_.set("schedule", "interleaved", shown(*(layout ? layout : vg)) + ": Megatron-LM's interleaved 1F1B",
+                (layout ? layout : vg)->option.line);
+      plan_.set("parallel.virtual_stages", vp,
+                shown(*(layout ? layout : vg)) +
+                    (vg == per_stage && !layout ? ": " + std::to_string((layers + (embedding ? 1 : 0) + (loss ? 1 : 0)) / pp) +
+                                                      " layers per rank / " + known_value(*vg).text
+                                                : layout ? ": " + std::to_string(split.size()) + " stages / PP " + std::to_string(pp)
+                                                         : ""),
+                (layout ? layout : vg)->option.line);
+    } else if (!fsdp) {
+      plan_.set("schedule", "1f1b", pp > 1 ? "Megatron-LM's 1F1B (no virtual pipeline)" : "no pipeline: gradient accumulation over the microbatches");
+    }
+    if (split.size() > 1) {
+      std::string counts;
+      for (size_t k = 0; k < split.size() && counts.size() < 60; ++k) counts += (k ? " " : "") + std::to_string(split[k]);
+      plan_.set("parallel.stage_layers", split,
+                how + ": Megatron-LM's layers per stage in layer order (" + std::to_string(split.size()) + " stages" +
+                    (vp > 1 ? ", stage c x " + std::to_string(pp) + " + r on rank r" : "") + ")",
+                at ? at->option.line : 0);
+    }
+    stage_layers_ = split;
   }
 
   // The distributed optimizer (ZeRO-1), Megatron FSDP (ZeRO-1, 2 or 3) or plain data parallelism.
@@ -1082,8 +1154,10 @@ class MegatronImport {
     const std::string how = known_value(*method).text;
     const int64_t n = integer("recompute-num-layers", 0).value_or(1);
     const int64_t layers = required("num-layers"), pp = integer("pipeline-model-parallel-size").value_or(1);
-    const Given* vp = given("num-layers-per-virtual-pipeline-stage");
-    const int64_t per_chunk = vp ? integer("num-layers-per-virtual-pipeline-stage").value_or(1) : layers / std::max<int64_t>(1, pp);
+    // Megatron's block method recomputes the first N layers of every chunk: all of them when N is
+    // at least the largest chunk.
+    const int64_t per_chunk = stage_layers_.empty() ? layers / std::max<int64_t>(1, pp)
+                                                    : *std::max_element(stage_layers_.begin(), stage_layers_.end());
     const std::string shown_all = shown(*from) + " " + shown(*method) + (count ? " " + shown(*count) : "");
     if (how == "uniform") {
       if (n != 1)
@@ -1203,6 +1277,7 @@ class MegatronImport {
   std::vector<std::string> order_;
   std::vector<std::string> same_;
   int64_t world_ = 0, gpus_per_node_ = 8;
+  std::vector<int64_t> stage_layers_;  // decoder layers per pipeline stage, in layer order
   std::string world_from_, gpn_from_ = "8 GPUs per node assumed (give --gpus-per-node)";
 };
 

@@ -17,6 +17,7 @@
 #include "simulator/config/key_aliases.hpp"
 #include "simulator/importers/imported_plan.hpp"
 #include "simulator/importers/importers.hpp"
+#include "simulator/importers/pipeline_split.hpp"
 #include "simulator/io/json_text.hpp"
 
 namespace stepsim::importers {
@@ -512,10 +513,10 @@ class TitanImport {
                         "(InterleavedZeroBubble, LoopedBFS and CSV schedules are not)");
     // Stages per rank: from pipeline_parallel_layers_per_stage, else 1 (single-stage) or 2.
     int64_t per_rank = n->multi ? 2 : 1;
+    const int64_t first = integer("parallelism.pipeline_parallel_first_stage_less_layers", 0).value_or(1);
+    const int64_t last = integer("parallelism.pipeline_parallel_last_stage_less_layers", 0).value_or(1);
+    const int64_t layers = layers_of(*flavour_);
     if (const auto lps = integer("parallelism.pipeline_parallel_layers_per_stage")) {
-      const int64_t first = integer("parallelism.pipeline_parallel_first_stage_less_layers", 0).value_or(1);
-      const int64_t last = integer("parallelism.pipeline_parallel_last_stage_less_layers", 0).value_or(1);
-      const int64_t layers = layers_of(*flavour_);
       const int64_t stages = (layers + first + last + *lps - 1) / *lps;
       if (stages % pp != 0)
         fail_key("parallelism.pipeline_parallel_layers_per_stage",
@@ -536,6 +537,20 @@ class TitanImport {
                     ? from("parallelism.pipeline_parallel_layers_per_stage") + ": stages per rank"
                     : "Interleaved1F1B without pipeline_parallel_layers_per_stage: torchtitan's 2 stages per rank",
                 line("parallelism.pipeline_parallel_layers_per_stage"));
+    // The layers of each stage as torchtitan splits them (the embedding and the head counted as
+    // first / last_stage_less_layers layers), kept rather than rebalanced.
+    const std::string k_first = "parallelism.pipeline_parallel_first_stage_less_layers",
+                      k_last = "parallelism.pipeline_parallel_last_stage_less_layers";
+    try {
+      const auto split = torchtitan_split(pp * per_rank, layers, first, last);
+      plan_.set("parallel.stage_layers", split,
+                "torchtitan's split of the " + std::to_string(layers) + " layers over " + std::to_string(split.size()) +
+                    " stages, the embedding counted as " + std::to_string(first) + " layer(s) and the head as " +
+                    std::to_string(last) + " (pipeline_parallel_first / last_stage_less_layers)",
+                line(leaf(k_first) ? k_first : "parallelism.pipeline_parallel_layers_per_stage"));
+    } catch (const SplitError& e) {
+      fail_key(leaf(k_first) ? k_first : leaf(k_last) ? k_last : "parallelism.pipeline_parallel_degree", e.what());
+    }
     plan_.set("parallel.split_backward", n->split_backward,
               n->split_backward ? "zero-bubble schedules compute weight gradients apart"
                                 : "torch.distributed.pipelining runs each stage's backward as one op");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "simulator/config/config_loader.hpp"
+#include "workloads/layers/layer_partition.hpp"
 #include "tests/importers/importer_test_util.hpp"
 
 namespace stepsim::test {
@@ -87,13 +88,70 @@ TEST(MegatronImport, UnmodelledArgumentsAreRefusedNamingThem) {
   };
   refused("--grad-reduce-in-bf16", {"launch.sh:1: --grad-reduce-in-bf16:", "FP32", "remove it"});
   refused("--moe-expert-capacity-factor 1.25", {"--moe-expert-capacity-factor 1.25", "dropless"});
-  refused("--decoder-first-pipeline-num-layers 3", {"--decoder-first-pipeline-num-layers 3", "splits the layers"});
   refused("--window-size 4096 0", {"--window-size 4096 0", "sliding-window"});
   refused("--fp8-param-gather", {"--fp8-param-gather", "BF16"});
   refused("--recompute-granularity full --recompute-method uniform --recompute-num-layers 2",
           {"--recompute-num-layers 2", "groups of 2 layers", "--recompute-num-layers 1"});
   refused("--recompute-granularity selective --recompute-modules mlp", {"--recompute-modules mlp", "core_attn"});
   refused("--attention-backend unfused", {"--attention-backend unfused", "FlashAttention"});
+}
+
+// The layers of each pipeline stage as Megatron-LM places them, kept exactly (stepsim rebalanced
+// them before: the 70B example's critical rank held 21 layers instead of 20). Expected lists are
+// counted by hand from the flags.
+TEST(MegatronImport, ThePipelineKeepsMegatronsLayersPerStage) {
+  const auto layers_of = [](const Loaded& l) {
+    std::vector<int64_t> out;
+    for (const StageLayers& s : partition_layers(l.plan)) out.push_back(s.count);
+    return out;
+  };
+  const auto per_rank = [&](const Loaded& l) {
+    const auto stages = layers_of(l);
+    std::vector<int64_t> out(size_t(l.plan.parallel.pp), 0);
+    for (size_t s = 0; s < stages.size(); ++s) out[s % out.size()] += stages[s];  // stage c x PP + r is rank r's
+    return out;
+  };
+  // The 70B example: 80 layers, PP 4, 5 per virtual stage: 16 stages of 5, 20 on every rank.
+  const Loaded ex = megatron(example());
+  EXPECT_EQ(ex.plan.parallel.stage_layers, std::vector<int64_t>(16, 5));
+  EXPECT_EQ(layers_of(ex), std::vector<int64_t>(16, 5));  // what the replay places
+  EXPECT_EQ(per_rank(ex), std::vector<int64_t>(4, 20));
+  // A launch of 14 layers on PP 4 (8 GPUs: DP 2).
+  const auto pp4 = [](const std::string& flags) {
+    std::string t = launch("--pipeline-model-parallel-size 4 " + flags);
+    t.replace(t.find("--num-layers 4"), 14, "--num-layers 14");
+    return megatron(t);
+  };
+  // Uneven first and last ranks: 2 and 6, the middle two (14 - 8) / 2 = 3 each.
+  const Loaded uneven = pp4("--decoder-first-pipeline-num-layers 2 --decoder-last-pipeline-num-layers 6");
+  EXPECT_EQ(layers_of(uneven), (std::vector<int64_t>{2, 3, 3, 6}));
+  EXPECT_EQ(to_string(uneven.plan.parallel.schedule), std::string("1f1b"));
+  // NeMo's embedding and loss counted as layers, 2 virtual stages: 16 / 4 = 4 per rank, 2 per
+  // stage, the first and last stage one fewer; rank 0 holds stages 0 and 4: 1 + 2.
+  const Loaded nemo = pp4("--num-virtual-stages-per-pipeline-rank 2 --account-for-embedding-in-pipeline-split "
+                          "--account-for-loss-in-pipeline-split");
+  EXPECT_EQ(layers_of(nemo), (std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 1}));
+  EXPECT_EQ(per_rank(nemo), (std::vector<int64_t>{3, 4, 4, 3}));
+  EXPECT_EQ(nemo.plan.parallel.virtual_stages, 2);
+  // A layout string: 8 stages over PP 4 (VP 2): E + 3 | 2 | 1 | 2 || 2 | 2 | 2 | L.
+  const Loaded layout = pp4("--pipeline-model-parallel-layout \"Ettt|tt|t|tt|tt|tt|tt|L\"");
+  EXPECT_EQ(layers_of(layout), (std::vector<int64_t>{3, 2, 1, 2, 2, 2, 2, 0}));
+  EXPECT_EQ(per_rank(layout), (std::vector<int64_t>{5, 4, 3, 2}));
+  EXPECT_EQ(to_string(layout.plan.parallel.schedule), std::string("interleaved"));
+  EXPECT_NE(layout.yaml.find("stage_layers: [3,2,1,2,2,2,2,0]"), std::string::npos) << layout.yaml;
+  // What Megatron-LM refuses: 9 layers over PP 2, and the split arguments it takes one of.
+  std::string nine = launch("--pipeline-model-parallel-size 2");
+  nine.replace(nine.find("--num-layers 4"), 14, "--num-layers 9");
+  expect_import_rejects([&] { megatron(nine); },
+                        {"launch.sh:1: --num-layers 9 with --pipeline-model-parallel-size 2", "do not split evenly"});
+  expect_import_rejects([&] { pp4("--decoder-first-pipeline-num-layers 3"); },
+                        {"--decoder-first-pipeline-num-layers 3", "11 layers left for the 3 middle pipeline ranks"});
+  expect_import_rejects([&] { pp4("--pipeline-model-parallel-layout \"Ett|tt|tt|ttL\" --decoder-last-pipeline-num-layers 2"); },
+                        {"--pipeline-model-parallel-layout", "keep the layout alone"});
+  expect_import_rejects([&] { pp4("--decoder-first-pipeline-num-layers 2 --account-for-loss-in-pipeline-split"); },
+                        {"--decoder-first-pipeline-num-layers 2 with --account-for-loss-in-pipeline-split", "keep one"});
+  expect_import_rejects([&] { pp4("--pipeline-model-parallel-layout \"Ett|tt|tt|tttL\""); },
+                        {"places 9 decoder layers (t), but --num-layers is 14"});
 }
 
 TEST(MegatronImport, ACostArgumentFromAVariableTheFileDoesNotSetIsRefused) {

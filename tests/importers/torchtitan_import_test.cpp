@@ -84,6 +84,10 @@ TEST(TorchtitanImport, PipelineSchedulesAndStagesPerRank) {
                               64)
                           .plan;
   EXPECT_EQ(lps.parallel.virtual_stages, 80 / 10 / 4);
+  EXPECT_EQ(lps.parallel.stage_layers, std::vector<int64_t>(8, 10));
+  // torchtitan's default split counts the embedding and the head as a layer each: 80 + 2 over 8
+  // stages is 10 rest 2, so 11 - 1, 11, 10 x 5, 10 - 1 (stepsim rebalanced them before).
+  EXPECT_EQ(zbv.parallel.stage_layers, (std::vector<int64_t>{10, 11, 10, 10, 10, 10, 10, 9}));
   // 5 per stage with the default lighter ends: ceil((80 + 1 + 1) / 5) = 17 stages over 4 ranks.
   expect_import_rejects(
       [&] {
