@@ -18,6 +18,9 @@ enum class Precision : uint8_t { FP8, BF16 };
 // Number format of Adam's two moments: FP32 as PyTorch's AdamW, Megatron and torchtitan keep them;
 // BF16 as DeepSeek-V3 did (report 3.3.4) and Megatron's --exp-avg-dtype / --exp-avg-sq-dtype bf16.
 enum class MomentDtype : uint8_t { FP32, BF16 };
+// The format gradients are reduced (and their unsharded buffer kept) in: Megatron-LM's default
+// FP32 (--grad-reduce-in-bf16: BF16), torchtitan's FSDP2 mixed_precision_reduce.
+enum class ReduceDtype : uint8_t { FP32, BF16 };
 
 // The MLP's activation, by Hugging Face's `hidden_act` name: silu is the gated SwiGLU (three
 // matrices: gate, up, down); the GELU family and relu are non-gated (two matrices: up, down).
@@ -99,8 +102,9 @@ class Schedule {
 
 // Which activations a layer's backward recomputes instead of keeping from its forward.
 // DeepSeek: RMSNorms, MLA up-projections and SwiGLU (DeepSeek-V3 report 3.2.3); Selective:
-// Megatron's, the attention core only; Full: everything but the layer's input.
-enum class Recompute { None, DeepSeek, Selective, Full };
+// Megatron's, the attention core only; Full: everything but the layer's input; TorchtitanOp:
+// torchtitan's per-op selective checkpointing (workloads/layers/op_sac.hpp).
+enum class Recompute { None, DeepSeek, Selective, Full, TorchtitanOp };
 
 // How an MoE layer's tokens reach the GPUs holding their experts and come back
 // (workloads/traffic/ep_traffic.hpp has each one's bytes):
@@ -179,6 +183,8 @@ struct ParallelConfig {
   // default, max(40M, 1M x data-parallel size).
   int64_t ddp_bucket_size = 0;
   Recompute recompute = Recompute::None;  // DeepSeek's configs say `deepseek`
+  ReduceDtype grad_reduce_dtype = ReduceDtype::FP32;  // the data-parallel gradient reductions' format
+  double grad_reduce_bytes() const { return grad_reduce_dtype == ReduceDtype::BF16 ? 2.0 : 4.0; }
   bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
                           // (default: train.precision == fp8)
 };
@@ -374,6 +380,7 @@ const char* to_string(Recompute r);
 const char* to_string(MoeDispatcher d);
 const char* to_string(Precision p);
 const char* to_string(MomentDtype d);
+const char* to_string(ReduceDtype d);
 const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);

@@ -413,6 +413,8 @@ const std::map<std::string, Field>& schema() {
                           {"1", "2", "3"}};
     f["parallel.recompute"] = choice<Recompute>(kRecomputes, [](Plan& p, Recompute v) { p.parallel.recompute = v; });
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
+    f["parallel.grad_reduce_dtype"] =
+        choice<ReduceDtype>(kReduceDtypes, [](Plan& p, ReduceDtype v) { p.parallel.grad_reduce_dtype = v; });
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
     f["parallel.split_backward"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_backward)};
     f["parallel.overlap_shared_expert"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_shared_expert)};

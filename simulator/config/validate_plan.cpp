@@ -221,6 +221,20 @@ void validate_parallel(const Plan& p, const auto& fail) {
                                       str(p.train.global_batch / p.dp()) + " sequences per replica; pick a divisor");
 }
 
+// torchtitan's per-op checkpointing is modelled for the block it was written for
+// (workloads/layers/op_sac.hpp).
+void validate_recompute(const Plan& p, const auto& fail) {
+  if (p.parallel.recompute != Recompute::TorchtitanOp) return;
+  const char* with = p.model.is_moe()                       ? "an MoE model (its experts' grouped GEMMs are not aten.mm)"
+                     : p.model.is_mla()                     ? "MLA attention"
+                     : p.parallel.tp > 1                    ? "tensor parallelism (its collectives would be recomputed too)"
+                     : p.train.precision == Precision::FP8 ? "FP8 GEMMs (torch._scaled_mm is not in its save list)"
+                                                            : nullptr;
+  if (with != nullptr)
+    fail("parallel.recompute", std::string("torchtitan-op models torchtitan's per-op checkpointing of a dense Llama-style "
+                                           "block at TP 1 in BF16, not with ") + with + "; use full, selective or none");
+}
+
 // The schedule's own limits (microbatches, ranks, what the rest of the plan must be).
 void validate_schedule(const Plan& p, const auto& fail) {
   try {
@@ -319,6 +333,7 @@ void validate_plan(const Plan& p) {
   }
   validate_model(p, fail);
   validate_parallel(p, fail);
+  validate_recompute(p, fail);
   validate_schedule(p, fail);
   validate_sizes(p);
   check_fabric();

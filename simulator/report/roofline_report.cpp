@@ -162,6 +162,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"overlap_param_gather", plan.parallel.overlap_param_gather},
                {"schedule", to_string(plan.parallel.schedule)},
                {"precision", to_string(plan.train.precision)},
+               {"grad_reduce_dtype", to_string(plan.parallel.grad_reduce_dtype)},
                {"recompute", to_string(plan.parallel.recompute)},
                {"global_batch", plan.train.global_batch},
                {"seq_len", plan.train.seq_len},

@@ -5,6 +5,7 @@
 #include "vocabulary/model_params.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/rank_layout.hpp"
+#include "workloads/layers/op_sac.hpp"
 
 namespace stepsim {
 
@@ -70,6 +71,10 @@ LayerActivations layer_activations(const Plan& plan, bool moe_layer) {
     case Recompute::None:
     case Recompute::Selective: a.saved_per_token = kept_bytes(plan, moe_layer, true); break;
     case Recompute::DeepSeek: a.saved_per_token = kept_bytes(plan, moe_layer, false); break;
+    case Recompute::TorchtitanOp:
+      a.saved_per_token = op_sac_saved_bytes_per_token(plan.model);
+      a.recompute_per_token = std::max(0.0, kept_bytes(plan, moe_layer, true) - a.saved_per_token);
+      break;
     case Recompute::Full:
       a.saved_per_token = kBf16 * double(plan.model.hidden_size);
       a.recompute_per_token = kept_bytes(plan, moe_layer, true) - a.saved_per_token;
