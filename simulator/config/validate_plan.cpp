@@ -112,9 +112,25 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
 void validate_parallel(const Plan& p, const auto& fail) {
   const auto& par = p.parallel;
   const auto gpus = p.gpus();
-  if (gpus % par.pp != 0)
-    fail("parallel.pp", str(par.pp) + " does not divide the " + str(gpus) + " GPUs; use a divisor such as " +
-                            str(divisor_at_most(gpus, par.pp)));
+  // One model replica takes TP x CP x PP GPUs: the fix names a pipeline that fits beside the TP and
+  // CP sizes, or the nodes the plan needs (a divisor of the GPUs alone would not fit with TP).
+  const int64_t replica = par.pp * par.tp * par.cp, inner = par.tp * par.cp;
+  if (gpus % par.pp != 0 || (inner > 1 && gpus % replica != 0)) {
+    if (inner == 1)
+      fail("parallel.pp", str(par.pp) + " does not divide the " + str(gpus) + " GPUs; use a divisor such as " +
+                              str(divisor_at_most(gpus, par.pp)));
+    const int64_t g = p.cluster.gpus_per_node;
+    int64_t nodes = 1;
+    while ((nodes * g) % replica != 0 && nodes < replica) ++nodes;
+    const std::string fits = gpus % inner == 0 ? " or parallel.pp=" + str(divisor_at_most(gpus / inner, par.pp)) +
+                                                     " (TP x CP x PP = " + str(inner * divisor_at_most(gpus / inner, par.pp)) +
+                                                     " GPUs)"
+                                               : "";
+    fail("parallel.pp", "TP " + str(par.tp) + " x CP " + str(par.cp) + " x PP " + str(par.pp) + " = " + str(replica) +
+                            " GPUs hold one model replica, which the " + str(gpus) + " GPUs (cluster.nodes " +
+                            str(p.cluster.nodes) + " x " + str(g) + ") cannot; use cluster.nodes=" + str(nodes) +
+                            " (or a multiple)" + fits);
+  }
   const int64_t path_stages = sched::path_stages(p);
   if (!par.stage_layers.empty()) {
     // Layers placed as given: one count per stage, together the model's layers (a stage may hold none).

@@ -57,8 +57,7 @@ constexpr ArgSpec kArgs[] = {
     {"untie-embeddings-and-output-weights", Arity::Flag, Role::Use},
     {"disable-bias-linear", Arity::Flag, Role::Use},
     {"add-bias-linear", Arity::Flag, Role::Use},
-    {"add-qkv-bias", Arity::Flag, Role::Refuse,
-     "bias vectors are not modelled (a few parameters per layer, no matmul FLOPs); remove it to plan without them"},
+    {"add-qkv-bias", Arity::Flag, Role::Use},
     {"squared-relu", Arity::Flag, Role::Refuse, "stepsim models SwiGLU (--swiglu) and GELU MLPs; use one of them"},
     {"quick-geglu", Arity::Flag, Role::Refuse, "stepsim models SwiGLU (--swiglu) and GELU MLPs; use one of them"},
     {"openai-gelu", Arity::Flag, Role::NoCost},
@@ -164,10 +163,8 @@ constexpr ArgSpec kArgs[] = {
     {"defer-embedding-wgrad-compute", Arity::Flag, Role::NoCost},
     {"wgrad-deferral-limit", Arity::One, Role::NoCost},
     {"deallocate-pipeline-outputs", Arity::Flag, Role::NoCost},
-    {"grad-reduce-in-bf16", Arity::Flag, Role::Refuse,
-     "stepsim reduces gradients in FP32 (4 bytes a value); remove it to plan FP32 reductions"},
-    {"ddp-reduce-scatter-with-fp32-accumulation", Arity::Flag, Role::Refuse,
-     "stepsim reduces gradients in FP32 (4 bytes a value); remove it"},
+    {"grad-reduce-in-bf16", Arity::Flag, Role::Use},
+    {"ddp-reduce-scatter-with-fp32-accumulation", Arity::Flag, Role::Use},
     {"fp8-param-gather", Arity::Flag, Role::Refuse,
      "stepsim gathers parameters in BF16 (2 bytes a value), not FP8; remove it to plan BF16 gathers"},
     {"fp8-param", Arity::Flag, Role::Refuse, "stepsim keeps parameters in BF16, not FP8; remove it"},
@@ -200,7 +197,7 @@ constexpr ArgSpec kArgs[] = {
     {"fp8-amax-compute-algo", Arity::One, Role::NoCost},
     {"fp8-margin", Arity::One, Role::NoCost},
     {"fp8-interval", Arity::One, Role::NoCost},
-    {"accumulate-allreduce-grads-in-fp32", Arity::Flag, Role::Same},
+    {"accumulate-allreduce-grads-in-fp32", Arity::Flag, Role::Use},
     {"attention-softmax-in-fp32", Arity::Flag, Role::NoCost},
     {"loss-scale", Arity::One, Role::NoCost},
     {"initial-loss-scale", Arity::One, Role::NoCost},
@@ -388,11 +385,27 @@ class MegatronImport {
     parse_arguments();
     refuse_unmodelled();
     build();
+    refuse_collected();
     return std::move(plan_);
   }
 
  private:
   [[noreturn]] void fail(int line, const std::string& what) const { throw error_at(source_, line, what); }
+
+  // A problem that leaves the rest of the launch readable: collected, so that one error names every
+  // one of them and one edit fixes the file (a launch with four was refused four times before).
+  void problem(int line, const std::string& what) { problems_.emplace_back(line, what); }
+  void problem_arg(const Given& g, const std::string& what) { problem(g.option.line, shown(g) + ": " + what); }
+  void refuse_collected() const {
+    if (problems_.empty()) return;
+    std::string more;
+    for (size_t k = 1; k < problems_.size(); ++k)
+      more += (k > 1 ? "; " : "") + (problems_[k].first > 0 ? "line " + std::to_string(problems_[k].first) + ": " : "") +
+              problems_[k].second;
+    fail(problems_.front().first,
+         problems_.front().second +
+             (more.empty() ? "" : " (and " + std::to_string(problems_.size() - 1) + " more: " + more + ")"));
+  }
   [[noreturn]] void fail_arg(const Given& g, const std::string& what) const { fail(g.option.line, shown(g) + ": " + what); }
 
   // "--num-layers 80", "--num-layers $NUM_LAYERS = 80".
@@ -510,7 +523,7 @@ class MegatronImport {
     for (const auto& name : order_) {
       const ArgSpec* spec = spec_of(name);
       const Given& g = given_.at(name);
-      if (spec->role == Role::Refuse) fail_arg(g, std::string(spec->why));
+      if (spec->role == Role::Refuse) problem_arg(g, std::string(spec->why));
       if (spec->role == Role::NoCost) plan_.not_imported.push_back(g.written);
       if (spec->role == Role::Same) same_.push_back(g.written);
     }
@@ -574,12 +587,80 @@ class MegatronImport {
 
   void build() {
     world();
+    refuse_what_megatron_refuses();
     model();
     batch_and_parallelism();
     recompute();
     precision();
+    gradient_reduction();
     hardware_and_cluster();
     header();
+  }
+
+  // Launches Megatron-LM itself refuses (megatron/training/arguments.py validate_args and
+  // TransformerConfig): each named with the flags and the fix, all of them in one error.
+  void refuse_what_megatron_refuses() {
+    const auto both = [&](const char* a, const char* b, const std::string& fix) {
+      if (flag(a) && flag(b)) problem_arg(*given(b), "Megatron-LM refuses it with " + given(a)->written + "; " + fix);
+    };
+    both("bf16", "fp16", "keep one of --bf16 and --fp16");
+    if (const Given* fsdp2 = given("use-torch-fsdp2")) {
+      both("use-torch-fsdp2", "use-distributed-optimizer",
+           "FSDP2 shards the optimizer itself: remove --use-distributed-optimizer");
+      both("use-torch-fsdp2", "fp16", "use --bf16");
+      if (integer("pipeline-model-parallel-size").value_or(1) > 1)
+        problem_arg(*fsdp2, "Megatron-LM refuses it with pipeline parallelism; use --pipeline-model-parallel-size 1");
+      if (integer("expert-model-parallel-size").value_or(1) > 1)
+        problem_arg(*fsdp2, "Megatron-LM refuses it with expert parallelism; use --expert-model-parallel-size 1");
+      if (!flag("untie-embeddings-and-output-weights"))
+        problem_arg(*fsdp2, "Megatron-LM requires --untie-embeddings-and-output-weights with it; add it");
+    }
+    // --recompute-activations turns the granularity to selective, which refuses a recompute method.
+    if (const Given* ra = given("recompute-activations"); ra && (given("recompute-method") || text("recompute-granularity", "") == "full"))
+      problem_arg(*ra, "Megatron-LM makes it selective recomputation, overriding " +
+                           (given("recompute-granularity") ? shown(*given("recompute-granularity")) : std::string("the granularity")) +
+                           ", and then refuses " + (given("recompute-method") ? shown(*given("recompute-method")) : "a recompute method") +
+                           "; keep either --recompute-activations or the full recompute arguments");
+    if (const Given* ca = given("checkpoint-activations"))
+      problem_arg(*ca, "Megatron-LM stops on this old name; use --recompute-activations (or --recompute-granularity)");
+    if (const Given* opg = given("overlap-param-gather")) {
+      if (!flag("overlap-grad-reduce"))
+        problem_arg(*opg, "Megatron-LM requires --overlap-grad-reduce with it; add --overlap-grad-reduce");
+      if (!flag("use-distributed-optimizer") && !flag("use-megatron-fsdp"))
+        problem_arg(*opg, "Megatron-LM runs it only with the distributed optimizer or Megatron FSDP; add "
+                          "--use-distributed-optimizer");
+    }
+    if (const Given* g = given("overlap-param-gather-with-optimizer-step");
+        g && (!flag("use-distributed-optimizer") || !flag("overlap-param-gather") ||
+              !(given("num-layers-per-virtual-pipeline-stage") || given("num-virtual-stages-per-pipeline-rank") ||
+                given("pipeline-model-parallel-layout"))))
+      problem_arg(*g, "Megatron-LM needs --use-distributed-optimizer, --overlap-param-gather and an interleaved pipeline "
+                      "with it; remove it or add them");
+    if (const Given* g = given("delay-wgrad-compute"))
+      problem_arg(*g, "Megatron-LM (TransformerConfig) refuses it without --overlap-moe-expert-parallel-comm, which "
+                      "stepsim models as schedule dualpipev only; remove it");
+    if (const Given* g = given("expert-model-parallel-size"); g && !flag("num-experts") && integer("expert-model-parallel-size").value_or(1) > 1)
+      problem_arg(*g, "Megatron-LM refuses expert parallelism without --num-experts; remove it or add the experts");
+    if (const Given* g = given("moe-shared-expert-overlap")) {
+      const std::string d = text("moe-token-dispatcher-type", "allgather");
+      if (flag("num-experts") && d != "alltoall" && d != "flex")
+        problem_arg(*g, "Megatron-LM runs it only with the alltoall or flex token dispatcher (here " + d +
+                            "); use --moe-token-dispatcher-type alltoall");
+    }
+    if (const auto mpe = integer("max-position-embeddings"); mpe && given("seq-length") && *mpe < *integer("seq-length"))
+      problem_arg(*given("max-position-embeddings"), "is less than --seq-length " + known_value(*given("seq-length")).text +
+                                                         ", which Megatron-LM refuses; raise it to at least the sequence");
+    // The model-parallel GPUs of one replica must divide the world.
+    const int64_t tp = integer("tensor-model-parallel-size").value_or(1), pp = integer("pipeline-model-parallel-size").value_or(1),
+                  cp = integer("context-parallel-size").value_or(1);
+    if (world_ % (tp * pp * cp) != 0) {
+      const int64_t replica = tp * pp * cp;
+      problem(launch_line_, "TP " + std::to_string(tp) + " x PP " + std::to_string(pp) + " x CP " + std::to_string(cp) +
+                                " = " + std::to_string(replica) + " GPUs hold one model replica, which the " +
+                                std::to_string(world_) + " GPUs of " + world_from_ +
+                                " cannot (Megatron-LM refuses a world size that is not a multiple of it); give --gpus " +
+                                std::to_string(replica) + " (or a multiple), or lower the parallel sizes");
+    }
   }
 
   // torchrun --nnodes x --nproc-per-node, or --gpus.
@@ -691,10 +772,7 @@ class MegatronImport {
                                              (swiglu ? "int(4 x hidden x 2/3 / 64) x 64 with --swiglu" : "4 x hidden"),
               given("ffn-hidden-size") ? given("ffn-hidden-size")->option.line : 0);
     activation(swiglu);
-    if (!flag("disable-bias-linear"))
-      fail(flag("add-bias-linear") ? given("add-bias-linear")->option.line : launch_line_,
-           "no --disable-bias-linear: Megatron-LM's linear layers then carry bias vectors, which stepsim does not model "
-           "(a few parameters per layer, no matmul FLOPs); add --disable-bias-linear to plan without them");
+    biases();
     // Rotary or no position embedding costs nothing stepsim counts; a learned table is max positions x
     // hidden parameters (0.1 % of a 7B model at 4096 positions), left out.
     if (const Given* g = given("position-embedding-type")) {
@@ -716,6 +794,28 @@ class MegatronImport {
                                "DeepSeek-V3 plan (explain shows its share).");
     }
     experts(layers, ffn);
+  }
+
+  // Megatron's linear layers carry bias vectors unless --disable-bias-linear (add_bias_linear is on by
+  // default): the attention projections' and the MLP's, model.attention_bias and model.mlp_bias.
+  // --add-qkv-bias alone biases the QKV projection: stepsim's attention bias also counts the output
+  // projection's hidden-size vector, one more per layer.
+  void biases() {
+    const Given* off = given("disable-bias-linear");
+    const Given* on = given("add-bias-linear");
+    const Given* qkv = given("add-qkv-bias");
+    if (off) on = nullptr;  // --disable-bias-linear wins
+    const bool linear = off == nullptr;
+    const std::string from = off ? shown(*off)
+                             : on ? shown(*on)
+                                  : "no --disable-bias-linear: Megatron-LM's linear layers carry bias vectors";
+    const int line = off ? off->option.line : on ? on->option.line : 0;
+    plan_.set("model.attention_bias", linear || qkv != nullptr,
+              !linear && qkv ? shown(*qkv) + ": the QKV projection's bias (stepsim adds the output projection's, "
+                                             "hidden-size values per layer)"
+                             : from,
+              !linear && qkv ? qkv->option.line : line);
+    plan_.set("model.mlp_bias", linear, from, line);
   }
 
   // GELU or SwiGLU: model.hidden_act (HF names: silu gated, gelu not).
@@ -746,12 +846,18 @@ class MegatronImport {
       const Given* t = given("tokenizer-type");
       const std::string type = t ? known_value(*t).text : "";
       const auto it = fixed.find(type);
-      if (it == fixed.end())
+      // A vocabulary and a merge file with no type: GPT-2's BPE pair (Megatron-LM's own GPT examples).
+      if (!t && given("vocab-file") && given("merge-file")) {
+        const Given* m = given("merge-file");
+        raw = 50257, from = shown(*m) + " with no --tokenizer-type: GPT-2's BPE vocabulary (50257 tokens) assumed; give "
+                                        "--vocab-size N for another", line = m->option.line;
+      } else if (it == fixed.end())
         fail(t ? t->option.line : launch_line_,
              (t ? shown(*t) + ": stepsim cannot read the vocabulary size from the tokenizer's files"
                 : std::string("no --vocab-size and no --tokenizer-type with a known vocabulary")) +
                  "; add --vocab-size N (the tokenizer's vocabulary size) to the launch");
-      raw = it->second, from = shown(*t) + " (" + std::to_string(raw) + " tokens)", line = t->option.line;
+      else
+        raw = it->second, from = shown(*t) + " (" + std::to_string(raw) + " tokens)", line = t->option.line;
     }
     const int64_t divisible = integer("make-vocab-size-divisible-by").value_or(128);
     const int64_t tp = integer("tensor-model-parallel-size").value_or(1);
@@ -881,14 +987,14 @@ class MegatronImport {
     const Given* etp = given("expert-tensor-parallel-size");
     const int64_t expert_tp = integer("expert-tensor-parallel-size").value_or(tp);
     if (expert_tp != 1)
-      fail(etp ? etp->option.line : launch_line_,
+      problem(etp ? etp->option.line : launch_line_,
            (etp ? shown(*etp) : "--expert-tensor-parallel-size left out (Megatron-LM then uses the TP size, " +
                                     std::to_string(tp) + ")") +
                ": stepsim runs the experts without tensor parallelism; add --expert-tensor-parallel-size 1");
     const std::string dispatcher = text("moe-token-dispatcher-type", "allgather");
     const int64_t ep = integer("expert-model-parallel-size").value_or(1);
     if (dispatcher != "alltoall" && dispatcher != "flex" && ep > 1)
-      fail(given("moe-token-dispatcher-type") ? given("moe-token-dispatcher-type")->option.line : launch_line_,
+      problem(given("moe-token-dispatcher-type") ? given("moe-token-dispatcher-type")->option.line : launch_line_,
            "the " + dispatcher + " token dispatcher" +
                (given("moe-token-dispatcher-type") ? "" : " (Megatron-LM's default)") +
                " is not modelled; stepsim's expert parallelism is an all-to-all dispatch: add "
@@ -904,7 +1010,7 @@ class MegatronImport {
     key("context-parallel-size", cp);
     if (flag("num-experts") || ep != 1) key("expert-model-parallel-size", ep);
     if (tp > 1 && !flag("sequence-parallel"))
-      fail(launch_line_, "--tensor-model-parallel-size " + std::to_string(tp) +
+      problem(launch_line_, "--tensor-model-parallel-size " + std::to_string(tp) +
                              " without --sequence-parallel: stepsim models tensor parallelism with sequence parallelism "
                              "(norm and dropout activations sharded too); add --sequence-parallel");
     if (const Given* g = given("sequence-parallel"); g && tp == 1)
@@ -1078,7 +1184,7 @@ class MegatronImport {
     if (const Given* g = given("use-distributed-optimizer")) {
       plan_.set("parallel.zero", 1, shown(*g) + ": ZeRO-1", g->option.line);
     } else if (dp > 1) {
-      fail(launch_line_, "no --use-distributed-optimizer with data-parallel size " + std::to_string(dp) +
+      problem(launch_line_, "no --use-distributed-optimizer with data-parallel size " + std::to_string(dp) +
                              ": every GPU would keep whole optimizer states, which stepsim does not model (ZeRO-1 and "
                              "up); add --use-distributed-optimizer");
     } else {
@@ -1199,10 +1305,44 @@ class MegatronImport {
     } else if (const Given* h = given("fp16")) {
       plan_.set("train.precision", "bf16", shown(*h) + ": FP16 runs at the BF16 rate with the same bytes", h->option.line);
     } else {
-      fail(launch_line_, "no --bf16, --fp16 or --fp8-format: Megatron-LM then trains in FP32, which stepsim does not "
-                         "model; add --bf16");
+      problem(launch_line_, "no --bf16, --fp16 or --fp8-format: Megatron-LM then trains in FP32, which stepsim does not "
+                            "model; add --bf16");
     }
     plan_.set("parallel.fp8_stash", false, "BF16 activations are kept for the backward");
+  }
+
+  // The gradients' format in their buffer and their data-parallel reductions (Megatron's
+  // grad_reduce_in_fp32 = accumulate_allreduce_grads_in_fp32): FP32 under --bf16 (Megatron turns
+  // the accumulation on unless --grad-reduce-in-bf16), FP32 parameters without a 16-bit flag, and the
+  // 16-bit parameters' own format under --fp16 unless --accumulate-allreduce-grads-in-fp32.
+  void gradient_reduction() {
+    const Given* bf16_reduce = given("grad-reduce-in-bf16");
+    const Given* fp32_accumulate = given("accumulate-allreduce-grads-in-fp32");
+    const Given* fp16 = flag("bf16") ? nullptr : given("fp16");
+    std::string dtype = "fp32", from;
+    int line = 0;
+    if (fp16 && !fp32_accumulate) {
+      dtype = "bf16", from = shown(*fp16) + ": Megatron-LM reduces FP16 gradients in FP16 (2 bytes a value)", line = fp16->option.line;
+    } else if (bf16_reduce && flag("bf16")) {
+      dtype = "bf16", from = shown(*bf16_reduce), line = bf16_reduce->option.line;
+    } else if (fp32_accumulate) {
+      from = shown(*fp32_accumulate), line = fp32_accumulate->option.line;
+    } else {
+      from = flag("bf16") ? "--bf16 without --grad-reduce-in-bf16: Megatron-LM accumulates and reduces gradients in FP32"
+                          : "FP32 gradients";
+    }
+    if (bf16_reduce && !flag("bf16"))
+      plan_.not_imported.push_back(bf16_reduce->written + " (Megatron-LM reads it only with --bf16)");
+    plan_.set("parallel.grad_reduce_dtype", dtype, from, line);
+    // BF16 on the wire accumulated in FP32 needs a scratch buffer per reduce-scatter stepsim does not
+    // hold; with FP32 gradients Megatron-LM turns it off.
+    if (const Given* g = given("ddp-reduce-scatter-with-fp32-accumulation")) {
+      if (dtype == "bf16")
+        problem_arg(*g, "the FP32 scratch buffer of each BF16 reduce-scatter is not modelled; remove it to plan BF16 "
+                        "reductions");
+      else
+        plan_.not_imported.push_back(g->written + " (Megatron-LM turns it off when gradients are reduced in FP32)");
+    }
   }
 
   void hardware_and_cluster() {
@@ -1278,6 +1418,7 @@ class MegatronImport {
   std::vector<std::string> same_;
   int64_t world_ = 0, gpus_per_node_ = 8;
   std::vector<int64_t> stage_layers_;  // decoder layers per pipeline stage, in layer order
+  std::vector<std::pair<int, std::string>> problems_;  // (line, what): refused together at the end
   std::string world_from_, gpn_from_ = "8 GPUs per node assumed (give --gpus-per-node)";
 };
 

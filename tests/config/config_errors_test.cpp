@@ -542,6 +542,18 @@ TEST(ConfigErrors, ConfigJsonMissingRequiredModelKey) {
   expect_text_rejects(text, "hf.yaml", {"hf.yaml", "model.vocab_size", "missing", "add it"});
 }
 
+// A model replica bigger than the cluster: the fix fits TP x CP x PP (it said "use a divisor such as
+// 8" for PP 16 with TP 8 on 8 GPUs, which needs 64).
+TEST(ConfigErrors, APipelineThatDoesNotFitBesideTensorParallelism) {
+  const std::string llama = source_path("workloads/llama-3.1-8b.yaml");
+  const auto msg = config_error_of([&] {
+    load_plan(llama, {"cluster.nodes=1", "parallel.tp=8", "parallel.pp=16", "train.global_batch=16"});
+  });
+  expect_message(msg, {"parallel.pp", "TP 8 x CP 1 x PP 16 = 128 GPUs hold one model replica", "cluster.nodes=16",
+                       "parallel.pp=1 (TP x CP x PP = 8 GPUs)"});
+  EXPECT_EQ(msg.find("such as 8"), std::string::npos) << msg;
+}
+
 // parallel.stage_layers: one whole count per stage of the schedule's path, adding up to the layers.
 TEST(ConfigErrors, StageLayersMustMatchThePipeline) {
   const std::string llama = source_path("workloads/llama-3.1-8b.yaml");  // 32 layers, 1F1B over PP 4
