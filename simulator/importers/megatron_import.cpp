@@ -2,6 +2,8 @@
 // and the TransformerConfig fields it exposes (NVIDIA/Megatron-LM, 2025-2026); docs/import.md lists
 // every argument read and why.
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -94,9 +96,9 @@ constexpr ArgSpec kArgs[] = {
     {"moe-token-dispatcher-type", Arity::One, Role::Use},
     {"moe-shared-expert-overlap", Arity::Flag, Role::Use},
     {"expert-tensor-parallel-size", Arity::One, Role::Use},
-    {"moe-grouped-gemm", Arity::Flag, Role::Same},
-    {"moe-enable-deepep", Arity::Flag, Role::Same},
-    {"moe-flex-dispatcher-backend", Arity::One, Role::Same},
+    {"moe-grouped-gemm", Arity::Flag, Role::Use},
+    {"moe-enable-deepep", Arity::Flag, Role::Use},
+    {"moe-flex-dispatcher-backend", Arity::One, Role::Use},
     {"moe-permute-fusion", Arity::Flag, Role::NoCost},
     {"moe-router-fusion", Arity::Flag, Role::NoCost},
     {"moe-router-load-balancing-type", Arity::Many, Role::NoCost},
@@ -111,15 +113,11 @@ constexpr ArgSpec kArgs[] = {
     {"moe-input-jitter-eps", Arity::One, Role::NoCost},
     {"moe-per-layer-logging", Arity::Flag, Role::NoCost},
     {"moe-token-drop-policy", Arity::One, Role::NoCost},
-    {"moe-expert-capacity-factor", Arity::One, Role::Refuse,
-     "stepsim does not drop tokens (its MoE is dropless); remove it to plan dropless routing"},
-    {"moe-pad-expert-input-to-capacity", Arity::Flag, Role::Refuse,
-     "padding every expert to its capacity is not modelled; remove it (and the capacity factor)"},
+    {"moe-expert-capacity-factor", Arity::One, Role::Use},
+    {"moe-pad-expert-input-to-capacity", Arity::Flag, Role::Use},
     {"moe-layer-recompute", Arity::Flag, Role::Refuse,
      "recomputing whole MoE layers is not modelled; use --recompute-granularity selective or full"},
-    {"overlap-moe-expert-parallel-comm", Arity::Flag, Role::Refuse,
-     "Megatron's batch-level overlap of one microbatch's all-to-all with another's compute is DualPipe's F&B pairing, "
-     "which stepsim models as schedule dualpipe or dualpipev, not inside 1F1B; remove it"},
+    {"overlap-moe-expert-parallel-comm", Arity::Flag, Role::Use},
     // Parallelism.
     {"tensor-model-parallel-size", Arity::One, Role::Key},
     {"pipeline-model-parallel-size", Arity::One, Role::Key},
@@ -636,9 +634,9 @@ class MegatronImport {
                 given("pipeline-model-parallel-layout"))))
       problem_arg(*g, "Megatron-LM needs --use-distributed-optimizer, --overlap-param-gather and an interleaved pipeline "
                       "with it; remove it or add them");
-    if (const Given* g = given("delay-wgrad-compute"))
-      problem_arg(*g, "Megatron-LM (TransformerConfig) refuses it without --overlap-moe-expert-parallel-comm, which "
-                      "stepsim models as schedule dualpipev only; remove it");
+    if (const Given* g = given("delay-wgrad-compute"); g && !flag("overlap-moe-expert-parallel-comm"))
+      problem_arg(*g, "Megatron-LM (TransformerConfig) refuses it without --overlap-moe-expert-parallel-comm; add that "
+                      "or remove it");
     if (const Given* g = given("expert-model-parallel-size"); g && !flag("num-experts") && integer("expert-model-parallel-size").value_or(1) > 1)
       problem_arg(*g, "Megatron-LM refuses expert parallelism without --num-experts; remove it or add the experts");
     if (const Given* g = given("moe-shared-expert-overlap")) {
@@ -955,8 +953,13 @@ class MegatronImport {
     if (!experts) {
       for (const char* n : {"moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size", "moe-layer-freq",
                             "moe-router-num-groups", "moe-router-group-topk", "moe-token-dispatcher-type",
-                            "moe-shared-expert-overlap", "expert-tensor-parallel-size"})
+                            "moe-shared-expert-overlap", "expert-tensor-parallel-size", "moe-grouped-gemm",
+                            "moe-enable-deepep", "moe-flex-dispatcher-backend", "moe-expert-capacity-factor",
+                            "moe-pad-expert-input-to-capacity"})
         if (const Given* g = given(n)) plan_.not_imported.push_back(g->written + " (without --num-experts the model has no experts)");
+      if (const Given* g = given("overlap-moe-expert-parallel-comm"))
+        problem_arg(*g, "Megatron-LM runs it only with expert parallelism (--num-experts, --expert-model-parallel-size); "
+                        "remove it");
       return;
     }
     key("num-experts", *experts);
@@ -982,24 +985,126 @@ class MegatronImport {
                        "of dense layers only (every layer from the first MoE one on is MoE)");
       plan_.set("model.first_k_dense_replace", dense, shown(*g), g->option.line);
     }
-    // Experts keep TP 1 in stepsim: Megatron-LM's expert TP defaults to the TP size.
-    const int64_t tp = integer("tensor-model-parallel-size").value_or(1);
+    expert_parallelism();
+    if (const Given* g = given("moe-shared-expert-overlap")) plan_.set("parallel.overlap_shared_expert", true, shown(*g), g->option.line);
+  }
+
+  // How the experts run (Megatron-Core's MoE layer): expert tensor parallelism, the token
+  // dispatcher, grouped or per-expert GEMMs, capacity and padding, the all-to-all overlap; each
+  // with Megatron-LM's default when left out and its refusals.
+  void expert_parallelism() {
+    const int64_t tp = integer("tensor-model-parallel-size").value_or(1), ep = integer("expert-model-parallel-size").value_or(1);
+    // arguments.py: expert_tensor_parallel_size = tensor_model_parallel_size when not given.
     const Given* etp = given("expert-tensor-parallel-size");
     const int64_t expert_tp = integer("expert-tensor-parallel-size").value_or(tp);
-    if (expert_tp != 1)
-      problem(etp ? etp->option.line : launch_line_,
-           (etp ? shown(*etp) : "--expert-tensor-parallel-size left out (Megatron-LM then uses the TP size, " +
-                                    std::to_string(tp) + ")") +
-               ": stepsim runs the experts without tensor parallelism; add --expert-tensor-parallel-size 1");
+    plan_.set("parallel.expert_tp", expert_tp,
+              etp ? shown(*etp)
+                  : "--expert-tensor-parallel-size left out: Megatron-LM uses the TP size, " + std::to_string(tp),
+              etp ? etp->option.line : 0);
+    const std::string dispatcher = token_dispatcher(expert_tp);
+    // Grouped GEMM: TEGroupedMLP; without it SequentialMLP, one GEMM per local expert in turn.
+    const Given* grouped = given("moe-grouped-gemm");
+    plan_.set("parallel.moe_grouped_gemm", grouped != nullptr,
+              grouped ? shown(*grouped) : "no --moe-grouped-gemm: Megatron-LM's SequentialMLP, one GEMM per local expert",
+              grouped ? grouped->option.line : 0);
+    capacity(dispatcher);
+    if (const Given* g = given("overlap-moe-expert-parallel-comm")) {
+      // TransformerConfig's checks beside the overlap (the schedule's and recompute's are the plan's).
+      if (ep <= 1) problem_arg(*g, "Megatron-LM runs it only with expert parallelism; add --expert-model-parallel-size");
+      if (dispatcher == "allgather")
+        problem_arg(*g, "Megatron-LM runs it only with the alltoall or flex token dispatcher; add "
+                        "--moe-token-dispatcher-type alltoall");
+      if (integer("pipeline-model-parallel-size").value_or(1) > 1 && !given("num-layers-per-virtual-pipeline-stage") &&
+          !given("num-virtual-stages-per-pipeline-rank") && !given("pipeline-model-parallel-layout"))
+        problem_arg(*g, "Megatron-LM needs a virtual pipeline with it when --pipeline-model-parallel-size > 1; add "
+                        "--num-virtual-stages-per-pipeline-rank");
+      if (const Given* m = given("recompute-method"))
+        problem_arg(*g, "Megatron-LM refuses it with " + shown(*m) + " (full recomputation); remove the recompute method");
+      if (const Given* so = given("moe-shared-expert-overlap"))
+        problem_arg(*g, "Megatron-LM refuses it with " + so->written + "; remove " + so->written);
+      plan_.set("parallel.moe_overlap_ep_comm", true,
+                shown(*g) + ": a backward microbatch's all-to-alls overlap the next forward's compute", g->option.line);
+    }
+  }
+
+  // --moe-token-dispatcher-type (Megatron-LM's default allgather); flex runs DeepEP (its default
+  // backend, --moe-enable-deepep) or HybridEP, both dispatching one copy per remote NVLink domain and
+  // forwarding it over NVLink, stepsim's deepep. Returns Megatron's dispatcher name.
+  std::string token_dispatcher(int64_t expert_tp) {
+    const Given* type = given("moe-token-dispatcher-type");
+    const Given* deepep = given("moe-enable-deepep");
+    const Given* backend_arg = given("moe-flex-dispatcher-backend");
     const std::string dispatcher = text("moe-token-dispatcher-type", "allgather");
-    const int64_t ep = integer("expert-model-parallel-size").value_or(1);
-    if (dispatcher != "alltoall" && dispatcher != "flex" && ep > 1)
-      problem(given("moe-token-dispatcher-type") ? given("moe-token-dispatcher-type")->option.line : launch_line_,
-           "the " + dispatcher + " token dispatcher" +
-               (given("moe-token-dispatcher-type") ? "" : " (Megatron-LM's default)") +
-               " is not modelled; stepsim's expert parallelism is an all-to-all dispatch: add "
-               "--moe-token-dispatcher-type alltoall (or flex)");
-    if (const Given* g = given("moe-shared-expert-overlap")) plan_.set("parallel.overlap_shared_expert", true, shown(*g), g->option.line);
+    const std::string backend = text("moe-flex-dispatcher-backend", "deepep");
+    if (deepep && dispatcher != "flex")
+      problem_arg(*deepep, "Megatron-LM runs DeepEP only with the flex token dispatcher; add --moe-token-dispatcher-type flex");
+    if (deepep && backend_arg && backend != "deepep")
+      problem_arg(*backend_arg, "Megatron-LM refuses a second flex backend beside --moe-enable-deepep; keep one");
+    if (backend_arg && dispatcher != "flex")
+      plan_.not_imported.push_back(backend_arg->written + " " + backend + " (read only with --moe-token-dispatcher-type flex)");
+    const std::string from = type ? shown(*type) : "--moe-token-dispatcher-type left out: Megatron-LM's allgather";
+    const int line = type ? type->option.line : 0;
+    if (dispatcher == "alltoall" || dispatcher == "allgather") {
+      plan_.set("parallel.moe_dispatcher", dispatcher, from, line);
+      return dispatcher;
+    }
+    if (dispatcher != "flex") {
+      problem(line, shown(*type) + ": Megatron-LM's token dispatchers are allgather, alltoall and flex; use one of them");
+      return dispatcher;
+    }
+    if (backend != "deepep" && backend != "hybridep")
+      problem_arg(*backend_arg, "the " + backend + " backend is not modelled; use deepep or hybridep (stepsim's deepep) or "
+                                "--moe-token-dispatcher-type alltoall");
+    if (integer("tensor-model-parallel-size").value_or(1) * integer("expert-model-parallel-size").value_or(1) == 1)
+      problem(line, shown(*type) + ": Megatron-LM's flex dispatcher needs TP x EP > 1; add --expert-model-parallel-size or "
+                                   "use --moe-token-dispatcher-type alltoall");
+    // The flex dispatcher folds expert TP into its group (TP x EP ranks, each expert shard a
+    // destination of its own); stepsim's deepep sends whole experts.
+    if (expert_tp > 1)
+      problem(given("expert-tensor-parallel-size") ? given("expert-tensor-parallel-size")->option.line : line,
+              "the flex token dispatcher with expert tensor parallelism " + std::to_string(expert_tp) +
+                  (given("expert-tensor-parallel-size") ? "" : " (Megatron-LM's default: the TP size)") +
+                  " dispatches to each expert shard, which stepsim's deepep does not model; add "
+                  "--expert-tensor-parallel-size 1");
+    const std::string via = deepep ? shown(*deepep) : backend_arg ? shown(*backend_arg) : "DeepEP, its default backend";
+    plan_.set("parallel.moe_dispatcher", "deepep",
+              from + " with " + via +
+                  (backend == "hybridep" && !deepep ? ": HybridEP modelled as DeepEP (a copy per remote NVLink domain)" : ""),
+              line);
+    if (flag("fp8-format"))
+      plan_.header.push_back("Megatron-LM's flex dispatcher sends BF16 tokens; stepsim's deepep dispatches FP8 ones (with "
+                             "1x128 scales) under FP8 training, about half the dispatch bytes.");
+    return dispatcher;
+  }
+
+  // --moe-expert-capacity-factor (negative: dropless, as Megatron-LM reads it) and
+  // --moe-pad-expert-input-to-capacity.
+  void capacity(const std::string& dispatcher) {
+    const Given* cf = given("moe-expert-capacity-factor");
+    const Given* pad = given("moe-pad-expert-input-to-capacity");
+    double factor = 0;
+    if (cf) {
+      const std::string& t = known_value(*cf).text;
+      char* end = nullptr;
+      const double v = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+      if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) fail_arg(*cf, "expected a number");
+      factor = v < 0 ? 0 : v;
+      // TransformerConfig: a capacity needs an auxiliary-loss (or no) load balancing.
+      const std::string balance = text("moe-router-load-balancing-type", "aux_loss");
+      if (factor > 0 && balance != "aux_loss" && balance != "seq_aux_loss" && balance != "global_aux_loss" && balance != "none")
+        problem_arg(*cf, "Megatron-LM drops tokens only with aux_loss, seq_aux_loss, global_aux_loss or none load "
+                         "balancing (here " + balance + "); change --moe-router-load-balancing-type or remove it");
+      plan_.set("parallel.moe_capacity_factor", factor,
+                shown(*cf) + (v < 0 ? ": negative, Megatron-LM's dropless" : ": tokens beyond it dropped"), cf->option.line);
+    }
+    if (!pad) return;
+    if (factor <= 0)
+      problem_arg(*pad, "Megatron-LM refuses it without --moe-expert-capacity-factor; add a capacity factor or remove it");
+    else if (dispatcher == "flex" && text("moe-flex-dispatcher-backend", "deepep") == "deepep")
+      problem_arg(*pad, "Megatron-LM's flex dispatcher with DeepEP refuses it; remove it or use --moe-token-dispatcher-type "
+                        "alltoall");
+    else
+      plan_.set("parallel.moe_pad_to_capacity", true, shown(*pad), pad->option.line);
   }
 
   void batch_and_parallelism() {

@@ -206,7 +206,7 @@ constexpr std::string_view kNoCostKeys[] = {
     "activation_checkpoint.determinism_check", "activation_checkpoint.debug", "activation_checkpoint.early_stop",
     "activation_checkpoint.visualize_memory_budget_pareto", "float8.precompute_float8_dynamic_scale_for_fsdp",
     "quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp", "experimental.enable_compiled_autograd",
-    "parallelism.expert_parallel_comm_backend", "training.data_parallel_replicate_degree_deprecated"};
+    "training.data_parallel_replicate_degree_deprecated"};
 
 // Keys read below (any other key outside the no-cost sections is listed as unknown).
 constexpr std::string_view kUsedKeys[] = {
@@ -225,6 +225,7 @@ constexpr std::string_view kUsedKeys[] = {
     "parallelism.module_fqns_per_model_part", "parallelism.pipeline_parallel_expert_parallel_overlap",
     "parallelism.context_parallel_degree", "parallelism.context_parallel_rotate_method",
     "parallelism.expert_parallel_degree", "parallelism.expert_tensor_parallel_degree",
+    "parallelism.expert_parallel_comm_backend",
     "experimental.pipeline_parallel_degree", "experimental.pipeline_parallel_schedule",
     "experimental.pipeline_parallel_microbatches", "experimental.pipeline_parallel_split_points",
     "experimental.context_parallel_degree", "experimental.enable_async_tensor_parallel",
@@ -458,12 +459,32 @@ class TitanImport {
       fail_key("parallelism.context_parallel_rotate_method",
                "stepsim's context parallelism all-gathers K/V; the " + *rotate + " exchange is not modelled");
     if (is_moe(*flavour_) || ep != 1) plan_.set(key_for("expert_parallel_degree"), ep, from(k_ep), line(k_ep));
-    if ((shard * cp * tp) % ep != 0)
-      fail_key(k_ep, "does not divide data_parallel_shard_degree x CP x TP = " + std::to_string(shard * cp * tp) +
-                         " (the GPUs the experts borrow), which torchtitan refuses; use a divisor of it");
-    const int64_t etp = degree("parallelism.expert_tensor_parallel_degree").value_or(1);
-    if (etp != 1 && is_moe(*flavour_))
-      fail_key("parallelism.expert_tensor_parallel_degree", "stepsim runs the experts without tensor parallelism; set 1");
+    // Expert TP (torchtitan before its removal in 2026): 1, the experts borrowing data_parallel_shard
+    // x CP x TP GPUs, or the TP degree, the experts split like the dense layers and borrowing
+    // data_parallel_shard x CP; TP stays innermost, so EP groups sit TP GPUs apart as in Megatron's
+    // expert grid (parallel.expert_tp).
+    const std::string k_etp = "parallelism.expert_tensor_parallel_degree";
+    const int64_t etp = degree(k_etp).value_or(1);
+    if (etp != 1 && etp != tp)
+      fail_key(k_etp, "torchtitan supports 1 or the tensor-parallel degree (" + std::to_string(tp) + "); use one of them");
+    const int64_t borrowed = etp == 1 ? shard * cp * tp : shard * cp;
+    if (borrowed % ep != 0)
+      fail_key(k_ep, "does not divide data_parallel_shard_degree x CP" + std::string(etp == 1 ? " x TP" : "") + " = " +
+                         std::to_string(borrowed) + " (the GPUs the experts borrow), which torchtitan refuses; use a "
+                         "divisor of it");
+    if (is_moe(*flavour_)) {
+      plan_.set("parallel.expert_tp", etp, leaf(k_etp) ? from(k_etp) : k_etp + " left out: 1", line(k_etp));
+      // expert_parallel_comm_backend: PyTorch's all-to-all (one copy per routed expert elsewhere),
+      // or DeepEP / HybridEP kernels (one copy per remote NVLink domain, forwarded over NVLink).
+      const std::string k_backend = "parallelism.expert_parallel_comm_backend";
+      const std::string backend = text(k_backend).value_or("standard");
+      if (backend != "standard" && backend != "deepep" && backend != "hybridep")
+        fail_key(k_backend, "expected \"standard\", \"deepep\" or \"hybridep\"");
+      plan_.set("parallel.moe_dispatcher", backend == "standard" ? "alltoall" : "deepep",
+                leaf(k_backend) ? from(k_backend) + (backend == "hybridep" ? ": HybridEP modelled as DeepEP" : "")
+                                : k_backend + " left out: torchtitan's all-to-all",
+                line(k_backend));
+    }
 
     // Sequences: local_batch_size per data-parallel rank (older configs: batch_size), the global
     // batch (-1: local x DP, no accumulation), gradient accumulation over the rest.

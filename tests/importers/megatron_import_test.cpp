@@ -89,7 +89,7 @@ TEST(MegatronImport, UnmodelledArgumentsAreRefusedNamingThem) {
   };
   refused("--grad-reduce-in-bf16 --ddp-reduce-scatter-with-fp32-accumulation",
           {"--ddp-reduce-scatter-with-fp32-accumulation", "scratch buffer"});
-  refused("--moe-expert-capacity-factor 1.25", {"--moe-expert-capacity-factor 1.25", "dropless"});
+  refused("--moe-layer-recompute", {"--moe-layer-recompute", "not modelled"});
   refused("--window-size 4096 0", {"--window-size 4096 0", "sliding-window"});
   refused("--fp8-param-gather", {"--fp8-param-gather", "BF16"});
   refused("--recompute-granularity full --recompute-method uniform --recompute-num-layers 2",
@@ -316,29 +316,117 @@ TEST(MegatronImport, TensorParallelismNeedsSequenceParallelismAndDataParallelism
   EXPECT_EQ(megatron(plain, 1).plan.parallel.zero, 1);
 }
 
-TEST(MegatronImport, MixtureOfExpertsMapsAndRefusesWhatIsNotModelled) {
+TEST(MegatronImport, MixtureOfExpertsMapsMegatronsDefaults) {
   const std::string moe = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --ffn-hidden-size 4096 ";
   const Plan p = megatron(launch(moe + "--moe-token-dispatcher-type alltoall")).plan;
   EXPECT_EQ(p.model.n_routed_experts, 8);
   EXPECT_EQ(p.model.num_experts_per_tok, 2);
   EXPECT_EQ(p.model.moe_intermediate_size, 4096);  // --moe-ffn-hidden-size defaults to --ffn-hidden-size
   EXPECT_EQ(p.parallel.ep, 8);
-  // Megatron's default dispatcher is allgather; expert TP defaults to TP.
-  expect_import_rejects([&] { importers::import_megatron(launch(moe), "launch.sh", {}); },
-                        {"allgather token dispatcher (Megatron-LM's default)", "--moe-token-dispatcher-type alltoall"});
-  expect_import_rejects(
-      [&] {
-        importers::import_megatron(launch(moe + "--moe-token-dispatcher-type alltoall --tensor-model-parallel-size 2 "
-                                                "--sequence-parallel --expert-model-parallel-size 4"),
-                                   "launch.sh", {});
-      },
-      {"--expert-tensor-parallel-size left out", "the TP size, 2", "--expert-tensor-parallel-size 1"});
-  // A leading run of dense layers, as DeepSeek's "([0]*1+[1]*3)".
-  const Plan d = megatron(launch(moe + "--moe-token-dispatcher-type flex --moe-layer-freq \"([0]*1+[1]*3)\"")).plan;
-  EXPECT_EQ(d.model.first_k_dense_replace, 1);
+  EXPECT_EQ(p.parallel.moe_dispatcher, MoeDispatcher::AllToAll);
+  // Megatron-LM's defaults (arguments.py, TransformerConfig): the allgather dispatcher, expert TP =
+  // TP, SequentialMLP (no grouped GEMM), dropless, no all-to-all overlap (refused before).
+  const Plan d = megatron(launch(moe)).plan;
+  EXPECT_EQ(d.parallel.moe_dispatcher, MoeDispatcher::AllGather);
+  EXPECT_EQ(d.parallel.expert_tp, 1);
+  EXPECT_FALSE(d.parallel.moe_grouped_gemm);
+  EXPECT_EQ(d.parallel.moe_capacity_factor, 0.0);
+  EXPECT_FALSE(d.parallel.moe_overlap_ep_comm);
+  const Plan etp = megatron(launch(moe + "--moe-token-dispatcher-type alltoall --tensor-model-parallel-size 2 "
+                                         "--sequence-parallel --expert-model-parallel-size 4"))
+                       .plan;
+  EXPECT_EQ(etp.parallel.expert_tp, 2);  // left out: the TP size
+  EXPECT_EQ(etp.parallel.ep, 4);
+  // A leading run of dense layers, as DeepSeek's "([0]*1+[1]*3)"; flex runs DeepEP by default.
+  const Plan f = megatron(launch(moe + "--moe-token-dispatcher-type flex --moe-layer-freq \"([0]*1+[1]*3)\"")).plan;
+  EXPECT_EQ(f.model.first_k_dense_replace, 1);
+  EXPECT_EQ(f.parallel.moe_dispatcher, MoeDispatcher::DeepEP);
   expect_import_rejects(
       [&] { importers::import_megatron(launch(moe + "--moe-token-dispatcher-type flex --moe-layer-freq 2"), "launch.sh", {}); },
       {"--moe-layer-freq 2", "dense layer (1) after an MoE layer", "leading run"});
+}
+
+// Megatron-LM's MoE flags onto the plan's keys, each as Megatron-Core runs it (all refused before).
+TEST(MegatronImport, MixtureOfExpertsFlagsMapOntoThePlan) {
+  const std::string moe = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --ffn-hidden-size 4096 ";
+  const Plan c = megatron(launch(moe + "--moe-token-dispatcher-type alltoall --moe-grouped-gemm "
+                                       "--moe-expert-capacity-factor 1.25 --moe-pad-expert-input-to-capacity"))
+                     .plan;
+  EXPECT_TRUE(c.parallel.moe_grouped_gemm);
+  EXPECT_DOUBLE_EQ(c.parallel.moe_capacity_factor, 1.25);
+  EXPECT_TRUE(c.parallel.moe_pad_to_capacity);
+  // A negative capacity factor is Megatron's dropless.
+  EXPECT_EQ(megatron(launch(moe + "--moe-expert-capacity-factor -1")).plan.parallel.moe_capacity_factor, 0.0);
+  for (const char* flex : {"--moe-enable-deepep", "--moe-flex-dispatcher-backend deepep",
+                           "--moe-flex-dispatcher-backend hybridep"}) {
+    const Loaded l = megatron(launch(moe + "--moe-token-dispatcher-type flex " + flex));
+    EXPECT_EQ(l.plan.parallel.moe_dispatcher, MoeDispatcher::DeepEP) << flex;
+  }
+  const Loaded hybrid = megatron(launch(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep"));
+  expect_message(hybrid.imported.find("parallel.moe_dispatcher")->from, {"HybridEP modelled as DeepEP"});
+  // The all-to-all overlap, with the weight gradients delayed or not.
+  const std::string a2a = moe + "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm ";
+  const Plan o = megatron(launch(a2a)).plan;
+  EXPECT_TRUE(o.parallel.moe_overlap_ep_comm);
+  EXPECT_FALSE(o.parallel.split_backward);
+  EXPECT_TRUE(megatron(launch(a2a + "--delay-wgrad-compute")).plan.parallel.split_backward);
+}
+
+// What Megatron-LM refuses among the MoE flags, and what stepsim cannot run, in one error each.
+TEST(MegatronImport, MixtureOfExpertsFlagsMegatronRefusesAreRefused) {
+  const std::string moe = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --ffn-hidden-size 4096 ";
+  const auto refused = [&](const std::string& extra, std::initializer_list<std::string> pieces) {
+    expect_import_rejects([&] { importers::import_megatron(launch(moe + extra), "launch.sh", {}); }, pieces);
+  };
+  refused("--moe-pad-expert-input-to-capacity", {"--moe-pad-expert-input-to-capacity", "without --moe-expert-capacity-factor"});
+  refused("--moe-token-dispatcher-type flex --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity",
+          {"--moe-pad-expert-input-to-capacity", "flex dispatcher with DeepEP"});
+  refused("--moe-enable-deepep", {"--moe-enable-deepep", "only with the flex token dispatcher"});
+  refused("--moe-token-dispatcher-type flex --expert-model-parallel-size 1", {"--moe-token-dispatcher-type flex", "TP x EP > 1"});
+  refused("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep",
+          {"--moe-flex-dispatcher-backend ncclep", "not modelled"});
+  refused("--moe-token-dispatcher-type flex --tensor-model-parallel-size 2 --sequence-parallel --expert-model-parallel-size 4",
+          {"flex token dispatcher with expert tensor parallelism 2", "the TP size", "--expert-tensor-parallel-size 1"});
+  refused("--moe-token-dispatcher-type allgather --overlap-moe-expert-parallel-comm",
+          {"--overlap-moe-expert-parallel-comm", "alltoall or flex"});
+  refused("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --pipeline-model-parallel-size 2 "
+          "--expert-model-parallel-size 4",
+          {"--overlap-moe-expert-parallel-comm", "virtual pipeline"});
+  refused("--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1.5 --moe-router-load-balancing-type sinkhorn",
+          {"--moe-expert-capacity-factor 1.5", "sinkhorn"});
+  refused("--moe-expert-capacity-factor x1", {"--moe-expert-capacity-factor x1", "expected a number"});
+  expect_import_rejects([&] { importers::import_megatron(launch("--overlap-moe-expert-parallel-comm"), "launch.sh", {}); },
+                        {"--overlap-moe-expert-parallel-comm", "only with expert parallelism"});
+}
+
+// Qwen3-30B-A3B as NeMo's H100 recipe launches it: the model is the published card's, the MoE
+// flags land on their keys, and the plan runs.
+TEST(MegatronImport, AQwen3MoeLaunchImports) {
+  const Loaded l = megatron(read_text(source_path("tests/data/megatron-qwen3-30b-a3b.sh")));
+  const Plan& p = l.plan;
+  // The shape of Qwen's config.json (workloads/models/qwen3-30b-a3b.config.json), and its card's
+  // "30.5B in total and 3.3B activated" (the activated count rounded to 0.1B).
+  EXPECT_EQ(p.model.hidden_size, 2048);
+  EXPECT_EQ(p.model.num_hidden_layers, 48);
+  EXPECT_EQ(p.model.kv_heads(), 4);
+  EXPECT_EQ(p.model.head_dim, 128);
+  EXPECT_EQ(p.model.n_routed_experts, 128);
+  EXPECT_EQ(p.model.num_experts_per_tok, 8);
+  EXPECT_EQ(p.model.moe_intermediate_size, 768);
+  EXPECT_EQ(p.model.vocab_size, 151936);  // a multiple of 128 already
+  const ModelParams n = count_params(p.model);
+  EXPECT_NEAR(double(n.total()), 30.5e9, 0.01 * 30.5e9);
+  EXPECT_GE(double(n.activated() + n.embedding), 3.25e9);
+  EXPECT_LE(double(n.activated() + n.embedding), 3.355e9);
+  EXPECT_EQ(p.gpus(), 16);
+  EXPECT_EQ(p.parallel.ep, 16);
+  EXPECT_EQ(p.parallel.expert_tp, 1);
+  EXPECT_EQ(p.parallel.moe_dispatcher, MoeDispatcher::DeepEP);  // flex on HybridEP
+  EXPECT_TRUE(p.parallel.moe_grouped_gemm);
+  EXPECT_TRUE(p.parallel.moe_overlap_ep_comm);
+  EXPECT_EQ(p.parallel.grad_reduce_dtype, ReduceDtype::BF16);
+  EXPECT_EQ(p.parallel.microbatches, 1024 / 16);  // DP 16, one sequence each
+  EXPECT_TRUE(l.imported.unknown.empty()) << l.imported.unknown.front();
 }
 
 TEST(MegatronImport, RecomputeGranularityMethodAndLayers) {

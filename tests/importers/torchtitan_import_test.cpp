@@ -201,6 +201,35 @@ TEST(TorchtitanImport, ModelsAndFlavours) {
   EXPECT_EQ(q.parallel.ep, 8);
 }
 
+// torchtitan's expert parallelism: its all-to-all (or DeepEP / HybridEP kernels) and its expert
+// TP (1 or the TP degree); the expert TP degree was refused before, the backend ignored.
+TEST(TorchtitanImport, ExpertParallelismMapsOntoThePlan) {
+  const auto qwen = [](const std::string& parallelism) {
+    std::string j = job(parallelism, kFullAc, "30B-A3B");
+    j.replace(j.find("name = \"llama3\""), 15, "name = \"qwen3\"");
+    return j;
+  };
+  const Plan standard = torchtitan(qwen("expert_parallel_degree = 8"), 64).plan;
+  EXPECT_EQ(standard.parallel.moe_dispatcher, MoeDispatcher::AllToAll);
+  EXPECT_EQ(standard.parallel.expert_tp, 1);
+  EXPECT_EQ(torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"deepep\""), 64)
+                .plan.parallel.moe_dispatcher,
+            MoeDispatcher::DeepEP);
+  EXPECT_EQ(torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"hybridep\""), 64)
+                .plan.parallel.moe_dispatcher,
+            MoeDispatcher::DeepEP);
+  // ETP = TP 2: the experts split like the dense layers, EP borrowing only the 32 FSDP GPUs.
+  const Plan etp = torchtitan(qwen("tensor_parallel_degree = 2\nexpert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2"), 64).plan;
+  EXPECT_EQ(etp.parallel.expert_tp, 2);
+  EXPECT_EQ(etp.parallel.ep, 8);
+  expect_import_rejects(
+      [&] { torchtitan(qwen("tensor_parallel_degree = 4\nexpert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2"), 64); },
+      {"expert_tensor_parallel_degree", "1 or the tensor-parallel degree (4)"});
+  expect_import_rejects(
+      [&] { torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"nvshmem\""), 64); },
+      {"expert_parallel_comm_backend", "\"standard\", \"deepep\" or \"hybridep\""});
+}
+
 TEST(TorchtitanImport, UnknownKeysAreListedAndOlderNamesRead) {
   const Loaded l = torchtitan(job("tensor_parallel_degree = 8\nbrand_new_knob = 3") + "[newsection]\nx = 1\n", 64);
   EXPECT_TRUE(mentions(l.imported.unknown, "parallelism.brand_new_knob"));
