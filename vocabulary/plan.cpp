@@ -18,6 +18,7 @@ const char* to_string(SimMode m) { return name_of(kSimModes, m); }
 const char* to_string(SimFidelity f) { return name_of(kSimFidelities, f); }
 const char* to_string(Precision p) { return name_of(kPrecisions, p); }
 const char* to_string(MomentDtype d) { return name_of(kMomentDtypes, d); }
+const char* to_string(ReduceDtype d) { return name_of(kReduceDtypes, d); }
 const char* to_string(HiddenAct a) { return name_of(kHiddenActs, a); }
 const char* to_string(Norm n) { return name_of(kNorms, n); }
 const char* to_string(ComputeModel c) { return name_of(kComputeModels, c); }

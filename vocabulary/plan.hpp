@@ -18,6 +18,9 @@ enum class Precision : uint8_t { FP8, BF16 };
 // Number format of Adam's two moments: FP32 as PyTorch's AdamW, Megatron and torchtitan keep them;
 // BF16 as DeepSeek-V3 did (report 3.3.4) and Megatron's --exp-avg-dtype / --exp-avg-sq-dtype bf16.
 enum class MomentDtype : uint8_t { FP32, BF16 };
+// The format gradients are reduced (and their unsharded buffer kept) in: Megatron-LM's default
+// FP32 (--grad-reduce-in-bf16: BF16), torchtitan's FSDP2 mixed_precision_reduce.
+enum class ReduceDtype : uint8_t { FP32, BF16 };
 
 // The MLP's activation, by Hugging Face's `hidden_act` name: silu is the gated SwiGLU (three
 // matrices: gate, up, down); the GELU family, relu and relu2 (squared ReLU) are non-gated (two
@@ -116,6 +119,9 @@ struct Recompute {
     // discarded), which DeepSeek-V3 recomputes with every SwiGLU (report 3.2.3).
     OtherActs = 1 << 7,
     Layer = 1 << 8,          // full: the whole layer from its input
+    // Not a Megatron module: torchtitan's per-op selective checkpointing, its save list's GEMMs
+    // kept and the rest rerun (workloads/layers/op_sac.hpp).
+    TorchtitanOps = 1 << 9,
   };
   uint16_t modules = 0;
 
@@ -128,12 +134,14 @@ struct Recompute {
   static const Recompute Selective;  // selective: Megatron-LM's default module, the attention core
   static const Recompute DeepSeek;   // deepseek: RMSNorms, MLA up-projections and every SwiGLU (report 3.2.3)
   static const Recompute Full;       // full
+  static const Recompute TorchtitanOp;  // torchtitan-op
 };
 inline constexpr Recompute Recompute::None{0};
 inline constexpr Recompute Recompute::Selective{Recompute::CoreAttn};
 inline constexpr Recompute Recompute::DeepSeek{Recompute::Layernorm | Recompute::MlaUpProj | Recompute::MoeAct |
                                                Recompute::OtherActs};
 inline constexpr Recompute Recompute::Full{Recompute::Layer};
+inline constexpr Recompute Recompute::TorchtitanOp{Recompute::TorchtitanOps};
 
 // How an MoE layer's tokens reach the GPUs holding their experts and come back
 // (workloads/traffic/ep_traffic.hpp has each one's bytes):
@@ -162,6 +170,12 @@ struct ParallelConfig {
   Schedule schedule{"dualpipev"};
   int64_t virtual_stages = 0;  // chunks per rank of schedule interleaved (Megatron's virtual pipeline);
                                // 0 = not set: the schedule's default (interleaved 2, the others 1)
+  // Decoder layers of each pipeline stage, in layer order (the schedule's path: interleaved stage
+  // c x pp + r is rank r's chunk c; a V's stage 2 pp - 1 - r is rank r's second), as a framework
+  // places them (Megatron's --decoder-first-pipeline-num-layers, its layout string, NeMo's embedding
+  // and loss counted as layers). The embedding sits on the first stage and the LM head on the last;
+  // a stage may hold none. Empty = stepsim balances the busiest rank itself.
+  std::vector<int64_t> stage_layers;
   // Pipeline chunks with no F&B partner (DualPipeV warm-up and cool-down, every 1F1B chunk) run as
   // two half-microbatches whose compute hides each other's all-to-all. false = DualPipe's reference
   // code: such chunks leave their all-to-all exposed.
@@ -209,6 +223,8 @@ struct ParallelConfig {
   // default, max(40M, 1M x data-parallel size).
   int64_t ddp_bucket_size = 0;
   Recompute recompute = Recompute::None;  // DeepSeek's configs say `deepseek`
+  ReduceDtype grad_reduce_dtype = ReduceDtype::FP32;  // the data-parallel gradient reductions' format
+  double grad_reduce_bytes() const { return grad_reduce_dtype == ReduceDtype::BF16 ? 2.0 : 4.0; }
   bool fp8_stash = true;  // saved GEMM inputs kept in FP8 (+ scales) as DeepSeek does; false = BF16
                           // (default: train.precision == fp8)
 };
@@ -406,6 +422,7 @@ std::string to_string(Recompute r);
 const char* to_string(MoeDispatcher d);
 const char* to_string(Precision p);
 const char* to_string(MomentDtype d);
+const char* to_string(ReduceDtype d);
 const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);

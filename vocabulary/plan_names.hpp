@@ -19,7 +19,8 @@ struct Named {
 inline constexpr Named<Recompute> kRecomputeShorthands[] = {{Recompute::None, "none"},
                                                             {Recompute::DeepSeek, "deepseek"},
                                                             {Recompute::Selective, "selective"},
-                                                            {Recompute::Full, "full"}};
+                                                            {Recompute::Full, "full"},
+                                                            {Recompute::TorchtitanOp, "torchtitan-op"}};
 // In Megatron-LM's order (megatron/core/transformer/transformer_config.py, recompute_modules).
 inline constexpr Named<Recompute::Module> kRecomputeModules[] = {
     {Recompute::CoreAttn, "core_attn"}, {Recompute::MoeAct, "moe_act"}, {Recompute::Layernorm, "layernorm"},
@@ -29,6 +30,7 @@ inline constexpr Named<MoeDispatcher> kMoeDispatchers[] = {
     {MoeDispatcher::DeepEP, "deepep"}, {MoeDispatcher::AllToAll, "alltoall"}, {MoeDispatcher::AllGather, "allgather"}};
 inline constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};
+inline constexpr Named<ReduceDtype> kReduceDtypes[] = {{ReduceDtype::FP32, "fp32"}, {ReduceDtype::BF16, "bf16"}};
 inline constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
                                         {Routing::Zipf, "zipf"},         {Routing::Dirichlet, "dirichlet"},
                                         {Routing::Hot, "hot"},           {Routing::File, "file"}};

@@ -40,7 +40,9 @@ using nlohmann::json;
 
 // Text: a name (UTF-8, one line); Path: a file name (any bytes but NUL and newlines).
 // RecomputeSet: parallel.recompute, a shorthand or a list of Megatron-LM's recompute modules.
-enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList, RecomputeSet };
+// LayerCounts: a list of non-negative integers (layers per pipeline stage).
+enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList,
+                  RecomputeSet, LayerCounts };
 
 // What makes a key meaningful: the code that reads it runs only under another setting (e.g.
 // scenario.zipf_s needs scenario.routing zipf). A key set (in the file or with --set) while its
@@ -434,6 +436,8 @@ const std::map<std::string, Field>& schema() {
                           {"1", "2", "3"}};
     f["parallel.recompute"] = {Kind::RecomputeSet, [](Plan& p, const json& v) { p.parallel.recompute = recompute_of(v); }};
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
+    f["parallel.grad_reduce_dtype"] =
+        choice<ReduceDtype>(kReduceDtypes, [](Plan& p, ReduceDtype v) { p.parallel.grad_reduce_dtype = v; });
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};
     f["parallel.split_backward"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_backward)};
     f["parallel.overlap_shared_expert"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_shared_expert)};
@@ -453,6 +457,8 @@ const std::map<std::string, Field>& schema() {
                      [](Plan& p, const json& v) { p.parallel.schedule = *sched::schedule_named(v.get<std::string>()); },
                      schedule_names()};
     f["parallel.virtual_stages"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::virtual_stages)};
+    f["parallel.stage_layers"] = {Kind::LayerCounts,
+                                  [](Plan& p, const json& v) { p.parallel.stage_layers = v.get<std::vector<int64_t>>(); }};
 
     f["hardware.name"] = {Kind::Text, into(&Plan::hardware, &HardwareConfig::name)};
     // hardware.preset is merged in before the walk (see apply_hardware_layers).
@@ -682,6 +688,19 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       for (const json& m : v)
         if (!m.is_string() || !named(m.get<std::string>()))
           return fail("unknown module " + describe(m) + use);
+      return v;
+    }
+    case Kind::LayerCounts: {
+      // One count per pipeline stage: at most 2^16 stages of at most 2^24 layers each.
+      if (!v.is_array() || v.empty())
+        fail("expected a list of layer counts, one per pipeline stage in layer order (e.g. [5, 6, 6, 5]), got " +
+             describe(v));
+      if (v.size() > 65536) fail("lists " + std::to_string(v.size()) + " stages; at most 65536");
+      for (const auto& x : v) {
+        if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > (uint64_t(1) << 24)) ||
+            x.get<int64_t>() < 0 || x.get<int64_t>() > (int64_t(1) << 24))
+          fail("expected whole numbers of layers between 0 and 16777216, got " + describe(x) + " in " + describe(v));
+      }
       return v;
     }
     case Kind::Choice: {

@@ -112,12 +112,44 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
 void validate_parallel(const Plan& p, const auto& fail) {
   const auto& par = p.parallel;
   const auto gpus = p.gpus();
-  if (gpus % par.pp != 0)
-    fail("parallel.pp", str(par.pp) + " does not divide the " + str(gpus) + " GPUs; use a divisor such as " +
-                            str(divisor_at_most(gpus, par.pp)));
-  if (sched::path_stages(p) > p.model.num_hidden_layers)
-    fail("parallel.pp", str(sched::path_stages(p)) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
+  // One model replica takes TP x CP x PP GPUs: the fix names a pipeline that fits beside the TP and
+  // CP sizes, or the nodes the plan needs (a divisor of the GPUs alone would not fit with TP).
+  const int64_t replica = par.pp * par.tp * par.cp, inner = par.tp * par.cp;
+  if (gpus % par.pp != 0 || (inner > 1 && gpus % replica != 0)) {
+    if (inner == 1)
+      fail("parallel.pp", str(par.pp) + " does not divide the " + str(gpus) + " GPUs; use a divisor such as " +
+                              str(divisor_at_most(gpus, par.pp)));
+    const int64_t g = p.cluster.gpus_per_node;
+    int64_t nodes = 1;
+    while ((nodes * g) % replica != 0 && nodes < replica) ++nodes;
+    const std::string fits = gpus % inner == 0 ? " or parallel.pp=" + str(divisor_at_most(gpus / inner, par.pp)) +
+                                                     " (TP x CP x PP = " + str(inner * divisor_at_most(gpus / inner, par.pp)) +
+                                                     " GPUs)"
+                                               : "";
+    fail("parallel.pp", "TP " + str(par.tp) + " x CP " + str(par.cp) + " x PP " + str(par.pp) + " = " + str(replica) +
+                            " GPUs hold one model replica, which the " + str(gpus) + " GPUs (cluster.nodes " +
+                            str(p.cluster.nodes) + " x " + str(g) + ") cannot; use cluster.nodes=" + str(nodes) +
+                            " (or a multiple)" + fits);
+  }
+  const int64_t path_stages = sched::path_stages(p);
+  if (!par.stage_layers.empty()) {
+    // Layers placed as given: one count per stage, together the model's layers (a stage may hold none).
+    const std::string pipeline = str(path_stages) + " stages (schedule " + std::string(par.schedule.name()) +
+                                 ", parallel.pp " + str(par.pp) +
+                                 (path_stages != par.pp ? ", " + str(path_stages / std::max<int64_t>(1, par.pp)) + " per rank" : "") + ")";
+    if (int64_t(par.stage_layers.size()) != path_stages)
+      fail("parallel.stage_layers", "lists " + str(int64_t(par.stage_layers.size())) + " stages, but the pipeline has " +
+                                        pipeline + "; give one layer count per stage in layer order, or remove it "
+                                        "to let stepsim balance the stages");
+    int64_t sum = 0;
+    for (const int64_t n : par.stage_layers) sum += n;
+    if (sum != p.model.num_hidden_layers)
+      fail("parallel.stage_layers", "places " + str(sum) + " layers, but model.num_hidden_layers is " +
+                                        str(p.model.num_hidden_layers) + "; the counts must add up to it");
+  } else if (path_stages > p.model.num_hidden_layers) {
+    fail("parallel.pp", str(path_stages) + " pipeline stages exceed the " + str(p.model.num_hidden_layers) +
                             " layers; use fewer ranks");
+  }
   const int64_t stage_gpus = p.stage_gpus();
   validate_tensor_context(p, fail);
   // Before the expert checks, whose divisor search counts down from ep.
@@ -202,6 +234,20 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (!fsdp && (p.train.global_batch / p.dp()) % par.microbatches != 0)
     fail("parallel.microbatches", str(par.microbatches) + " does not divide the " +
                                       str(p.train.global_batch / p.dp()) + " sequences per replica; pick a divisor");
+}
+
+// torchtitan's per-op checkpointing is modelled for the block it was written for
+// (workloads/layers/op_sac.hpp).
+void validate_recompute(const Plan& p, const auto& fail) {
+  if (p.parallel.recompute != Recompute::TorchtitanOp) return;
+  const char* with = p.model.is_moe()                       ? "an MoE model (its experts' grouped GEMMs are not aten.mm)"
+                     : p.model.is_mla()                     ? "MLA attention"
+                     : p.parallel.tp > 1                    ? "tensor parallelism (its collectives would be recomputed too)"
+                     : p.train.precision == Precision::FP8 ? "FP8 GEMMs (torch._scaled_mm is not in its save list)"
+                                                            : nullptr;
+  if (with != nullptr)
+    fail("parallel.recompute", std::string("torchtitan-op models torchtitan's per-op checkpointing of a dense Llama-style "
+                                           "block at TP 1 in BF16, not with ") + with + "; use full, selective or none");
 }
 
 // The schedule's own limits (microbatches, ranks, what the rest of the plan must be).
@@ -302,6 +348,7 @@ void validate_plan(const Plan& p) {
   }
   validate_model(p, fail);
   validate_parallel(p, fail);
+  validate_recompute(p, fail);
   validate_schedule(p, fail);
   validate_sizes(p);
   check_fabric();

@@ -2,6 +2,8 @@
 // and the TransformerConfig fields it exposes (NVIDIA/Megatron-LM, 2025-2026); docs/import.md lists
 // every argument read and why.
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -15,6 +17,7 @@
 #include "simulator/config/key_aliases.hpp"
 #include "simulator/importers/imported_plan.hpp"
 #include "simulator/importers/importers.hpp"
+#include "simulator/importers/pipeline_split.hpp"
 #include "simulator/importers/shell_script.hpp"
 #include "simulator/io/json_text.hpp"
 #include "vocabulary/plan_names.hpp"
@@ -56,8 +59,7 @@ constexpr ArgSpec kArgs[] = {
     {"untie-embeddings-and-output-weights", Arity::Flag, Role::Use},
     {"disable-bias-linear", Arity::Flag, Role::Use},
     {"add-bias-linear", Arity::Flag, Role::Use},
-    {"add-qkv-bias", Arity::Flag, Role::Refuse,
-     "bias vectors are not modelled (a few parameters per layer, no matmul FLOPs); remove it to plan without them"},
+    {"add-qkv-bias", Arity::Flag, Role::Use},
     {"squared-relu", Arity::Flag, Role::Use},
     {"quick-geglu", Arity::Flag, Role::Refuse, "stepsim models SwiGLU (--swiglu) and GELU MLPs; use one of them"},
     {"openai-gelu", Arity::Flag, Role::NoCost},
@@ -94,9 +96,9 @@ constexpr ArgSpec kArgs[] = {
     {"moe-token-dispatcher-type", Arity::One, Role::Use},
     {"moe-shared-expert-overlap", Arity::Flag, Role::Use},
     {"expert-tensor-parallel-size", Arity::One, Role::Use},
-    {"moe-grouped-gemm", Arity::Flag, Role::Same},
-    {"moe-enable-deepep", Arity::Flag, Role::Same},
-    {"moe-flex-dispatcher-backend", Arity::One, Role::Same},
+    {"moe-grouped-gemm", Arity::Flag, Role::Use},
+    {"moe-enable-deepep", Arity::Flag, Role::Use},
+    {"moe-flex-dispatcher-backend", Arity::One, Role::Use},
     {"moe-permute-fusion", Arity::Flag, Role::NoCost},
     {"moe-router-fusion", Arity::Flag, Role::NoCost},
     {"moe-router-load-balancing-type", Arity::Many, Role::NoCost},
@@ -111,14 +113,10 @@ constexpr ArgSpec kArgs[] = {
     {"moe-input-jitter-eps", Arity::One, Role::NoCost},
     {"moe-per-layer-logging", Arity::Flag, Role::NoCost},
     {"moe-token-drop-policy", Arity::One, Role::NoCost},
-    {"moe-expert-capacity-factor", Arity::One, Role::Refuse,
-     "stepsim does not drop tokens (its MoE is dropless); remove it to plan dropless routing"},
-    {"moe-pad-expert-input-to-capacity", Arity::Flag, Role::Refuse,
-     "padding every expert to its capacity is not modelled; remove it (and the capacity factor)"},
+    {"moe-expert-capacity-factor", Arity::One, Role::Use},
+    {"moe-pad-expert-input-to-capacity", Arity::Flag, Role::Use},
     {"moe-layer-recompute", Arity::Flag, Role::Use},
-    {"overlap-moe-expert-parallel-comm", Arity::Flag, Role::Refuse,
-     "Megatron's batch-level overlap of one microbatch's all-to-all with another's compute is DualPipe's F&B pairing, "
-     "which stepsim models as schedule dualpipe or dualpipev, not inside 1F1B; remove it"},
+    {"overlap-moe-expert-parallel-comm", Arity::Flag, Role::Use},
     // Parallelism.
     {"tensor-model-parallel-size", Arity::One, Role::Key},
     {"pipeline-model-parallel-size", Arity::One, Role::Key},
@@ -137,16 +135,11 @@ constexpr ArgSpec kArgs[] = {
     {"overlap-grad-reduce", Arity::Flag, Role::Use},
     {"overlap-param-gather", Arity::Flag, Role::Use},
     {"tp-comm-overlap", Arity::Flag, Role::Use},
-    {"decoder-first-pipeline-num-layers", Arity::One, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
-    {"decoder-last-pipeline-num-layers", Arity::One, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
-    {"pipeline-model-parallel-layout", Arity::One, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
-    {"account-for-embedding-in-pipeline-split", Arity::Flag, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
-    {"account-for-loss-in-pipeline-split", Arity::Flag, Role::Refuse,
-     "stepsim splits the layers over the stages itself (the busiest rank as light as possible); remove it"},
+    {"decoder-first-pipeline-num-layers", Arity::One, Role::Use},
+    {"decoder-last-pipeline-num-layers", Arity::One, Role::Use},
+    {"pipeline-model-parallel-layout", Arity::One, Role::Use},
+    {"account-for-embedding-in-pipeline-split", Arity::Flag, Role::Use},
+    {"account-for-loss-in-pipeline-split", Arity::Flag, Role::Use},
     {"microbatch-group-size-per-virtual-pipeline-stage", Arity::One, Role::Refuse,
      "stepsim's interleaved schedule groups pipeline-size microbatches, Megatron's default; remove it"},
     {"hierarchical-context-parallel-sizes", Arity::Many, Role::Refuse,
@@ -167,10 +160,8 @@ constexpr ArgSpec kArgs[] = {
     {"defer-embedding-wgrad-compute", Arity::Flag, Role::NoCost},
     {"wgrad-deferral-limit", Arity::One, Role::NoCost},
     {"deallocate-pipeline-outputs", Arity::Flag, Role::NoCost},
-    {"grad-reduce-in-bf16", Arity::Flag, Role::Refuse,
-     "stepsim reduces gradients in FP32 (4 bytes a value); remove it to plan FP32 reductions"},
-    {"ddp-reduce-scatter-with-fp32-accumulation", Arity::Flag, Role::Refuse,
-     "stepsim reduces gradients in FP32 (4 bytes a value); remove it"},
+    {"grad-reduce-in-bf16", Arity::Flag, Role::Use},
+    {"ddp-reduce-scatter-with-fp32-accumulation", Arity::Flag, Role::Use},
     {"fp8-param-gather", Arity::Flag, Role::Refuse,
      "stepsim gathers parameters in BF16 (2 bytes a value), not FP8; remove it to plan BF16 gathers"},
     {"fp8-param", Arity::Flag, Role::Refuse, "stepsim keeps parameters in BF16, not FP8; remove it"},
@@ -203,7 +194,7 @@ constexpr ArgSpec kArgs[] = {
     {"fp8-amax-compute-algo", Arity::One, Role::NoCost},
     {"fp8-margin", Arity::One, Role::NoCost},
     {"fp8-interval", Arity::One, Role::NoCost},
-    {"accumulate-allreduce-grads-in-fp32", Arity::Flag, Role::Same},
+    {"accumulate-allreduce-grads-in-fp32", Arity::Flag, Role::Use},
     {"attention-softmax-in-fp32", Arity::Flag, Role::NoCost},
     {"loss-scale", Arity::One, Role::NoCost},
     {"initial-loss-scale", Arity::One, Role::NoCost},
@@ -391,11 +382,27 @@ class MegatronImport {
     parse_arguments();
     refuse_unmodelled();
     build();
+    refuse_collected();
     return std::move(plan_);
   }
 
  private:
   [[noreturn]] void fail(int line, const std::string& what) const { throw error_at(source_, line, what); }
+
+  // A problem that leaves the rest of the launch readable: collected, so that one error names every
+  // one of them and one edit fixes the file (a launch with four was refused four times before).
+  void problem(int line, const std::string& what) { problems_.emplace_back(line, what); }
+  void problem_arg(const Given& g, const std::string& what) { problem(g.option.line, shown(g) + ": " + what); }
+  void refuse_collected() const {
+    if (problems_.empty()) return;
+    std::string more;
+    for (size_t k = 1; k < problems_.size(); ++k)
+      more += (k > 1 ? "; " : "") + (problems_[k].first > 0 ? "line " + std::to_string(problems_[k].first) + ": " : "") +
+              problems_[k].second;
+    fail(problems_.front().first,
+         problems_.front().second +
+             (more.empty() ? "" : " (and " + std::to_string(problems_.size() - 1) + " more: " + more + ")"));
+  }
   [[noreturn]] void fail_arg(const Given& g, const std::string& what) const { fail(g.option.line, shown(g) + ": " + what); }
 
   // "--num-layers 80", "--num-layers $NUM_LAYERS = 80".
@@ -455,9 +462,15 @@ class MegatronImport {
       if (launch_line_ == 0) launch_line_ = list.front().line;
       args_.insert(args_.end(), list.begin(), list.end());
     }
-    if (args_.empty())
+    if (args_.empty()) {
+      std::string unread;
+      for (const auto& u : script.unread) unread += (unread.empty() ? "" : ", ") + u;
       fail(0, "no Megatron-LM launch found: expected a pretrain_gpt.py command line (torchrun ... pretrain_gpt.py "
-              "--num-layers ...), a list of --arguments, or bash arrays holding them");
+              "--num-layers ...), a list of --arguments, or bash arrays holding them" +
+                  (unread.empty() ? std::string()
+                                  : "; the file runs code stepsim does not read (" + unread +
+                                        "): import the file that launches pretrain_gpt.py, or write its arguments out"));
+    }
   }
 
   // "--name value", "--name=value", flags; an unknown option takes the words up to the next option.
@@ -507,7 +520,7 @@ class MegatronImport {
     for (const auto& name : order_) {
       const ArgSpec* spec = spec_of(name);
       const Given& g = given_.at(name);
-      if (spec->role == Role::Refuse) fail_arg(g, std::string(spec->why));
+      if (spec->role == Role::Refuse) problem_arg(g, std::string(spec->why));
       if (spec->role == Role::NoCost) plan_.not_imported.push_back(g.written);
       if (spec->role == Role::Same) same_.push_back(g.written);
     }
@@ -571,12 +584,80 @@ class MegatronImport {
 
   void build() {
     world();
+    refuse_what_megatron_refuses();
     model();
     batch_and_parallelism();
     recompute();
     precision();
+    gradient_reduction();
     hardware_and_cluster();
     header();
+  }
+
+  // Launches Megatron-LM itself refuses (megatron/training/arguments.py validate_args and
+  // TransformerConfig): each named with the flags and the fix, all of them in one error.
+  void refuse_what_megatron_refuses() {
+    const auto both = [&](const char* a, const char* b, const std::string& fix) {
+      if (flag(a) && flag(b)) problem_arg(*given(b), "Megatron-LM refuses it with " + given(a)->written + "; " + fix);
+    };
+    both("bf16", "fp16", "keep one of --bf16 and --fp16");
+    if (const Given* fsdp2 = given("use-torch-fsdp2")) {
+      both("use-torch-fsdp2", "use-distributed-optimizer",
+           "FSDP2 shards the optimizer itself: remove --use-distributed-optimizer");
+      both("use-torch-fsdp2", "fp16", "use --bf16");
+      if (integer("pipeline-model-parallel-size").value_or(1) > 1)
+        problem_arg(*fsdp2, "Megatron-LM refuses it with pipeline parallelism; use --pipeline-model-parallel-size 1");
+      if (integer("expert-model-parallel-size").value_or(1) > 1)
+        problem_arg(*fsdp2, "Megatron-LM refuses it with expert parallelism; use --expert-model-parallel-size 1");
+      if (!flag("untie-embeddings-and-output-weights"))
+        problem_arg(*fsdp2, "Megatron-LM requires --untie-embeddings-and-output-weights with it; add it");
+    }
+    // --recompute-activations turns the granularity to selective, which refuses a recompute method.
+    if (const Given* ra = given("recompute-activations"); ra && (given("recompute-method") || text("recompute-granularity", "") == "full"))
+      problem_arg(*ra, "Megatron-LM makes it selective recomputation, overriding " +
+                           (given("recompute-granularity") ? shown(*given("recompute-granularity")) : std::string("the granularity")) +
+                           ", and then refuses " + (given("recompute-method") ? shown(*given("recompute-method")) : "a recompute method") +
+                           "; keep either --recompute-activations or the full recompute arguments");
+    if (const Given* ca = given("checkpoint-activations"))
+      problem_arg(*ca, "Megatron-LM stops on this old name; use --recompute-activations (or --recompute-granularity)");
+    if (const Given* opg = given("overlap-param-gather")) {
+      if (!flag("overlap-grad-reduce"))
+        problem_arg(*opg, "Megatron-LM requires --overlap-grad-reduce with it; add --overlap-grad-reduce");
+      if (!flag("use-distributed-optimizer") && !flag("use-megatron-fsdp"))
+        problem_arg(*opg, "Megatron-LM runs it only with the distributed optimizer or Megatron FSDP; add "
+                          "--use-distributed-optimizer");
+    }
+    if (const Given* g = given("overlap-param-gather-with-optimizer-step");
+        g && (!flag("use-distributed-optimizer") || !flag("overlap-param-gather") ||
+              !(given("num-layers-per-virtual-pipeline-stage") || given("num-virtual-stages-per-pipeline-rank") ||
+                given("pipeline-model-parallel-layout"))))
+      problem_arg(*g, "Megatron-LM needs --use-distributed-optimizer, --overlap-param-gather and an interleaved pipeline "
+                      "with it; remove it or add them");
+    if (const Given* g = given("delay-wgrad-compute"); g && !flag("overlap-moe-expert-parallel-comm"))
+      problem_arg(*g, "Megatron-LM (TransformerConfig) refuses it without --overlap-moe-expert-parallel-comm; add that "
+                      "or remove it");
+    if (const Given* g = given("expert-model-parallel-size"); g && !flag("num-experts") && integer("expert-model-parallel-size").value_or(1) > 1)
+      problem_arg(*g, "Megatron-LM refuses expert parallelism without --num-experts; remove it or add the experts");
+    if (const Given* g = given("moe-shared-expert-overlap")) {
+      const std::string d = text("moe-token-dispatcher-type", "allgather");
+      if (flag("num-experts") && d != "alltoall" && d != "flex")
+        problem_arg(*g, "Megatron-LM runs it only with the alltoall or flex token dispatcher (here " + d +
+                            "); use --moe-token-dispatcher-type alltoall");
+    }
+    if (const auto mpe = integer("max-position-embeddings"); mpe && given("seq-length") && *mpe < *integer("seq-length"))
+      problem_arg(*given("max-position-embeddings"), "is less than --seq-length " + known_value(*given("seq-length")).text +
+                                                         ", which Megatron-LM refuses; raise it to at least the sequence");
+    // The model-parallel GPUs of one replica must divide the world.
+    const int64_t tp = integer("tensor-model-parallel-size").value_or(1), pp = integer("pipeline-model-parallel-size").value_or(1),
+                  cp = integer("context-parallel-size").value_or(1);
+    if (world_ % (tp * pp * cp) != 0) {
+      const int64_t replica = tp * pp * cp;
+      problem(launch_line_, "TP " + std::to_string(tp) + " x PP " + std::to_string(pp) + " x CP " + std::to_string(cp) +
+                                " = " + std::to_string(replica) + " GPUs hold one model replica, which the " +
+                                std::to_string(world_) + " GPUs of " + world_from_ +
+                                " cannot (Megatron-LM refuses a world size that is not a multiple of it); give --gpus " +
+                                std::to_string(replica) + " (or a multiple), or lower the parallel sizes");
+    }
   }
 
   // torchrun --nnodes x --nproc-per-node, or --gpus.
@@ -688,10 +769,7 @@ class MegatronImport {
                                              (swiglu ? "int(4 x hidden x 2/3 / 64) x 64 with --swiglu" : "4 x hidden"),
               given("ffn-hidden-size") ? given("ffn-hidden-size")->option.line : 0);
     activation(swiglu);
-    if (!flag("disable-bias-linear"))
-      fail(flag("add-bias-linear") ? given("add-bias-linear")->option.line : launch_line_,
-           "no --disable-bias-linear: Megatron-LM's linear layers then carry bias vectors, which stepsim does not model "
-           "(a few parameters per layer, no matmul FLOPs); add --disable-bias-linear to plan without them");
+    biases();
     // Rotary or no position embedding costs nothing stepsim counts; a learned table is max positions x
     // hidden parameters (0.1 % of a 7B model at 4096 positions), left out.
     if (const Given* g = given("position-embedding-type")) {
@@ -713,6 +791,28 @@ class MegatronImport {
                                "DeepSeek-V3 plan (explain shows its share).");
     }
     experts(layers, ffn);
+  }
+
+  // Megatron's linear layers carry bias vectors unless --disable-bias-linear (add_bias_linear is on by
+  // default): the attention projections' and the MLP's, model.attention_bias and model.mlp_bias.
+  // --add-qkv-bias alone biases the QKV projection: stepsim's attention bias also counts the output
+  // projection's hidden-size vector, one more per layer.
+  void biases() {
+    const Given* off = given("disable-bias-linear");
+    const Given* on = given("add-bias-linear");
+    const Given* qkv = given("add-qkv-bias");
+    if (off) on = nullptr;  // --disable-bias-linear wins
+    const bool linear = off == nullptr;
+    const std::string from = off ? shown(*off)
+                             : on ? shown(*on)
+                                  : "no --disable-bias-linear: Megatron-LM's linear layers carry bias vectors";
+    const int line = off ? off->option.line : on ? on->option.line : 0;
+    plan_.set("model.attention_bias", linear || qkv != nullptr,
+              !linear && qkv ? shown(*qkv) + ": the QKV projection's bias (stepsim adds the output projection's, "
+                                             "hidden-size values per layer)"
+                             : from,
+              !linear && qkv ? qkv->option.line : line);
+    plan_.set("model.mlp_bias", linear, from, line);
   }
 
   // GELU, SwiGLU or squared ReLU: model.hidden_act (HF names: silu gated, gelu and relu2 not).
@@ -748,12 +848,18 @@ class MegatronImport {
       const Given* t = given("tokenizer-type");
       const std::string type = t ? known_value(*t).text : "";
       const auto it = fixed.find(type);
-      if (it == fixed.end())
+      // A vocabulary and a merge file with no type: GPT-2's BPE pair (Megatron-LM's own GPT examples).
+      if (!t && given("vocab-file") && given("merge-file")) {
+        const Given* m = given("merge-file");
+        raw = 50257, from = shown(*m) + " with no --tokenizer-type: GPT-2's BPE vocabulary (50257 tokens) assumed; give "
+                                        "--vocab-size N for another", line = m->option.line;
+      } else if (it == fixed.end())
         fail(t ? t->option.line : launch_line_,
              (t ? shown(*t) + ": stepsim cannot read the vocabulary size from the tokenizer's files"
                 : std::string("no --vocab-size and no --tokenizer-type with a known vocabulary")) +
                  "; add --vocab-size N (the tokenizer's vocabulary size) to the launch");
-      raw = it->second, from = shown(*t) + " (" + std::to_string(raw) + " tokens)", line = t->option.line;
+      else
+        raw = it->second, from = shown(*t) + " (" + std::to_string(raw) + " tokens)", line = t->option.line;
     }
     const int64_t divisible = integer("make-vocab-size-divisible-by").value_or(128);
     const int64_t tp = integer("tensor-model-parallel-size").value_or(1);
@@ -851,8 +957,13 @@ class MegatronImport {
     if (!experts) {
       for (const char* n : {"moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size", "moe-layer-freq",
                             "moe-router-num-groups", "moe-router-group-topk", "moe-token-dispatcher-type",
-                            "moe-shared-expert-overlap", "expert-tensor-parallel-size"})
+                            "moe-shared-expert-overlap", "expert-tensor-parallel-size", "moe-grouped-gemm",
+                            "moe-enable-deepep", "moe-flex-dispatcher-backend", "moe-expert-capacity-factor",
+                            "moe-pad-expert-input-to-capacity"})
         if (const Given* g = given(n)) plan_.not_imported.push_back(g->written + " (without --num-experts the model has no experts)");
+      if (const Given* g = given("overlap-moe-expert-parallel-comm"))
+        problem_arg(*g, "Megatron-LM runs it only with expert parallelism (--num-experts, --expert-model-parallel-size); "
+                        "remove it");
       return;
     }
     key("num-experts", *experts);
@@ -878,24 +989,127 @@ class MegatronImport {
                        "of dense layers only (every layer from the first MoE one on is MoE)");
       plan_.set("model.first_k_dense_replace", dense, shown(*g), g->option.line);
     }
-    // Experts keep TP 1 in stepsim: Megatron-LM's expert TP defaults to the TP size.
-    const int64_t tp = integer("tensor-model-parallel-size").value_or(1);
+    expert_parallelism();
+    if (const Given* g = given("moe-shared-expert-overlap")) plan_.set("parallel.overlap_shared_expert", true, shown(*g), g->option.line);
+  }
+
+  // How the experts run (Megatron-Core's MoE layer): expert tensor parallelism, the token
+  // dispatcher, grouped or per-expert GEMMs, capacity and padding, the all-to-all overlap; each
+  // with Megatron-LM's default when left out and its refusals.
+  void expert_parallelism() {
+    const int64_t tp = integer("tensor-model-parallel-size").value_or(1), ep = integer("expert-model-parallel-size").value_or(1);
+    // arguments.py: expert_tensor_parallel_size = tensor_model_parallel_size when not given.
     const Given* etp = given("expert-tensor-parallel-size");
     const int64_t expert_tp = integer("expert-tensor-parallel-size").value_or(tp);
-    if (expert_tp != 1)
-      fail(etp ? etp->option.line : launch_line_,
-           (etp ? shown(*etp) : "--expert-tensor-parallel-size left out (Megatron-LM then uses the TP size, " +
-                                    std::to_string(tp) + ")") +
-               ": stepsim runs the experts without tensor parallelism; add --expert-tensor-parallel-size 1");
+    plan_.set("parallel.expert_tp", expert_tp,
+              etp ? shown(*etp)
+                  : "--expert-tensor-parallel-size left out: Megatron-LM uses the TP size, " + std::to_string(tp),
+              etp ? etp->option.line : 0);
+    const std::string dispatcher = token_dispatcher(expert_tp);
+    // Grouped GEMM: TEGroupedMLP; without it SequentialMLP, one GEMM per local expert in turn.
+    const Given* grouped = given("moe-grouped-gemm");
+    plan_.set("parallel.moe_grouped_gemm", grouped != nullptr,
+              grouped ? shown(*grouped) : "no --moe-grouped-gemm: Megatron-LM's SequentialMLP, one GEMM per local expert",
+              grouped ? grouped->option.line : 0);
+    capacity(dispatcher);
+    if (const Given* g = given("overlap-moe-expert-parallel-comm")) {
+      // TransformerConfig's checks beside the overlap (the schedule's and recompute's are the plan's).
+      if (ep <= 1) problem_arg(*g, "Megatron-LM runs it only with expert parallelism; add --expert-model-parallel-size");
+      if (dispatcher == "allgather")
+        problem_arg(*g, "Megatron-LM runs it only with the alltoall or flex token dispatcher; add "
+                        "--moe-token-dispatcher-type alltoall");
+      if (integer("pipeline-model-parallel-size").value_or(1) > 1 && !given("num-layers-per-virtual-pipeline-stage") &&
+          !given("num-virtual-stages-per-pipeline-rank") && !given("pipeline-model-parallel-layout"))
+        problem_arg(*g, "Megatron-LM needs a virtual pipeline with it when --pipeline-model-parallel-size > 1; add "
+                        "--num-virtual-stages-per-pipeline-rank");
+      if (const Given* m = given("recompute-method"))
+        problem_arg(*g, "Megatron-LM refuses it with " + shown(*m) + " (full recomputation); remove the recompute method");
+      if (const Given* so = given("moe-shared-expert-overlap"))
+        problem_arg(*g, "Megatron-LM refuses it with " + so->written + "; remove " + so->written);
+      plan_.set("parallel.moe_overlap_ep_comm", true,
+                shown(*g) + ": a backward microbatch's all-to-alls overlap the next forward's compute", g->option.line);
+    }
+  }
+
+  // --moe-token-dispatcher-type (Megatron-LM's default allgather); flex runs DeepEP (its default
+  // backend, --moe-enable-deepep) or HybridEP, both dispatching one copy per remote NVLink domain and
+  // forwarding it over NVLink, stepsim's deepep. Returns Megatron's dispatcher name.
+  std::string token_dispatcher(int64_t expert_tp) {
+    const Given* type = given("moe-token-dispatcher-type");
+    const Given* deepep = given("moe-enable-deepep");
+    const Given* backend_arg = given("moe-flex-dispatcher-backend");
     const std::string dispatcher = text("moe-token-dispatcher-type", "allgather");
-    const int64_t ep = integer("expert-model-parallel-size").value_or(1);
-    if (dispatcher != "alltoall" && dispatcher != "flex" && ep > 1)
-      fail(given("moe-token-dispatcher-type") ? given("moe-token-dispatcher-type")->option.line : launch_line_,
-           "the " + dispatcher + " token dispatcher" +
-               (given("moe-token-dispatcher-type") ? "" : " (Megatron-LM's default)") +
-               " is not modelled; stepsim's expert parallelism is an all-to-all dispatch: add "
-               "--moe-token-dispatcher-type alltoall (or flex)");
-    if (const Given* g = given("moe-shared-expert-overlap")) plan_.set("parallel.overlap_shared_expert", true, shown(*g), g->option.line);
+    const std::string backend = text("moe-flex-dispatcher-backend", "deepep");
+    if (deepep && dispatcher != "flex")
+      problem_arg(*deepep, "Megatron-LM runs DeepEP only with the flex token dispatcher; add --moe-token-dispatcher-type flex");
+    if (deepep && backend_arg && backend != "deepep")
+      problem_arg(*backend_arg, "Megatron-LM refuses a second flex backend beside --moe-enable-deepep; keep one");
+    if (backend_arg && dispatcher != "flex")
+      plan_.not_imported.push_back(backend_arg->written + " " + backend + " (read only with --moe-token-dispatcher-type flex)");
+    const std::string from = type ? shown(*type) : "--moe-token-dispatcher-type left out: Megatron-LM's allgather";
+    const int line = type ? type->option.line : 0;
+    if (dispatcher == "alltoall" || dispatcher == "allgather") {
+      plan_.set("parallel.moe_dispatcher", dispatcher, from, line);
+      return dispatcher;
+    }
+    if (dispatcher != "flex") {
+      problem(line, shown(*type) + ": Megatron-LM's token dispatchers are allgather, alltoall and flex; use one of them");
+      return dispatcher;
+    }
+    if (backend != "deepep" && backend != "hybridep")
+      problem_arg(*backend_arg, "the " + backend + " backend is not modelled; use deepep or hybridep (stepsim's deepep) or "
+                                "--moe-token-dispatcher-type alltoall");
+    if (integer("tensor-model-parallel-size").value_or(1) * integer("expert-model-parallel-size").value_or(1) == 1)
+      problem(line, shown(*type) + ": Megatron-LM's flex dispatcher needs TP x EP > 1; add --expert-model-parallel-size or "
+                                   "use --moe-token-dispatcher-type alltoall");
+    // The flex dispatcher folds expert TP into its group (TP x EP ranks, each expert shard a
+    // destination of its own); stepsim's deepep sends whole experts.
+    if (expert_tp > 1)
+      problem(given("expert-tensor-parallel-size") ? given("expert-tensor-parallel-size")->option.line : line,
+              "the flex token dispatcher with expert tensor parallelism " + std::to_string(expert_tp) +
+                  (given("expert-tensor-parallel-size") ? "" : " (Megatron-LM's default: the TP size)") +
+                  " dispatches to each expert shard, which stepsim's deepep does not model; add "
+                  "--expert-tensor-parallel-size 1");
+    const std::string via = deepep ? shown(*deepep) : backend_arg ? shown(*backend_arg) : "DeepEP, its default backend";
+    plan_.set("parallel.moe_dispatcher", "deepep",
+              from + " with " + via +
+                  (backend == "hybridep" && !deepep ? ": HybridEP modelled as DeepEP (a copy per remote NVLink domain)" : ""),
+              line);
+    if (const Given* fp8 = given("fp8-format"))
+      plan_.set("parallel.moe_fp8_dispatch", false,
+                shown(*fp8) + ": Megatron-LM's flex dispatcher sends BF16 tokens (fused_a2a.py: no FP8 dispatch)",
+                fp8->option.line);
+    return dispatcher;
+  }
+
+  // --moe-expert-capacity-factor (negative: dropless, as Megatron-LM reads it) and
+  // --moe-pad-expert-input-to-capacity.
+  void capacity(const std::string& dispatcher) {
+    const Given* cf = given("moe-expert-capacity-factor");
+    const Given* pad = given("moe-pad-expert-input-to-capacity");
+    double factor = 0;
+    if (cf) {
+      const std::string& t = known_value(*cf).text;
+      char* end = nullptr;
+      const double v = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+      if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) fail_arg(*cf, "expected a number");
+      factor = v < 0 ? 0 : v;
+      // TransformerConfig: a capacity needs an auxiliary-loss (or no) load balancing.
+      const std::string balance = text("moe-router-load-balancing-type", "aux_loss");
+      if (factor > 0 && balance != "aux_loss" && balance != "seq_aux_loss" && balance != "global_aux_loss" && balance != "none")
+        problem_arg(*cf, "Megatron-LM drops tokens only with aux_loss, seq_aux_loss, global_aux_loss or none load "
+                         "balancing (here " + balance + "); change --moe-router-load-balancing-type or remove it");
+      plan_.set("parallel.moe_capacity_factor", factor,
+                shown(*cf) + (v < 0 ? ": negative, Megatron-LM's dropless" : ": tokens beyond it dropped"), cf->option.line);
+    }
+    if (!pad) return;
+    if (factor <= 0)
+      problem_arg(*pad, "Megatron-LM refuses it without --moe-expert-capacity-factor; add a capacity factor or remove it");
+    else if (dispatcher == "flex" && text("moe-flex-dispatcher-backend", "deepep") == "deepep")
+      problem_arg(*pad, "Megatron-LM's flex dispatcher with DeepEP refuses it; remove it or use --moe-token-dispatcher-type "
+                        "alltoall");
+    else
+      plan_.set("parallel.moe_pad_to_capacity", true, shown(*pad), pad->option.line);
   }
 
   void batch_and_parallelism() {
@@ -906,7 +1120,7 @@ class MegatronImport {
     key("context-parallel-size", cp);
     if (flag("num-experts") || ep != 1) key("expert-model-parallel-size", ep);
     if (tp > 1 && !flag("sequence-parallel"))
-      fail(launch_line_, "--tensor-model-parallel-size " + std::to_string(tp) +
+      problem(launch_line_, "--tensor-model-parallel-size " + std::to_string(tp) +
                              " without --sequence-parallel: stepsim models tensor parallelism with sequence parallelism "
                              "(norm and dropout activations sharded too); add --sequence-parallel");
     if (const Given* g = given("sequence-parallel"); g && tp == 1)
@@ -939,41 +1153,117 @@ class MegatronImport {
                     std::to_string(dp));
     }
     key("micro-batch-size", mbs);
-    // The pipeline schedule: interleaved 1F1B with virtual stages, else 1F1B.
-    int64_t vpp = 1;
-    const Given* vg = nullptr;
-    if (const auto per_stage = integer("num-layers-per-virtual-pipeline-stage")) {
-      vg = given("num-layers-per-virtual-pipeline-stage");
-      const int64_t layers = required("num-layers");
-      if (layers % pp != 0 || (layers / pp) % *per_stage != 0)
-        fail_arg(*vg, "does not divide the " + std::to_string(layers / pp) + " layers of a pipeline rank (--num-layers " +
-                          std::to_string(layers) + " / PP " + std::to_string(pp) + "); Megatron-LM refuses it");
-      vpp = layers / pp / *per_stage;
-    } else if (const auto v = integer("num-virtual-stages-per-pipeline-rank")) {
-      vg = given("num-virtual-stages-per-pipeline-rank"), vpp = *v;
-    } else if (const auto v2 = integer("virtual-pipeline-model-parallel-size")) {
-      vg = given("virtual-pipeline-model-parallel-size"), vpp = *v2;
-    }
     const bool fsdp = flag("use-megatron-fsdp") || flag("use-torch-fsdp2");
-    if (vpp > 1) {
-      plan_.set("schedule", "interleaved", shown(*vg) + ": Megatron-LM's interleaved 1F1B", vg->option.line);
-      plan_.set("parallel.virtual_stages", vpp,
-                shown(*vg) + (vg == given("num-layers-per-virtual-pipeline-stage")
-                                  ? ": " + std::to_string(required("num-layers") / pp) + " layers per rank / " +
-                                        known_value(*vg).text
-                                  : ""),
-                vg->option.line);
-    } else if (fsdp) {
-      // set below with the sharding strategy
-    } else {
-      plan_.set("schedule", "1f1b", pp > 1 ? "Megatron-LM's 1F1B (no virtual pipeline)" : "no pipeline: gradient accumulation over the microbatches");
-    }
+    pipeline(pp, fsdp);
     // A plain autograd backward unless the weight gradients are delayed.
     if (const Given* g = given("delay-wgrad-compute")) plan_.set("parallel.split_backward", true, shown(*g), g->option.line);
     else plan_.set("parallel.split_backward", false, "no --delay-wgrad-compute: input and weight gradients in one backward op");
     sharding(pp, dp, fsdp);
     const PlanEntry* zero = plan_.find("parallel.zero");
     overlap(zero != nullptr && zero->value == 3);
+  }
+
+  // The pipeline: interleaved 1F1B with virtual stages, else 1F1B; each stage's layers as Megatron-LM
+  // places them (simulator/importers/pipeline_split.hpp), written as parallel.stage_layers so that
+  // stepsim replays the launch's split rather than its own balance.
+  void pipeline(int64_t pp, bool fsdp) {
+    const int64_t layers = required("num-layers");
+    const Given* per_stage = given("num-layers-per-virtual-pipeline-stage");
+    const Given* per_rank = given("num-virtual-stages-per-pipeline-rank");
+    const Given* old_per_rank = given("virtual-pipeline-model-parallel-size");
+    const Given* layout = given("pipeline-model-parallel-layout");
+    const Given* first = given("decoder-first-pipeline-num-layers");
+    const Given* last = given("decoder-last-pipeline-num-layers");
+    const Given* embedding = given("account-for-embedding-in-pipeline-split");
+    const Given* loss = given("account-for-loss-in-pipeline-split");
+    // What Megatron-LM refuses together (arguments.py validate_args, TransformerConfig).
+    const auto together = [&](std::initializer_list<const Given*> gs) {
+      std::string s;
+      int line = 0;
+      for (const Given* g : gs)
+        if (g) s += (s.empty() ? "" : " with ") + shown(*g), line = line ? line : g->option.line;
+      return std::make_pair(s, line);
+    };
+    if (int(per_stage != nullptr) + int(per_rank != nullptr || old_per_rank != nullptr) + int(layout != nullptr) > 1 ||
+        (per_rank && old_per_rank)) {
+      const auto [s, line] = together({per_stage, per_rank, old_per_rank, layout});
+      fail(line, s + ": Megatron-LM takes only one of --num-layers-per-virtual-pipeline-stage, "
+                     "--num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout; keep one");
+    }
+    if (layout && (first || last || embedding || loss)) {
+      const auto [s, line] = together({layout, first, last, embedding, loss});
+      fail(line, s + ": the layout places every layer, and Megatron-LM refuses other pipeline split arguments with "
+                     "it; keep the layout alone");
+    }
+    if ((first || last) && (embedding || loss)) {
+      const auto [s, line] = together({first, last, embedding, loss});
+      fail(line, s + ": Megatron-LM refuses an uneven first or last stage with the embedding or loss counted as a "
+                     "layer; keep one of the two");
+    }
+    if (per_stage && (first || last)) {
+      const auto [s, line] = together({per_stage, first, last});
+      fail(line, s + ": with an uneven first or last stage Megatron-LM needs the virtual stages as a count; use "
+                     "--num-virtual-stages-per-pipeline-rank");
+    }
+    std::vector<int64_t> split;
+    int64_t vp = 1;
+    const Given* vg = per_stage ? per_stage : per_rank ? per_rank : old_per_rank;
+    const Given* at = layout ? layout : first ? first : last ? last : embedding ? embedding : loss ? loss : vg;
+    std::string how;
+    try {
+      if (layout) {
+        split = megatron_layout_split(known_value(*layout).text, pp, layers, integer("mtp-num-layers", 0).value_or(0));
+        vp = int64_t(split.size()) / pp;
+        how = shown(*layout);
+      } else {
+        const int64_t counted = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+        if (per_stage) {
+          const int64_t n = *integer("num-layers-per-virtual-pipeline-stage");
+          if (counted % pp != 0 || (counted / pp) % n != 0)
+            fail_arg(*per_stage, "does not divide the " + std::to_string(counted / pp) + " layers of a pipeline rank "
+                                 "(--num-layers " + std::to_string(layers) + (counted != layers ? " + embedding/loss" : "") +
+                                 " / PP " + std::to_string(pp) + "); Megatron-LM refuses it");
+          vp = counted / pp / n;
+        } else if (vg) {
+          vp = *integer(vg == per_rank ? "num-virtual-stages-per-pipeline-rank" : "virtual-pipeline-model-parallel-size");
+        }
+        const auto layers_of = [&](const Given* g) { return g ? *integer(g == first ? "decoder-first-pipeline-num-layers" : "decoder-last-pipeline-num-layers") : 0; };
+        split = first || last ? megatron_uneven_split(layers, pp, vp, layers_of(first), layers_of(last))
+                              : megatron_even_split(layers, pp, vp, embedding != nullptr, loss != nullptr);
+        for (const Given* g : {first, last, embedding, loss, vg})
+          if (g) how += (how.empty() ? "" : " ") + shown(*g);
+        if (how.empty()) how = "--num-layers " + std::to_string(layers) + " over PP " + std::to_string(pp);
+      }
+    } catch (const SplitError& e) {
+      if (at) fail_arg(*at, e.what());
+      fail(given("num-layers")->option.line, "--num-layers " + std::to_string(layers) + " with --pipeline-model-parallel-size " +
+                                                 std::to_string(pp) + ": " + e.what());
+    }
+    if (vp > 1 && pp == 1)
+      fail_arg(*(layout ? layout : vg), "virtual pipeline stages need pipeline parallelism; Megatron-LM refuses them "
+                                        "with --pipeline-model-parallel-size 1");
+    if (vp > 1) {
+      plan_.set("schedule", "interleaved", shown(*(layout ? layout : vg)) + ": Megatron-LM's interleaved 1F1B",
+                (layout ? layout : vg)->option.line);
+      plan_.set("parallel.virtual_stages", vp,
+                shown(*(layout ? layout : vg)) +
+                    (vg == per_stage && !layout ? ": " + std::to_string((layers + (embedding ? 1 : 0) + (loss ? 1 : 0)) / pp) +
+                                                      " layers per rank / " + known_value(*vg).text
+                                                : layout ? ": " + std::to_string(split.size()) + " stages / PP " + std::to_string(pp)
+                                                         : ""),
+                (layout ? layout : vg)->option.line);
+    } else if (!fsdp) {
+      plan_.set("schedule", "1f1b", pp > 1 ? "Megatron-LM's 1F1B (no virtual pipeline)" : "no pipeline: gradient accumulation over the microbatches");
+    }
+    if (split.size() > 1) {
+      std::string counts;
+      for (size_t k = 0; k < split.size() && counts.size() < 60; ++k) counts += (k ? " " : "") + std::to_string(split[k]);
+      plan_.set("parallel.stage_layers", split,
+                how + ": Megatron-LM's layers per stage in layer order (" + std::to_string(split.size()) + " stages" +
+                    (vp > 1 ? ", stage c x " + std::to_string(pp) + " + r on rank r" : "") + ")",
+                at ? at->option.line : 0);
+    }
+    stage_layers_ = split;
   }
 
   // The distributed optimizer (ZeRO-1), Megatron FSDP (ZeRO-1, 2 or 3) or plain data parallelism.
@@ -1004,7 +1294,7 @@ class MegatronImport {
     if (const Given* g = given("use-distributed-optimizer")) {
       plan_.set("parallel.zero", 1, shown(*g) + ": ZeRO-1", g->option.line);
     } else if (dp > 1) {
-      fail(launch_line_, "no --use-distributed-optimizer with data-parallel size " + std::to_string(dp) +
+      problem(launch_line_, "no --use-distributed-optimizer with data-parallel size " + std::to_string(dp) +
                              ": every GPU would keep whole optimizer states, which stepsim does not model (ZeRO-1 and "
                              "up); add --use-distributed-optimizer");
     } else {
@@ -1092,8 +1382,10 @@ class MegatronImport {
     const std::string how = known_value(*method).text;
     const int64_t n = integer("recompute-num-layers", 0).value_or(1);
     const int64_t layers = required("num-layers"), pp = integer("pipeline-model-parallel-size").value_or(1);
-    const Given* vp = given("num-layers-per-virtual-pipeline-stage");
-    const int64_t per_chunk = vp ? integer("num-layers-per-virtual-pipeline-stage").value_or(1) : layers / std::max<int64_t>(1, pp);
+    // Megatron's block method recomputes the first N layers of every chunk: all of them when N is
+    // at least the largest chunk.
+    const int64_t per_chunk = stage_layers_.empty() ? layers / std::max<int64_t>(1, pp)
+                                                    : *std::max_element(stage_layers_.begin(), stage_layers_.end());
     const std::string shown_all = shown(*from) + " " + shown(*method) + (count ? " " + shown(*count) : "");
     if (how == "uniform") {
       if (n != 1)
@@ -1135,10 +1427,44 @@ class MegatronImport {
     } else if (const Given* h = given("fp16")) {
       plan_.set("train.precision", "bf16", shown(*h) + ": FP16 runs at the BF16 rate with the same bytes", h->option.line);
     } else {
-      fail(launch_line_, "no --bf16, --fp16 or --fp8-format: Megatron-LM then trains in FP32, which stepsim does not "
-                         "model; add --bf16");
+      problem(launch_line_, "no --bf16, --fp16 or --fp8-format: Megatron-LM then trains in FP32, which stepsim does not "
+                            "model; add --bf16");
     }
     plan_.set("parallel.fp8_stash", false, "BF16 activations are kept for the backward");
+  }
+
+  // The gradients' format in their buffer and their data-parallel reductions (Megatron's
+  // grad_reduce_in_fp32 = accumulate_allreduce_grads_in_fp32): FP32 under --bf16 (Megatron turns
+  // the accumulation on unless --grad-reduce-in-bf16), FP32 parameters without a 16-bit flag, and the
+  // 16-bit parameters' own format under --fp16 unless --accumulate-allreduce-grads-in-fp32.
+  void gradient_reduction() {
+    const Given* bf16_reduce = given("grad-reduce-in-bf16");
+    const Given* fp32_accumulate = given("accumulate-allreduce-grads-in-fp32");
+    const Given* fp16 = flag("bf16") ? nullptr : given("fp16");
+    std::string dtype = "fp32", from;
+    int line = 0;
+    if (fp16 && !fp32_accumulate) {
+      dtype = "bf16", from = shown(*fp16) + ": Megatron-LM reduces FP16 gradients in FP16 (2 bytes a value)", line = fp16->option.line;
+    } else if (bf16_reduce && flag("bf16")) {
+      dtype = "bf16", from = shown(*bf16_reduce), line = bf16_reduce->option.line;
+    } else if (fp32_accumulate) {
+      from = shown(*fp32_accumulate), line = fp32_accumulate->option.line;
+    } else {
+      from = flag("bf16") ? "--bf16 without --grad-reduce-in-bf16: Megatron-LM accumulates and reduces gradients in FP32"
+                          : "FP32 gradients";
+    }
+    if (bf16_reduce && !flag("bf16"))
+      plan_.not_imported.push_back(bf16_reduce->written + " (Megatron-LM reads it only with --bf16)");
+    plan_.set("parallel.grad_reduce_dtype", dtype, from, line);
+    // BF16 on the wire accumulated in FP32 needs a scratch buffer per reduce-scatter stepsim does not
+    // hold; with FP32 gradients Megatron-LM turns it off.
+    if (const Given* g = given("ddp-reduce-scatter-with-fp32-accumulation")) {
+      if (dtype == "bf16")
+        problem_arg(*g, "the FP32 scratch buffer of each BF16 reduce-scatter is not modelled; remove it to plan BF16 "
+                        "reductions");
+      else
+        plan_.not_imported.push_back(g->written + " (Megatron-LM turns it off when gradients are reduced in FP32)");
+    }
   }
 
   void hardware_and_cluster() {
@@ -1213,6 +1539,8 @@ class MegatronImport {
   std::vector<std::string> order_;
   std::vector<std::string> same_;
   int64_t world_ = 0, gpus_per_node_ = 8;
+  std::vector<int64_t> stage_layers_;  // decoder layers per pipeline stage, in layer order
+  std::vector<std::pair<int, std::string>> problems_;  // (line, what): refused together at the end
   std::string world_from_, gpn_from_ = "8 GPUs per node assumed (give --gpus-per-node)";
 };
 

@@ -2,8 +2,10 @@
 // continuations, comments, quotes, variables set in the file (`NAME=value`, `export`, arrays
 // `NAME=( ... )` and `NAME+=( ... )`, `${NAME:-default}`), integer `$(( ))` arithmetic, and `if`
 // tests on strings and integers the file decides. What only running could tell (a command's output
-// `$(...)`, a variable the file never sets, a test on a file) stays marked unknown with the reason,
-// so a caller can refuse it where it matters and ignore it where it does not.
+// `$(...)`, a variable the file never sets, a test on a file, a variable `read`, `eval`, a sourced
+// file, `let` or a called function may change) stays marked unknown with the reason, so a caller can
+// refuse it where it matters and ignore it where it does not. The seams: shell_lexer (words),
+// shell_parser (commands), shell_expansion (variables and ${...}), shell_script.cpp (evaluation).
 #pragma once
 
 #include <string>
@@ -34,6 +36,9 @@ struct ShellScript {
   // Arrays and strings whose value starts with an option ("--num-layers ..."), in the order the
   // file assigns them: the arguments of a file that holds them without a launch line.
   std::vector<std::vector<ShellWord>> option_lists;
+  // Code the file runs that stepsim does not read, in order: "the file sourced on line 3
+  // (env.sh)", "the eval on line 9". After one, any variable may have changed.
+  std::vector<std::string> unread;
 };
 
 // `source` names the file in messages. Throws ConfigError ("SOURCE:LINE: ...") on text bash would

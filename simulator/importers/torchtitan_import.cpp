@@ -4,6 +4,7 @@
 // every key read and why.
 #include <toml.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "simulator/config/key_aliases.hpp"
 #include "simulator/importers/imported_plan.hpp"
 #include "simulator/importers/importers.hpp"
+#include "simulator/importers/pipeline_split.hpp"
 #include "simulator/io/json_text.hpp"
 
 namespace stepsim::importers {
@@ -197,20 +199,20 @@ constexpr std::string_view kNoCostKeys[] = {
     "optimizer.lr", "optimizer.eps", "optimizer.weight_decay", "optimizer.beta1", "optimizer.beta2",
     "optimizer.implementation", "optimizer.early_step_in_backward", "training.max_norm", "training.steps",
     "training.dataset", "training.dataset_path", "training.gc_freq", "training.gc_debug", "training.warmup_steps",
-    "training.deterministic", "training.seed", "training.compile", "training.mixed_precision_reduce",
+    "training.deterministic", "training.seed", "training.compile",
     "training.enable_loss_parallel", "parallelism.disable_loss_parallel", "parallelism.enable_compiled_autograd",
     "parallelism.context_parallel_load_balancer", "model.tokenizer_path", "model.hf_assets_path",
     "model.print_after_conversion", "model.norm_type", "activation_checkpoint.preserve_rng_state",
     "activation_checkpoint.determinism_check", "activation_checkpoint.debug", "activation_checkpoint.early_stop",
-    "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
     "activation_checkpoint.visualize_memory_budget_pareto", "float8.precompute_float8_dynamic_scale_for_fsdp",
     "quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp", "experimental.enable_compiled_autograd",
-    "parallelism.expert_parallel_comm_backend", "training.data_parallel_replicate_degree_deprecated"};
+    "training.data_parallel_replicate_degree_deprecated"};
 
 // Keys read below (any other key outside the no-cost sections is listed as unknown).
 constexpr std::string_view kUsedKeys[] = {
     "model.name", "model.flavor", "model.converters", "optimizer.name", "training.local_batch_size",
     "training.batch_size", "training.global_batch_size", "training.seq_len", "training.mixed_precision_param",
+    "training.mixed_precision_reduce",
     "training.dtype", "training.enable_cpu_offload", "training.fsdp_cpu_offload", "training.data_parallel_degree",
     "training.data_parallel_replicate_degree", "training.data_parallel_shard_degree", "training.tensor_parallel_degree",
     "training.enable_float8_linear", "parallelism.data_parallel_replicate_degree",
@@ -223,10 +225,13 @@ constexpr std::string_view kUsedKeys[] = {
     "parallelism.module_fqns_per_model_part", "parallelism.pipeline_parallel_expert_parallel_overlap",
     "parallelism.context_parallel_degree", "parallelism.context_parallel_rotate_method",
     "parallelism.expert_parallel_degree", "parallelism.expert_tensor_parallel_degree",
+    "parallelism.expert_parallel_comm_backend",
     "experimental.pipeline_parallel_degree", "experimental.pipeline_parallel_schedule",
     "experimental.pipeline_parallel_microbatches", "experimental.pipeline_parallel_split_points",
     "experimental.context_parallel_degree", "experimental.enable_async_tensor_parallel",
+    "compile.enable_async_tensor_parallel", "compile.enable", "compile.components", "training.compile",
     "activation_checkpoint.mode", "activation_checkpoint.selective_ac_option", "activation_checkpoint.memory_budget",
+    "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
     "float8.enable_fsdp_float8_all_gather", "float8.recipe_name", "float8.filter_fqns", "float8.emulate",
     "float8.force_recompute_fp8_weight_in_bwd", "float8.moe_fqns_prototype",
     "quantize.linear.float8.enable_fsdp_float8_all_gather", "quantize.linear.float8.recipe_name",
@@ -299,6 +304,7 @@ class TitanImport {
       };
       bool no_cost = in(kNoCostKeys);
       for (const auto& s : kNoCostSections) no_cost = no_cost || key.rfind(s, 0) == 0;
+      if (no_cost && in(kUsedKeys)) continue;  // read (e.g. whether torch.compile runs, for async TP's check)
       if (no_cost) plan_.not_imported.push_back(key);
       else if (!in(kUsedKeys)) plan_.unknown.push_back(key);
     }
@@ -453,9 +459,32 @@ class TitanImport {
       fail_key("parallelism.context_parallel_rotate_method",
                "stepsim's context parallelism all-gathers K/V; the " + *rotate + " exchange is not modelled");
     if (is_moe(*flavour_) || ep != 1) plan_.set(key_for("expert_parallel_degree"), ep, from(k_ep), line(k_ep));
-    const int64_t etp = degree("parallelism.expert_tensor_parallel_degree").value_or(1);
-    if (etp != 1 && is_moe(*flavour_))
-      fail_key("parallelism.expert_tensor_parallel_degree", "stepsim runs the experts without tensor parallelism; set 1");
+    // Expert TP (torchtitan before its removal in 2026): 1, the experts borrowing data_parallel_shard
+    // x CP x TP GPUs, or the TP degree, the experts split like the dense layers and borrowing
+    // data_parallel_shard x CP; TP stays innermost, so EP groups sit TP GPUs apart as in Megatron's
+    // expert grid (parallel.expert_tp).
+    const std::string k_etp = "parallelism.expert_tensor_parallel_degree";
+    const int64_t etp = degree(k_etp).value_or(1);
+    if (etp != 1 && etp != tp)
+      fail_key(k_etp, "torchtitan supports 1 or the tensor-parallel degree (" + std::to_string(tp) + "); use one of them");
+    const int64_t borrowed = etp == 1 ? shard * cp * tp : shard * cp;
+    if (borrowed % ep != 0)
+      fail_key(k_ep, "does not divide data_parallel_shard_degree x CP" + std::string(etp == 1 ? " x TP" : "") + " = " +
+                         std::to_string(borrowed) + " (the GPUs the experts borrow), which torchtitan refuses; use a "
+                         "divisor of it");
+    if (is_moe(*flavour_)) {
+      plan_.set("parallel.expert_tp", etp, leaf(k_etp) ? from(k_etp) : k_etp + " left out: 1", line(k_etp));
+      // expert_parallel_comm_backend: PyTorch's all-to-all (one copy per routed expert elsewhere),
+      // or DeepEP / HybridEP kernels (one copy per remote NVLink domain, forwarded over NVLink).
+      const std::string k_backend = "parallelism.expert_parallel_comm_backend";
+      const std::string backend = text(k_backend).value_or("standard");
+      if (backend != "standard" && backend != "deepep" && backend != "hybridep")
+        fail_key(k_backend, "expected \"standard\", \"deepep\" or \"hybridep\"");
+      plan_.set("parallel.moe_dispatcher", backend == "standard" ? "alltoall" : "deepep",
+                leaf(k_backend) ? from(k_backend) + (backend == "hybridep" ? ": HybridEP modelled as DeepEP" : "")
+                                : k_backend + " left out: torchtitan's all-to-all",
+                line(k_backend));
+    }
 
     // Sequences: local_batch_size per data-parallel rank (older configs: batch_size), the global
     // batch (-1: local x DP, no accumulation), gradient accumulation over the rest.
@@ -512,10 +541,10 @@ class TitanImport {
                         "(InterleavedZeroBubble, LoopedBFS and CSV schedules are not)");
     // Stages per rank: from pipeline_parallel_layers_per_stage, else 1 (single-stage) or 2.
     int64_t per_rank = n->multi ? 2 : 1;
+    const int64_t first = integer("parallelism.pipeline_parallel_first_stage_less_layers", 0).value_or(1);
+    const int64_t last = integer("parallelism.pipeline_parallel_last_stage_less_layers", 0).value_or(1);
+    const int64_t layers = layers_of(*flavour_);
     if (const auto lps = integer("parallelism.pipeline_parallel_layers_per_stage")) {
-      const int64_t first = integer("parallelism.pipeline_parallel_first_stage_less_layers", 0).value_or(1);
-      const int64_t last = integer("parallelism.pipeline_parallel_last_stage_less_layers", 0).value_or(1);
-      const int64_t layers = layers_of(*flavour_);
       const int64_t stages = (layers + first + last + *lps - 1) / *lps;
       if (stages % pp != 0)
         fail_key("parallelism.pipeline_parallel_layers_per_stage",
@@ -536,6 +565,20 @@ class TitanImport {
                     ? from("parallelism.pipeline_parallel_layers_per_stage") + ": stages per rank"
                     : "Interleaved1F1B without pipeline_parallel_layers_per_stage: torchtitan's 2 stages per rank",
                 line("parallelism.pipeline_parallel_layers_per_stage"));
+    // The layers of each stage as torchtitan splits them (the embedding and the head counted as
+    // first / last_stage_less_layers layers), kept rather than rebalanced.
+    const std::string k_first = "parallelism.pipeline_parallel_first_stage_less_layers",
+                      k_last = "parallelism.pipeline_parallel_last_stage_less_layers";
+    try {
+      const auto split = torchtitan_split(pp * per_rank, layers, first, last);
+      plan_.set("parallel.stage_layers", split,
+                "torchtitan's split of the " + std::to_string(layers) + " layers over " + std::to_string(split.size()) +
+                    " stages, the embedding counted as " + std::to_string(first) + " layer(s) and the head as " +
+                    std::to_string(last) + " (pipeline_parallel_first / last_stage_less_layers)",
+                line(leaf(k_first) ? k_first : "parallelism.pipeline_parallel_layers_per_stage"));
+    } catch (const SplitError& e) {
+      fail_key(leaf(k_first) ? k_first : leaf(k_last) ? k_last : "parallelism.pipeline_parallel_degree", e.what());
+    }
     plan_.set("parallel.split_backward", n->split_backward,
               n->split_backward ? "zero-bubble schedules compute weight gradients apart"
                                 : "torch.distributed.pipelining runs each stage's backward as one op");
@@ -576,6 +619,7 @@ class TitanImport {
     for (const char* k : {"training.enable_cpu_offload", "training.fsdp_cpu_offload"})
       if (boolean(k).value_or(false)) fail_key(k, "offloading to CPU memory is not modelled; set false");
     const bool fsdp = shard * cp > 1;
+    fsdp_ = fsdp;
     const std::string why = "data_parallel_shard_degree " + std::to_string(shard) + ", replicate " + std::to_string(rep) +
                             (cp > 1 ? ", CP " + std::to_string(cp) : "");
     if (!fsdp) {
@@ -611,8 +655,19 @@ class TitanImport {
   }
 
   void async_tp(int64_t tp) {
-    const std::string k = first_of({"parallelism.enable_async_tensor_parallel", "experimental.enable_async_tensor_parallel"});
+    const std::string k = first_of({"parallelism.enable_async_tensor_parallel", "experimental.enable_async_tensor_parallel",
+                                    "compile.enable_async_tensor_parallel"});
     const bool async = boolean(k).value_or(false);
+    // torchtitan refuses async TP unless torch.compile compiles the model ([compile] enable with
+    // "model" in its components; the 2024 configs: training.compile).
+    if (async && tp > 1) {
+      const auto components = string_list("compile.components");
+      const bool model = !leaf("compile.components") || std::find(components.begin(), components.end(), "model") != components.end();
+      const bool compiled = (boolean("compile.enable").value_or(false) && model) || boolean("training.compile").value_or(false);
+      if (!compiled)
+        fail_key(k, "torchtitan refuses async tensor parallelism without torch.compile of the model; set [compile] "
+                    "enable = true (with \"model\" in components), or set it false");
+    }
     plan_.set("parallel.tp_comm_overlap", async && tp > 1, async ? from(k) : k + " left out: off", line(k));
     // Under a pipeline (ZeRO-1 here) FSDP2 still prefetches each layer's gather and reduce-scatters
     // each layer's gradients as the last backward reaches it; ZeRO-3 overlaps them anyway.
@@ -637,6 +692,20 @@ class TitanImport {
         plan_.set("parallel.recompute", "full", from(k) + ", selective_ac_option = \"1\": every layer", line(k));
         return;
       }
+      if (option == "op") {
+        // Per-op SAC: mm outputs saved but every second, the attention's saved, the rest recomputed
+        // (workloads/layers/op_sac.hpp). A list of GEMM shapes forced to recompute changes it.
+        // torchtitan's default names the MoE router's gate, which a dense block does not hold.
+        const auto forced = string_list("activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns");
+        if (std::any_of(forced.begin(), forced.end(), [](const std::string& f) { return f != "moe.router.gate"; }))
+          fail_key("activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
+                   "recomputing other GEMMs than torchtitan's every second one is not modelled; remove it");
+        plan_.set("parallel.recompute", "torchtitan-op",
+                  from(k) + ", selective_ac_option = \"op\": torchtitan's per-op checkpointing (GEMM outputs but every "
+                            "second one and the attention's kept; norms, RoPE, SwiGLU and wk, wo, w3 recomputed)",
+                  line("activation_checkpoint.selective_ac_option"));
+        return;
+      }
       const std::string dflt = leaf(k) ? "" : " (torchtitan's default)";
       fail(line("activation_checkpoint.selective_ac_option"),
            "activation_checkpoint.mode = \"selective\" with selective_ac_option = \"" + io::shortened(option, 20) + "\"" + dflt +
@@ -657,6 +726,7 @@ class TitanImport {
     const std::string optimizer = text("optimizer.name").value_or("AdamW");
     if (optimizer != "AdamW" && optimizer != "Adam")
       fail_key("optimizer.name", "stepsim models Adam's states (two moments and an FP32 master copy); use AdamW or Adam");
+    gradient_reduction();
     plan_.set("train.adam_moments_dtype", "fp32",
               "torch.optim.AdamW keeps both moments in the FP32 of the parameters' training.dtype",
               line("optimizer.name"));
@@ -699,6 +769,23 @@ class TitanImport {
     plan_.set("parallel.fp8_stash", false, "BF16 activations are kept for the backward");
   }
 
+  // FSDP2 reduce-scatters gradients in mixed_precision_reduce (and accumulates them unsharded in it
+  // under a pipeline); it applies only where FSDP shards (data_parallel_shard_degree x CP > 1).
+  void gradient_reduction() {
+    const std::string k = "training.mixed_precision_reduce";
+    const std::string reduce = text(k).value_or("float32");
+    if (reduce != "float32" && reduce != "bfloat16") fail_key(k, "expected \"float32\" or \"bfloat16\"");
+    if (!fsdp_) {
+      if (leaf(k)) plan_.not_imported.push_back(k + " (no FSDP: torchtitan reads it only when it shards)");
+      plan_.set("parallel.grad_reduce_dtype", "fp32", "no FSDP: gradients in the FP32 of the parameters");
+      return;
+    }
+    plan_.set("parallel.grad_reduce_dtype", reduce == "bfloat16" ? "bf16" : "fp32",
+              from(k) + (reduce == "bfloat16" ? ": FSDP2 reduces gradients in BF16 (2 bytes a value)"
+                                              : ": FSDP2 reduces gradients in FP32"),
+              line(k));
+  }
+
   void cluster() {
     plan_.set("hardware.preset", opt_.preset,
               "the GPU is not in a torchtitan job config: " +
@@ -723,6 +810,7 @@ class TitanImport {
   ImportedPlan plan_;
   std::map<std::string, TomlValue> leaves_;
   const Flavour* flavour_ = nullptr;
+  bool fsdp_ = false;  // FSDP2 shards (data_parallel_shard_degree x CP > 1)
   int64_t world_ = 0, gpus_per_node_ = 8;
 };
 

@@ -16,6 +16,7 @@
 #include "simulator/report/percent.hpp"
 #include "schedules/registry.hpp"
 #include "simulator/report/sim_report.hpp"
+#include "simulator/report/stage_layers_report.hpp"
 #include "vocabulary/rank_layout.hpp"
 
 namespace stepsim {
@@ -426,6 +427,12 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
   std::string sched = to_string(p.parallel.schedule);
   if (p.parallel.virtual_stages > 1) sched += fmt::format(", {} virtual stages per rank", p.parallel.virtual_stages);
   out += row_html("schedule", fmt::format("{}; {} microbatches per pipeline", sched, p.parallel.microbatches));
+  if (model && sched::path_stages(p) > 1) {
+    const StageLayersView v = stage_layers_view(p);
+    out += row_html("layers", fmt::format("per stage in layer order: {}; per pipeline rank: {} ({})", counts_text(v.per_stage),
+                                          counts_text(v.per_rank),
+                                          v.given ? "parallel.stage_layers, as given" : "balanced by stepsim"));
+  }
   if (model) {
     out += row_html("batch", fmt::format("{} sequences x {} tokens = {} tokens per step", p.train.global_batch,
                                          p.train.seq_len, p.train.tokens_per_step()));

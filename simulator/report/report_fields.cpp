@@ -166,6 +166,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"roofline.plan.global_batch", Kind::Number},
       {"roofline.plan.gpus", Kind::Number},
       {"roofline.plan.gpus_per_node", Kind::Number},
+      {"roofline.plan.grad_reduce_dtype", Kind::Text},
       {"roofline.plan.microbatches", Kind::Number},
       {"roofline.plan.model", Kind::Text},
       {"roofline.plan.nodes", Kind::Number},

@@ -1,6 +1,7 @@
 #include "simulator/report/roofline_report.hpp"
 #include "schedules/registry.hpp"
 #include "simulator/report/percent.hpp"
+#include "simulator/report/stage_layers_report.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "simulator/report/expert_layout_report.hpp"
 #include "vocabulary/rank_layout.hpp"
@@ -161,11 +162,17 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"overlap_param_gather", plan.parallel.overlap_param_gather},
                {"schedule", to_string(plan.parallel.schedule)},
                {"precision", to_string(plan.train.precision)},
+               {"grad_reduce_dtype", to_string(plan.parallel.grad_reduce_dtype)},
                {"recompute", to_string(plan.parallel.recompute)},
                {"global_batch", plan.train.global_batch},
                {"seq_len", plan.train.seq_len},
                {"tokens_per_step", r.tokens_per_step}};
   if (plan.model.is_moe()) j["experts"] = expert_layout_json(plan);
+  if (plan.workload.kind == WorkloadKind::Model) {
+    const StageLayersView v = stage_layers_view(plan);
+    j["plan"]["stage_layers"] = v.per_stage;
+    j["plan"]["rank_layers"] = v.per_rank;
+  }
   return j;
 }
 

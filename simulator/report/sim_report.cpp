@@ -9,6 +9,7 @@
 #include "simulator/report/expert_layout_report.hpp"
 #include "simulator/report/memory_report.hpp"
 #include "simulator/report/roofline_report.hpp"
+#include "simulator/report/stage_layers_report.hpp"
 #include "simulator/report/straggler_report.hpp"
 #include "vocabulary/rank_layout.hpp"
 #include "simulator/report/percent.hpp"
@@ -352,6 +353,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      plan.train.global_batch, plan.train.seq_len, plan.train.tokens_per_step(),
                      plan.sequences_per_microbatch());
   out += expert_layout_text(plan);
+  out += stage_layers_text(plan);
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s, NVLink {} GB/s per GPU "
                      "per direction; {} of {} SMs for communication; non-matmul {} s per token-layer\n",
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,

@@ -9,6 +9,7 @@
 #include "schedules/registry.hpp"
 
 #include "workloads/layers/layer_work.hpp"
+#include "workloads/layers/op_sac.hpp"
 #include "workloads/traffic/dp_collectives.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/rank_layout.hpp"
@@ -54,6 +55,9 @@ ComputeTerms compute_terms(const Plan& plan, const ModelParams& p) {
     } else if (rc.has(Recompute::SharedExperts)) {
       t.recompute_flops += 2.0 * shared * double(p.moe_layers) * tokens;
     }
+    if (rc.has(Recompute::TorchtitanOps))  // wk, wo and w3 (or fc2) of every layer
+      for (const OpSacGemm& g : op_sac_recomputed_gemms(plan.model))
+        t.recompute_flops += 2.0 * g.shape.n * g.shape.k * tokens * double(plan.model.num_hidden_layers);
   }
   if (fp8_gemms) {
     t.matmul_fp8_s = (t.matmul_flops - t.bf16_matmul_flops) / fp8;
@@ -162,7 +166,7 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
       ib_params(d.non_expert_params_per_gpu, d.non_expert_local, d.non_expert_ib_nodes) +
       ib_params(d.expert_params_per_gpu, d.expert_local, d.expert_ib_nodes);
   d.allgather_ib_bytes = ib_param_count * kBf16Bytes;
-  d.reducescatter_ib_bytes = ib_param_count * kFp32Bytes;
+  d.reducescatter_ib_bytes = ib_param_count * plan.parallel.grad_reduce_bytes();
   // A ring runs at its slowest edge: an edge between leaves gets the NIC's uplink share. GPU 0's
   // rings: non-expert over the stage's domains (rail peers g apart), experts one EP group apart.
   const FabricShape fabric = FabricShape::of(plan);
@@ -177,10 +181,10 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   d.allgather_s = d.allgather_ib_bytes / ib;
   d.reducescatter_s = d.reducescatter_ib_bytes / ib;
   d.zero1_s = d.allgather_s + d.reducescatter_s;
-  // HSDP: once per step, a ring all-reduce of each FP32 gradient shard across the shard groups.
+  // HSDP: once per step, a ring all-reduce of each gradient shard across the shard groups.
   const auto all_reduce_bytes = [&](double shard_params, size_t replicas) {
     const double r = double(replicas);
-    return replicas > 1 ? 2.0 * (r - 1.0) / r * shard_params * kFp32Bytes : 0.0;
+    return replicas > 1 ? 2.0 * (r - 1.0) / r * shard_params * plan.parallel.grad_reduce_bytes() : 0.0;
   };
   d.hsdp_allreduce_s = (all_reduce_bytes(d.non_expert_params_per_gpu / double(group.size()),
                                          layout.shard_replicas(0).size()) +

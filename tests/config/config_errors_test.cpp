@@ -551,5 +551,38 @@ TEST(ConfigErrors, ConfigJsonMissingRequiredModelKey) {
   expect_text_rejects(text, "hf.yaml", {"hf.yaml", "model.vocab_size", "missing", "add it"});
 }
 
+// A model replica bigger than the cluster: the fix fits TP x CP x PP (it said "use a divisor such as
+// 8" for PP 16 with TP 8 on 8 GPUs, which needs 64).
+TEST(ConfigErrors, APipelineThatDoesNotFitBesideTensorParallelism) {
+  const std::string llama = source_path("workloads/llama-3.1-8b.yaml");
+  const auto msg = config_error_of([&] {
+    load_plan(llama, {"cluster.nodes=1", "parallel.tp=8", "parallel.pp=16", "train.global_batch=16"});
+  });
+  expect_message(msg, {"parallel.pp", "TP 8 x CP 1 x PP 16 = 128 GPUs hold one model replica", "cluster.nodes=16",
+                       "parallel.pp=1 (TP x CP x PP = 8 GPUs)"});
+  EXPECT_EQ(msg.find("such as 8"), std::string::npos) << msg;
+}
+
+// parallel.stage_layers: one whole count per stage of the schedule's path, adding up to the layers.
+TEST(ConfigErrors, StageLayersMustMatchThePipeline) {
+  const std::string llama = source_path("workloads/llama-3.1-8b.yaml");  // 32 layers, 1F1B over PP 4
+  const auto rejects = [&](const std::string& set, std::initializer_list<std::string> pieces) {
+    expect_message(config_error_of([&] { load_plan(llama, {set}); }), pieces);
+  };
+  rejects("parallel.stage_layers=[8, 8, 16]",
+          {"parallel.stage_layers", "lists 3 stages, but the pipeline has 4 stages (schedule 1f1b, parallel.pp 4)",
+           "one layer count per stage"});
+  rejects("parallel.stage_layers=[8, 8, 8, 9]", {"parallel.stage_layers", "places 33 layers", "num_hidden_layers is 32"});
+  rejects("parallel.stage_layers=[8, -1, 9, 16]", {"--set: parallel.stage_layers", "between 0 and 16777216", "-1"});
+  rejects("parallel.stage_layers=[8, 8.5, 8, 7.5]", {"--set: parallel.stage_layers", "whole numbers"});
+  rejects("parallel.stage_layers=8", {"--set: parallel.stage_layers", "expected a list of layer counts"});
+  rejects("parallel.stage_layers=[]", {"--set: parallel.stage_layers", "expected a list of layer counts"});
+  // Changing the pipeline without the counts names the key to change.
+  expect_message(config_error_of([&] { load_plan(llama, {"parallel.stage_layers=[5, 9, 9, 9]", "parallel.pp=8"}); }),
+                 {"parallel.stage_layers", "lists 4 stages, but the pipeline has 8"});
+  const Plan p = load_plan(llama, {"parallel.stage_layers=[5, 9, 9, 9]"});
+  EXPECT_EQ(p.parallel.stage_layers, (std::vector<int64_t>{5, 9, 9, 9}));
+}
+
 }  // namespace
 }  // namespace stepsim::test

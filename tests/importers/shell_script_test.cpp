@@ -3,6 +3,8 @@
 // with `printf '%s\n' ...`), unknowns carry the reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "vocabulary/config_error.hpp"
 #include "simulator/importers/shell_script.hpp"
 
@@ -20,6 +22,15 @@ std::vector<std::string> words_of(const std::string& text) {
 }
 
 using V = std::vector<std::string>;
+
+// The words of the file's last command (the ones before it are the constructs under test).
+std::vector<std::string> last_words(const std::string& text) {
+  const ShellScript s = read_shell_script(text, "t.sh");
+  std::vector<std::string> out;
+  if (s.commands.empty()) return out;
+  for (const auto& w : s.commands.back().words) out.push_back(w.known() ? w.text : "?" + w.raw);
+  return out;
+}
 
 TEST(ShellScript, ContinuationsCommentsAndQuotes) {
   EXPECT_EQ(words_of("run --a 1 \\\n  --b 'x y' \\\n  --c \"z $'w'\" # a comment\n"),
@@ -83,6 +94,84 @@ TEST(ShellScript, VariablesSetUnderAnUndecidableIfAreUnknown) {
   ASSERT_EQ(w.size(), 3u);
   EXPECT_NE(w[1].unknown.find("whose condition stepsim cannot decide"), std::string::npos) << w[1].unknown;
   EXPECT_NE(w[2].unknown.find("for loop"), std::string::npos) << w[2].unknown;
+}
+
+// Every construct that may change a variable without NAME=value leaves it unknown after it, with
+// the reason (bash: each one changes TP, or may; stepsim kept TP=8 silently before).
+TEST(ShellScript, CommandsThatMayChangeAVariableLeaveItUnknown) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"eval \"TP=4\"", "may be changed by the eval on line 2"},
+      {"source env.sh", "may be changed by the file sourced on line 2 (env.sh)"},
+      {". ./env.sh", "may be changed by the file sourced on line 2 (./env.sh)"},
+      {"read TP", "TP is set by read on line 2"},
+      {"read -r -p 'tp? ' -a TP", "TP is set by read -a on line 2"},
+      {"IFS=, read -r X TP", "TP is set by read on line 2"},
+      {"read -r -d '' TP <<EOF\n4\nEOF", "TP is set by read on line 2"},
+      {"mapfile -t TP < tp.txt", "TP is set by mapfile on line 2"},
+      {"readarray TP < tp.txt", "TP is set by readarray on line 2"},
+      {"let TP=TP/2", "TP is changed by let TP=TP/2 on line 2"},
+      {"let 'TP <<= 1'", "TP is changed by let"},
+      {"(( TP++ ))", "TP is changed by (( TP++ )) on line 2"},
+      {"(( TP <<= 1 ))", "TP is changed by (( TP <<= 1 ))"},
+      {"printf -v TP '%d' 4", "TP is set by printf -v on line 2"},
+      {"getopts 't:' TP", "TP is set by getopts on line 2"},
+      {"wait -n -p TP", "TP is set by wait -p on line 2"},
+      {"declare -i TP=2+2", "TP is declared -i on line 2"},
+      {"typeset -n TP=OTHER", "TP is declared -n on line 2"},
+      {"declare -l TP", "TP is declared -l on line 2"},
+      {"X=$(( TP = 4 ))", "TP is changed by $(( TP = 4 )) on line 2"},
+      {"echo $(( TP-- ))", "TP is changed by $(( TP-- ))"},
+      {"TP[0]=4", "TP has an element assigned on line 2"},
+      {"cat <<EOF\n${TP:=4} $(( TP += 1 ))\nEOF", "TP is changed by the expansions of the here-document on line 2"},
+      {"for TP in 2 4; do :; done", "TP is set by the for loop on line 2"},
+      {"select TP in 2 4; do break; done", "TP is set by the select loop on line 2"},
+      {"for (( TP = 0; TP < 2; TP++ )); do :; done", "TP is changed by (( TP = 0; TP < 2; TP++ ))"},
+      {"while read TP; do :; done < f", "TP is set by read on line 2"},
+      {"half() { TP=4; }\nhalf", "TP is set by the function half called on line 3"},
+      {"half() { local TP=4; }\nhalf", "TP is set by the function half called on line 3"},
+      {"if [ -f x ]; then unset TP; fi", "TP may be unset on line 2"},
+      {"[ -f x ] && TP=4", "TP is set after a test on line 2"},
+      {"builtin read TP", "TP is set by read on line 2"},
+      {"read $NAME", "TP may be changed by read on line 2, whose variable name stepsim cannot know"},
+  };
+  for (const auto& [construct, why] : cases) {
+    const std::string text = "TP=8\n" + std::string(construct) + "\nrun --tp $TP\n";
+    const ShellScript s = read_shell_script(text, "t.sh");
+    ASSERT_FALSE(s.commands.empty()) << construct;
+    const auto& w = s.commands.back().words;
+    ASSERT_EQ(w.size(), 3u) << construct;
+    EXPECT_FALSE(w[2].known()) << construct << " kept TP = " << w[2].text;
+    EXPECT_NE(w[2].unknown.find(why), std::string::npos) << construct << ": " << w[2].unknown;
+  }
+  // unset certainly run: the name is unset, so the file's own default stands for it (bash prints 2).
+  EXPECT_EQ(last_words("TP=8\nunset TP\nrun ${TP:-2}\n"), (V{"run", "2"}));
+  const ShellScript unset = read_shell_script("TP=8\nunset -v TP\nrun $TP\n", "t.sh");
+  EXPECT_NE(unset.commands.back().words[1].unknown.find("TP is unset on line 2"), std::string::npos);
+  // ${TP:=4} where it may not run; after an eval, a default no longer stands for a name never set.
+  const ShellScript maybe = read_shell_script("if [ -f x ]; then : ${TP:=4}; fi\neval \"$X\"\nrun $TP ${NODES:-1}\n", "t.sh");
+  EXPECT_NE(maybe.commands.back().words[1].unknown.find("may be changed by the eval on line 2"), std::string::npos);
+  EXPECT_NE(maybe.commands.back().words[2].unknown.find("NODES may be changed by the eval"), std::string::npos);
+  const ShellScript uncertain_default = read_shell_script("if [ -f x ]; then : ${TP:=4}; fi\nrun $TP\n", "t.sh");
+  EXPECT_NE(uncertain_default.commands.back().words[1].unknown.find("TP is set inside the if on line 1"), std::string::npos)
+      << uncertain_default.commands.back().words[1].unknown;
+}
+
+// What does not change a variable keeps it (bash prints the same words).
+TEST(ShellScript, WhatCannotChangeAVariableKeepsIt) {
+  EXPECT_EQ(last_words("TP=8\n( TP=4 )\nrun $TP\n"), (V{"run", "8"}));                       // a subshell
+  EXPECT_EQ(last_words("TP=8\nexport -n TP\nrun $TP\n"), (V{"run", "8"}));                   // un-exports only
+  EXPECT_EQ(last_words("TP=8\ncat <<'EOF'\n${TP:=4}\nEOF\nrun $TP\n"), (V{"run", "8"}));      // a quoted here-doc
+  EXPECT_EQ(last_words("TP=8\n: ${TP:=4}\nrun $TP\n"), (V{"run", "8"}));                     // already set
+  EXPECT_EQ(last_words("unset TP\n: ${TP:=4}\nrun $TP\n"), (V{"run", "4"}));
+  EXPECT_EQ(last_words("source env.sh\nTP=8\nrun $TP\n"), (V{"run", "8"}));                  // set after the source
+  EXPECT_EQ(last_words("TP=8\nunset -f TP\nrun $TP\n"), (V{"run", "8"}));                    // a function's name
+  EXPECT_EQ(last_words("TP=8\necho $(( TP == 8 )) $(( TP <= 8 ))\nrun $TP\n"), (V{"run", "8"}));  // comparisons
+  // A launch inside a function is listed once, where the function is written.
+  const ShellScript f = read_shell_script("go() { run --a; }\ngo\ngo\n", "t.sh");
+  EXPECT_EQ(std::count_if(f.commands.begin(), f.commands.end(), [](const ShellCommand& c) { return c.words[0].text == "run"; }), 1);
+  // Functions that call each other without end are followed a bounded number of times.
+  const ShellScript loop = read_shell_script("TP=8\nf() { g; }\ng() { f; }\nf\nrun $TP\n", "t.sh");
+  EXPECT_FALSE(loop.commands.back().words[1].known());
 }
 
 TEST(ShellScript, RedirectionsHereDocsAndPipesAreNotWords) {

@@ -84,6 +84,10 @@ TEST(TorchtitanImport, PipelineSchedulesAndStagesPerRank) {
                               64)
                           .plan;
   EXPECT_EQ(lps.parallel.virtual_stages, 80 / 10 / 4);
+  EXPECT_EQ(lps.parallel.stage_layers, std::vector<int64_t>(8, 10));
+  // torchtitan's default split counts the embedding and the head as a layer each: 80 + 2 over 8
+  // stages is 10 rest 2, so 11 - 1, 11, 10 x 5, 10 - 1 (stepsim rebalanced them before).
+  EXPECT_EQ(zbv.parallel.stage_layers, (std::vector<int64_t>{10, 11, 10, 10, 10, 10, 10, 9}));
   // 5 per stage with the default lighter ends: ceil((80 + 1 + 1) / 5) = 17 stages over 4 ranks.
   expect_import_rejects(
       [&] {
@@ -105,8 +109,54 @@ TEST(TorchtitanImport, ActivationCheckpointing) {
             Recompute::Full);
   expect_import_rejects([&] { torchtitan(job(tp, ""), 64); },
                         {"mode = \"selective\" with selective_ac_option = \"2\" (torchtitan's default)", "mode = \"full\""});
-  expect_import_rejects([&] { torchtitan(job(tp, "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n"), 64); },
-                        {"per-op selective checkpointing", "not modelled"});
+}
+
+// torchtitan's llama3_8b preset (its default per-op checkpointing) imports unedited: per-op SAC as
+// torchtitan's save list runs it (refused before: "per-op selective checkpointing ... not modelled").
+TEST(TorchtitanImport, PerOpSelectiveCheckpointingIsModelled) {
+  const Loaded l = torchtitan(read_text(source_path("tests/data/torchtitan-llama3-8b.toml")), 64);
+  EXPECT_EQ(l.plan.parallel.recompute, Recompute::TorchtitanOp);
+  EXPECT_EQ(to_string(l.plan.parallel.schedule), std::string("fsdp"));
+  const std::string op = "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n";
+  // Where the save list does not describe the block: the model's check names the TOML key.
+  expect_import_rejects([&] { torchtitan(job("tensor_parallel_degree = 8", op), 64); },
+                        {"activation_checkpoint.mode", "not with tensor parallelism", "imported as parallel.recompute"});
+  expect_import_rejects(
+      [&] { torchtitan(job("data_parallel_shard_degree = -1", op + "per_op_sac_force_recompute_mm_shapes_by_fqns = [\"w1\"]\n", "8B"), 64); },
+      {"per_op_sac_force_recompute_mm_shapes_by_fqns", "not modelled"});
+}
+
+// mixed_precision_reduce is FSDP2's reduction format: BF16 halves the gradient bytes (it was listed
+// as having no effect and reduced in FP32).
+TEST(TorchtitanImport, MixedPrecisionReduceIsTheGradientReduction) {
+  const std::string fsdp = "data_parallel_shard_degree = -1\ntensor_parallel_degree = 8";
+  EXPECT_EQ(torchtitan(job(fsdp), 64).plan.parallel.grad_reduce_dtype, ReduceDtype::FP32);
+  const Loaded bf16 = torchtitan(job(fsdp, kFullAc, "70B", "mixed_precision_reduce = \"bfloat16\"\n"), 64);
+  EXPECT_EQ(bf16.plan.parallel.grad_reduce_dtype, ReduceDtype::BF16);
+  EXPECT_FALSE(mentions(bf16.imported.not_imported, "mixed_precision_reduce"));
+  // TP over all 8 GPUs leaves no FSDP: torchtitan does not read it.
+  const Loaded tp = torchtitan(job("tensor_parallel_degree = 8", kFullAc, "70B", "mixed_precision_reduce = \"bfloat16\"\n"), 8);
+  EXPECT_EQ(tp.plan.parallel.grad_reduce_dtype, ReduceDtype::FP32);
+  EXPECT_TRUE(mentions(tp.imported.not_imported, "mixed_precision_reduce"));
+}
+
+// Jobs torchtitan itself refuses.
+TEST(TorchtitanImport, JobsTorchtitanRefusesAreRefused) {
+  // Async TP needs torch.compile of the model.
+  expect_import_rejects([&] { torchtitan(job("tensor_parallel_degree = 8\nenable_async_tensor_parallel = true"), 64); },
+                        {"enable_async_tensor_parallel = true", "without torch.compile", "[compile]"});
+  const Plan compiled = torchtitan(job("tensor_parallel_degree = 8\nenable_async_tensor_parallel = true",
+                                       std::string(kFullAc) + "[compile]\nenable = true\ncomponents = [\"model\"]\n"),
+                                   64)
+                            .plan;
+  EXPECT_TRUE(compiled.parallel.tp_comm_overlap);
+  // Experts borrow data_parallel_shard x CP x TP GPUs: EP must divide them.
+  std::string moe = job("data_parallel_replicate_degree = 4\ndata_parallel_shard_degree = 2\nexpert_parallel_degree = 4",
+                        kFullAc, "16B");
+  moe.replace(moe.find("\"llama3\""), 8, "\"deepseek_v3\"");
+  expect_import_rejects(
+      [&] { torchtitan(moe, 8); },
+      {"expert_parallel_degree = 4", "does not divide data_parallel_shard_degree x CP x TP = 2"});
 }
 
 TEST(TorchtitanImport, TheWorldSizeAndDegreesMustAgree) {
@@ -149,6 +199,35 @@ TEST(TorchtitanImport, ModelsAndFlavours) {
   EXPECT_EQ(q.model.moe_intermediate_size, 768);
   EXPECT_EQ(q.model.num_hidden_layers, 48);
   EXPECT_EQ(q.parallel.ep, 8);
+}
+
+// torchtitan's expert parallelism: its all-to-all (or DeepEP / HybridEP kernels) and its expert
+// TP (1 or the TP degree); the expert TP degree was refused before, the backend ignored.
+TEST(TorchtitanImport, ExpertParallelismMapsOntoThePlan) {
+  const auto qwen = [](const std::string& parallelism) {
+    std::string j = job(parallelism, kFullAc, "30B-A3B");
+    j.replace(j.find("name = \"llama3\""), 15, "name = \"qwen3\"");
+    return j;
+  };
+  const Plan standard = torchtitan(qwen("expert_parallel_degree = 8"), 64).plan;
+  EXPECT_EQ(standard.parallel.moe_dispatcher, MoeDispatcher::AllToAll);
+  EXPECT_EQ(standard.parallel.expert_tp, 1);
+  EXPECT_EQ(torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"deepep\""), 64)
+                .plan.parallel.moe_dispatcher,
+            MoeDispatcher::DeepEP);
+  EXPECT_EQ(torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"hybridep\""), 64)
+                .plan.parallel.moe_dispatcher,
+            MoeDispatcher::DeepEP);
+  // ETP = TP 2: the experts split like the dense layers, EP borrowing only the 32 FSDP GPUs.
+  const Plan etp = torchtitan(qwen("tensor_parallel_degree = 2\nexpert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2"), 64).plan;
+  EXPECT_EQ(etp.parallel.expert_tp, 2);
+  EXPECT_EQ(etp.parallel.ep, 8);
+  expect_import_rejects(
+      [&] { torchtitan(qwen("tensor_parallel_degree = 4\nexpert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2"), 64); },
+      {"expert_tensor_parallel_degree", "1 or the tensor-parallel degree (4)"});
+  expect_import_rejects(
+      [&] { torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"nvshmem\""), 64); },
+      {"expert_parallel_comm_backend", "\"standard\", \"deepep\" or \"hybridep\""});
 }
 
 TEST(TorchtitanImport, UnknownKeysAreListedAndOlderNamesRead) {

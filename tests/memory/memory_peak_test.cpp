@@ -6,6 +6,7 @@
 #include "tests/memory/memory_test_util.hpp"
 #include "workloads/layers/layer_partition.hpp"
 #include "workloads/model/model_workload.hpp"
+#include "workloads/memory/activation_bytes.hpp"
 #include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim::test {
@@ -248,6 +249,30 @@ TEST(StateBytes, MegatronsDistributedOptimizerHolds6Plus12OverDBytesPerParameter
   const auto deepseek = std::string(STEPSIM_SOURCE_DIR) + "/workloads/deepseek-v3.yaml";
   EXPECT_EQ(load_plan(deepseek).train.adam_moments_dtype, MomentDtype::BF16);
   EXPECT_EQ(load_plan(deepseek, {"train.adam_moments_dtype=fp32"}).train.adam_moments_dtype, MomentDtype::FP32);
+}
+
+// --grad-reduce-in-bf16 keeps Megatron's main_grad buffer in BF16: 2 bytes per held parameter
+// instead of 4 (the same 1.7B plan: 4 + 12/d bytes per parameter of state).
+TEST(StateBytes, BF16GradientReductionsHalveTheGradientBuffer) {
+  const auto path = std::string(STEPSIM_SOURCE_DIR) + "/workloads/megatron/gpt-1.7b.yaml";
+  const ops::StaticMemory fp32 = estimate_memory(load_plan(path)).fixed;
+  const ops::StaticMemory bf16 = estimate_memory(load_plan(path, {"parallel.grad_reduce_dtype=bf16"})).fixed;
+  EXPECT_NEAR(fp32.grads_bytes / (fp32.weights_bytes / 2), 4.0, 1e-12);
+  EXPECT_NEAR(bf16.grads_bytes / (bf16.weights_bytes / 2), 2.0, 1e-12);
+  EXPECT_EQ(bf16.optimizer_bytes, fp32.optimizer_bytes);
+}
+
+// torchtitan's per-op checkpointing of a Llama 3.1 8B block keeps, per token: the input (4096),
+// wq's output (32 x 128), wv's (8 x 128), the attention output (4096) in BF16 and its log-sum-exp
+// (32 x FP32), w1's output (14336) and w2's (4096): 2 x 31744 + 128 = 63616 bytes.
+TEST(ActivationBytes, TorchtitansPerOpCheckpointingKeepsWhatItsSaveListSays) {
+  const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml",
+                           {"parallel.recompute=torchtitan-op", "train.precision=bf16"});
+  const LayerActivations a = layer_activations(p, false);
+  EXPECT_DOUBLE_EQ(a.saved_per_token, 2.0 * (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 4.0 * 32);
+  // What it rebuilds is what no recompute would keep, less what it saved.
+  const Plan none = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml", {"train.precision=bf16"});
+  EXPECT_DOUBLE_EQ(a.saved_per_token + a.recompute_per_token, layer_activations(none, false).saved_per_token);
 }
 
 }  // namespace

@@ -13,6 +13,6 @@ double optimizer_traffic_bytes_per_param(const Plan& plan) {
   return 2 * optimizer_state_bytes_per_param(plan) + kGradBytesPerParam + kWeightBytesPerParam;
 }
 
-double gradient_buffer_bytes_per_param() { return 2 * kGradBytesPerParam; }
+double gradient_buffer_bytes_per_param(const Plan& plan) { return 2 * plan.parallel.grad_reduce_bytes(); }
 
 }  // namespace stepsim::cost

@@ -14,7 +14,8 @@ double memory_seconds(double bytes, const HardwareConfig& hw);
 // reads the FP32 gradient and writes the BF16 weight.
 double optimizer_traffic_bytes_per_param(const Plan& plan);
 // Bytes per parameter the GPU holds (not only its shard) around the step: the gradient norm for
-// clipping reads its FP32 gradients and the next step's accumulation zeroes them.
-double gradient_buffer_bytes_per_param();
+// clipping reads its gradients (in parallel.grad_reduce_dtype) and the next step's accumulation
+// zeroes them.
+double gradient_buffer_bytes_per_param(const Plan& plan);
 
 }  // namespace stepsim::cost

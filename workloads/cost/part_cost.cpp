@@ -109,7 +109,7 @@ ClassSeconds optimizer_seconds(const Plan& plan, double held_params, double shar
   ClassSeconds s;
   if (classes & kCostMemory)
     s.memory = memory_seconds(shard_params * optimizer_traffic_bytes_per_param(plan) +
-                                  held_params * gradient_buffer_bytes_per_param(), hw);
+                                  held_params * gradient_buffer_bytes_per_param(plan), hw);
   // Multi-tensor Adam, the gradient norm, its all-reduce's scaling and the buffer's zeroing.
   if (classes & kCostLaunch) s.launch = 4 * hw.kernel_launch_s;
   return s;

@@ -123,6 +123,16 @@ std::vector<int64_t> v_shape_cuts(int64_t ranks, int64_t layers, const std::vect
 std::vector<StageLayers> partition_layers(const Plan& plan) {
   const auto schedule = sched::make_unchecked_schedule(plan);
   const int64_t stages = schedule->path_stages(), layers = plan.model.num_hidden_layers;
+  // Placed as the plan gives them (validate_plan checked one count per stage, summing to the layers).
+  if (const auto& given = plan.parallel.stage_layers; int64_t(given.size()) == stages) {
+    std::vector<StageLayers> out(static_cast<size_t>(stages));
+    int64_t first = 0;
+    for (int64_t s = 0; s < stages; ++s) {
+      out[size_t(s)] = {first, given[size_t(s)], s + 1 == stages && schedule->runs_lm_head()};
+      first += given[size_t(s)];
+    }
+    return out;
+  }
   std::vector<double> cum(static_cast<size_t>(layers + 1), 0.0);
   for (int64_t i = 0; i < layers; ++i) cum[size_t(i + 1)] = cum[size_t(i)] + layer_cost_s_per_token(plan, i);
   const double head = lm_head_cost_s_per_token(plan);

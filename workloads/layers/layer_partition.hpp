@@ -18,7 +18,7 @@ struct StageLayers {
 };
 
 // One entry per slot of the schedule's layer partition (plan.stages(); DualPipe's two directions
-// share one), in path order.
+// share one), in path order: parallel.stage_layers where the plan gives it, else balanced.
 std::vector<StageLayers> partition_layers(const Plan& plan);
 
 // Speed-of-light seconds of one layer (or the head) per token, used only to balance stages.

@@ -3,6 +3,7 @@
 #include "vocabulary/layer_spec.hpp"
 #include "vocabulary/model_params.hpp"
 #include "vocabulary/rank_layout.hpp"
+#include "workloads/layers/op_sac.hpp"
 
 namespace stepsim {
 
@@ -310,6 +311,16 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
     rerun(mb, mf, [](const Kernel&) { return true; }, [](const MemoryOp&) { return true; });
     ab.nonmatmul_s += af.nonmatmul_s;
     mb.nonmatmul_s += mf.nonmatmul_s;
+    return w;
+  }
+  if (rc.has(Recompute::TorchtitanOps)) {  // the unsaved GEMMs and every memory-bound op of the forward
+    for (const OpSacGemm& g : op_sac_recomputed_gemms(m))
+      (g.mlp ? mb : ab).kernels.push_back(gemm_kernel(g.name, 2.0 * g.shape.n * g.shape.k * t, gemm_precision,
+                                                      KernelPass::Forward, g.shape));
+    ab.nonmatmul_s += af.nonmatmul_s;
+    mb.nonmatmul_s += mf.nonmatmul_s;
+    ab.memory.insert(ab.memory.end(), af.memory.begin(), af.memory.end());
+    mb.memory.insert(mb.memory.end(), mf.memory.begin(), mf.memory.end());
     return w;
   }
   // The modules rerun GEMMs and memory-bound kernels only: the calibrated non-matmul knob

@@ -5,6 +5,7 @@
 #include "vocabulary/model_params.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/rank_layout.hpp"
+#include "workloads/layers/op_sac.hpp"
 
 namespace stepsim {
 
@@ -89,6 +90,13 @@ double stash_bytes_per_value(const Plan& plan) { return plan.parallel.fp8_stash 
 
 LayerActivations layer_activations(const Plan& plan, bool moe_layer) {
   const Recompute r = plan.parallel.recompute;
+  if (r == Recompute::TorchtitanOp) {  // torchtitan's save list kept; the rest rebuilt by the backward
+    LayerActivations a;
+    a.saved_per_token = op_sac_saved_bytes_per_token(plan.model);
+    a.recompute_per_token =
+        std::max(0.0, module_bytes(plan, moe_layer, Recompute::None).saved_per_token - a.saved_per_token);
+    return a;
+  }
   if (!r.full()) return module_bytes(plan, moe_layer, r);
   // Full: only the layer input is kept; the backward rebuilds everything the layer keeps without
   // recompute, live from its first backward op until its weight gradient is done.

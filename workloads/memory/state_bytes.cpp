@@ -89,7 +89,9 @@ ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
   const double shard = zero_shard_params(plan, held);
   const bool zero3 = plan.parallel.zero == 3, zero2 = plan.parallel.zero >= 2;
   s.weights_bytes = kWeightBytesPerParam * (zero3 ? shard : all);
-  s.grads_bytes = kGradBytesPerParam * (zero2 ? shard : all);
+  // The unsharded gradient buffer is kept in the reduction's format (Megatron's main_grad buffer, FSDP2's
+  // accumulated gradient); a ZeRO-2 or -3 shard is the optimizer's FP32 gradient.
+  s.grads_bytes = zero2 ? kGradBytesPerParam * shard : plan.parallel.grad_reduce_bytes() * all;
   s.optimizer_bytes = optimizer_state_bytes_per_param(plan) * shard;
   const ModelConfig& m = plan.model;
   if (m.is_moe() && layout.ep() > 1)
@@ -97,7 +99,7 @@ ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
                        (dispatch_bytes_per_token(plan) + combine_bytes_per_token(m));
   if (zero3) {
     const double unit = largest_fsdp_unit_params(plan, count_params(m));
-    s.buffers_bytes += 2 * kWeightBytesPerParam * unit + kGradBytesPerParam * unit;
+    s.buffers_bytes += 2 * kWeightBytesPerParam * unit + plan.parallel.grad_reduce_bytes() * unit;
   }
   // tp_comm_overlap: userbuffers' staging, registered once for the microbatch's tokens on a CP rank.
   // overlap_grad_reduce / overlap_param_gather add nothing: Megatron's buckets are views into the

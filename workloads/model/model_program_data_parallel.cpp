@@ -97,7 +97,7 @@ void ModelGpuProgram::reduce_bucket(ops::OpSink& sink, int32_t chunk, size_t buc
     layer = cb.items[cb.cut.buckets[bucket].last_item];  // the item whose backward completed it
     phase = Phase::Backward;
   }
-  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes);
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, plan_.parallel.grad_reduce_bytes());
   reduce_scatters_.push_back(collective(sink, st_.dp_reduce, OpKind::DpReduceScatter, st_.dp_reduce_channel, flows,
                                         {last_compute(sink)}, phase, layer < 0 ? -1 : layer));
 }
@@ -113,7 +113,8 @@ void ModelGpuProgram::grads_done(ops::OpSink& sink, int32_t chunk, int64_t item)
 void ModelGpuProgram::finish(ops::OpSink& sink) {
   if (fsdp_ && replicas_.members.size() + replicas_.expert_members.size() > 2) {
     // HSDP: after the last reduce-scatter (same stream), all-reduce each gradient shard across the
-    // replicas of the shard group: a ring all-reduce moves 2 (R-1)/R of the shard (FP32).
+    // replicas of the shard group: a ring all-reduce moves 2 (R-1)/R of the shard (in
+    // parallel.grad_reduce_dtype).
     const HeldParams held = model_held_params(plan_, w_.params());
     const double shard = held.non_expert / double(dp_group_.members.size());
     const double expert_shard = held.expert / double(dp_group_.expert_members.size());
@@ -121,7 +122,7 @@ void ModelGpuProgram::finish(ops::OpSink& sink) {
       const size_t n = ring.size();
       if (n < 2 || params <= 0) return;
       const size_t i = size_t(std::find(ring.begin(), ring.end(), gpu_) - ring.begin());
-      const double bytes = 2.0 * double(n - 1) / double(n) * params * kFp32Bytes;
+      const double bytes = 2.0 * double(n - 1) / double(n) * params * plan_.parallel.grad_reduce_bytes();
       flows.out.push_back({ring[(i + 1) % n], bytes});
       flows.in.push_back({ring[(i + n - 1) % n], bytes});
     };
@@ -209,7 +210,7 @@ std::optional<OpRef> ModelGpuProgram::fsdp_gather(ops::OpSink& sink, int64_t ite
 void ModelGpuProgram::fsdp_reduce(ops::OpSink& sink, int64_t item, OpRef after) {
   const auto [non_expert, expert] = item_params(item);
   collective(sink, st_.dp_reduce, OpKind::FsdpReduceScatter, st_.dp_reduce_channel,
-             dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kFp32Bytes), {after});
+             dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, plan_.parallel.grad_reduce_bytes()), {after});
 }
 
 }  // namespace stepsim
