@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 # chromium: the tests load `stepsim report`'s HTML page in it (headless) and check it draws with no error.
 packages=(g++ cmake make pkg-config libsimgrid-dev libyaml-cpp-dev libfmt-dev
           libgtest-dev nlohmann-json3-dev libcli11-dev libjemalloc-dev libcairo2-dev zlib1g-dev libtoml11-dev time chromium jq)
+# The Python module (python/, `import stepsim`): pybind11 and Debian's python3 to build it; pytest,
+# pandas and matplotlib for its tests and the example of docs/python.md.
+packages+=(pybind11-dev python3-dev python3-pytest python3-pandas python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
