@@ -29,3 +29,19 @@ fi
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs" ${1:+--target "$1"} >&2
+
+# `import stepsim` in Debian's python3 from any folder: a stepsim.pth in its site-packages names this
+# checkout's build/python, as `pip install -e` would (the last checkout set up wins; PYTHONPATH=build/python
+# chooses per shell). Skipped when the module was not built.
+if [ -e build/python/stepsim/__init__.py ] && [ -x /usr/bin/python3 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  else
+    site=$(/usr/bin/python3 -c 'import site; print(site.getusersitepackages())')
+  fi
+  line="$PWD/build/python"
+  if [ "$(cat "$site/stepsim.pth" 2>/dev/null)" != "$line" ]; then
+    mkdir -p "$site" && printf '%s\n' "$line" >"$site/stepsim.pth.$$" && mv "$site/stepsim.pth.$$" "$site/stepsim.pth"
+    echo "setup: python3 imports stepsim from $line ($site/stepsim.pth)" >&2
+  fi
+fi

@@ -1,0 +1,151 @@
+// stepsim._core: the compiled half of the Python module (python/stepsim/ holds the public API).
+// It binds what the command line runs and adds no logic: plans load through simulator/config/,
+// imports through simulator/importers/, reports are the command line's JSON
+// (simulator/report/command_json.hpp) and a replay runs in a forked child (child_call.hpp).
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "python/binding/child_call.hpp"
+#include "simulator/config/config_loader.hpp"
+#include "simulator/importers/import_file.hpp"
+#include "simulator/io/json_text.hpp"
+#include "simulator/io/output_file.hpp"
+#include "simulator/report/command_json.hpp"
+#include "simulator/runs/mean_load_step.hpp"
+#include "simulator/runs/simulate.hpp"
+#include "traces/chrome_trace.hpp"
+#include "traces/trace_selection.hpp"
+#include "vocabulary/config_error.hpp"
+#include "vocabulary/plan_names.hpp"
+
+namespace py = pybind11;
+
+namespace stepsim::python {
+namespace {
+
+// What `stepsim simulate` does between loading the plan and printing its JSON, in the order it
+// does it; the replay and everything after it in a forked child, the trace's temporary file
+// opened by this process, which alone removes it if the call does not finish.
+std::string simulate_json(const Plan& plan, const std::string& trace_path, const std::string& trace_ranks,
+                          const std::string& trace_window, bool print_progress, const py::object& progress) {
+  if (trace_path.empty() && !(trace_ranks.empty() && trace_window.empty()))
+    throw ConfigError("trace_ranks / trace_window choose what the trace holds; give trace='FILE.json' too");
+  const TraceOptions trace_opt = trace_options(plan, trace_ranks, trace_window);
+  std::optional<io::OutputFile> trace;
+  if (!trace_path.empty()) trace.emplace(trace_path, "trace=", io::Dash{"a Python call writes its trace to a file"});
+  const bool relay = !progress.is_none();
+  const std::string json = run_in_child(
+      [&](const ChildChannel& channel) {
+        SimOptions options;
+        options.quiet = !print_progress;
+        options.record_spans = trace.has_value();
+        options.span_ranks = trace_opt.ranks;
+        options.counted = check_replay_size(plan);
+        if (relay) options.progress = [&channel](const engine::ProgressUpdate& u) { channel.progress(u); };
+        const std::optional<double> mean_load_s = mean_load_step_s(plan, !print_progress);
+        const SimResult result = simulate(plan, options);
+        if (trace) {
+          // Written through this child's copy of the stream; the parent renames the file into place.
+          write_chrome_trace(result, trace_opt, trace->stream());
+          trace->stream().flush();
+          if (!trace->stream())
+            throw ConfigError(trace_path + ": cannot write (" + std::strerror(errno) + "); nothing was written (trace=)");
+        }
+        return io::json_text(simulate_command_json(plan, result, mean_load_s));
+      },
+      relay ? std::function<void(const engine::ProgressUpdate&)>([&](const engine::ProgressUpdate& u) {
+        const auto known = [](double v) { return v < 0 ? py::object(py::none()) : py::object(py::float_(v)); };
+        progress(u.simulated_s, u.ops_done, known(u.share), known(u.eta_s), u.wall_s);
+      })
+            : nullptr);
+  if (trace) trace->commit();
+  return json;
+}
+
+// `stepsim import TOOL FILE` without -o: the commented plan (absolute paths), checked to load, and
+// the notes the command line prints on stderr.
+std::pair<std::string, std::vector<std::string>> import_yaml(const std::string& tool, const std::string& path,
+                                                             const std::string& gpus, const std::string& gpus_per_node,
+                                                             const std::string& hardware) {
+  importers::check_import_tool(tool);
+  const importers::ImportedPlan plan =
+      importers::import_file(tool, path, importers::import_options(gpus, gpus_per_node, hardware, {"gpus", "gpus_per_node", "hardware"}));
+  const std::string yaml = importers::plan_yaml(plan, "");
+  importers::check_imported_plan(plan, yaml, "");
+  std::vector<std::string> notes = plan.notes;
+  if (std::string n = importers::not_imported_note(plan); !n.empty()) notes.push_back(std::move(n));
+  return {yaml, notes};
+}
+
+}  // namespace
+}  // namespace stepsim::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace stepsim;
+  m.doc() = "stepsim's compiled core; use the stepsim package, not this module";
+  m.attr("version") = STEPSIM_VERSION;
+
+  // One line of valid UTF-8 whatever bytes a message holds (paths and values are user text).
+  static py::exception<ConfigError> config_error(m, "ConfigError", PyExc_ValueError);
+  static py::exception<python::SimulationFailure> simulation_error(m, "SimulationError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ConfigError& e) {
+      config_error(io::printable(e.what()).c_str());
+    } catch (const python::SimulationFailure& e) {
+      simulation_error(io::printable(e.what()).c_str());
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(PyExc_MemoryError, "out of memory; the plan is too large for this machine (fewer GPUs, layers or "
+                                         "microbatches, or sim.mode=auto)");
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_RuntimeError, ("stepsim: internal error: " + io::printable(e.what())).c_str());
+    }
+  });
+
+  py::class_<Plan>(m, "PlanHandle", "A validated plan (stepsim.Plan wraps it).")
+      .def_readonly("source", &Plan::source)
+      .def_readonly("overrides", &Plan::overrides)
+      .def_readonly("notes", &Plan::notes)
+      .def_property_readonly("gpus", &Plan::gpus)
+      .def_property_readonly("dp", &Plan::dp)
+      .def_property_readonly("nodes", [](const Plan& p) { return p.cluster.nodes; })
+      .def_property_readonly("gpus_per_node", [](const Plan& p) { return p.cluster.gpus_per_node; })
+      .def_property_readonly("model_name", [](const Plan& p) { return p.model.name; })
+      .def_property_readonly("hardware_name", [](const Plan& p) { return p.hardware.name; })
+      .def_property_readonly("memory_GiB", [](const Plan& p) { return p.hardware.memory_GiB; })
+      .def_property_readonly("tp", [](const Plan& p) { return p.parallel.tp; })
+      .def_property_readonly("pp", [](const Plan& p) { return p.parallel.pp; })
+      .def_property_readonly("cp", [](const Plan& p) { return p.parallel.cp; })
+      .def_property_readonly("ep", [](const Plan& p) { return p.parallel.ep; })
+      .def_property_readonly("zero", [](const Plan& p) { return p.parallel.zero; })
+      .def_property_readonly("microbatches", [](const Plan& p) { return p.parallel.microbatches; })
+      .def_property_readonly("sequences_per_microbatch", &Plan::sequences_per_microbatch)
+      .def_property_readonly("schedule", [](const Plan& p) { return std::string(to_string(p.parallel.schedule)); })
+      .def_property_readonly("global_batch", [](const Plan& p) { return p.train.global_batch; })
+      .def_property_readonly("seq_len", [](const Plan& p) { return p.train.seq_len; })
+      .def_property_readonly("tokens_per_step", [](const Plan& p) { return p.train.tokens_per_step(); });
+
+  m.def("default_config_path", &default_config_path, "The default config (DeepSeek-V3 on 2048 H800s).");
+  m.def("load_file", &load_plan, py::arg("path"), py::arg("overrides"),
+        "A config file with --set-style overrides (\"key=value\", the value YAML).");
+  m.def("load_text", &load_plan_from_string, py::arg("text"), py::arg("source"), py::arg("overrides"),
+        py::arg("base_dir"), "A config's YAML text; `source` names it in messages.");
+  m.def(
+      "roofline_json", [](const Plan& plan) { return io::json_text(roofline_command_json(plan)); }, py::arg("plan"),
+      "`stepsim roofline --json` as text.");
+  m.def("simulate_json", &python::simulate_json, py::arg("plan"), py::arg("trace"), py::arg("trace_ranks"),
+        py::arg("trace_window"), py::arg("print_progress"), py::arg("progress"),
+        "`stepsim simulate --json` as text; the replay runs in a forked child.");
+  m.def("import_yaml", &python::import_yaml, py::arg("tool"), py::arg("path"), py::arg("gpus"),
+        py::arg("gpus_per_node"), py::arg("hardware"), "`stepsim import TOOL FILE`: (plan YAML, notes).");
+  m.def("interrupt_all", &python::interrupt_all, "Stops every replay running in this process (KeyboardInterrupt).");
+}
