@@ -1,7 +1,8 @@
 // stepsim._core: the compiled half of the Python module (python/stepsim/ holds the public API).
 // It binds what the command line runs and adds no logic: plans load through simulator/config/,
 // imports through simulator/importers/, reports are the command line's JSON
-// (simulator/report/command_json.hpp) and a replay runs in a forked child (child_call.hpp).
+// (simulator/report/command_json.hpp) and a replay runs in a process of its own
+// (replay_process.hpp, replay_main.cpp).
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -13,15 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "python/binding/child_call.hpp"
+#include "python/binding/replay_process.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/importers/import_file.hpp"
+#include "simulator/io/input_file.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/report/command_json.hpp"
-#include "simulator/runs/mean_load_step.hpp"
-#include "simulator/runs/simulate.hpp"
-#include "traces/chrome_trace.hpp"
 #include "traces/trace_selection.hpp"
 #include "vocabulary/config_error.hpp"
 #include "vocabulary/plan_names.hpp"
@@ -31,43 +30,45 @@ namespace py = pybind11;
 namespace stepsim::python {
 namespace {
 
-// What `stepsim simulate` does between loading the plan and printing its JSON, in the order it
-// does it; the replay and everything after it in a forked child, the trace's temporary file
-// opened by this process, which alone removes it if the call does not finish.
-std::string simulate_json(const Plan& plan, const std::string& trace_path, const std::string& trace_ranks,
-                          const std::string& trace_window, bool print_progress, const py::object& progress) {
+// `stepsim simulate --json`: the arguments checked and the trace's temporary file opened here (so
+// that a bad path fails at once, and this process alone removes the file if the call does not
+// finish), the rest in a replay process (replay_main.cpp) that loads the same plan again from the
+// same inputs, renamed into place once the replay says the trace is whole.
+std::string simulate_json(const Plan& plan, const std::string& program, const std::string& cwd, bool from_file,
+                          const std::string& text, const std::string& path, const std::string& base_dir,
+                          const std::vector<std::string>& overrides, const std::string& trace_path,
+                          const std::string& trace_ranks, const std::string& trace_window, bool print_progress,
+                          const py::object& progress) {
   if (trace_path.empty() && !(trace_ranks.empty() && trace_window.empty()))
     throw ConfigError("trace_ranks / trace_window choose what the trace holds; give trace='FILE.json' too");
-  const TraceOptions trace_opt = trace_options(plan, trace_ranks, trace_window);
+  (void)trace_options(plan, trace_ranks, trace_window);  // their errors before any file is touched
   std::optional<io::OutputFile> trace;
-  if (!trace_path.empty()) trace.emplace(trace_path, "trace=", io::Dash{"a Python call writes its trace to a file"});
-  const bool relay = !progress.is_none();
-  const std::string json = run_in_child(
-      [&](const ChildChannel& channel) {
-        SimOptions options;
-        options.quiet = !print_progress;
-        options.record_spans = trace.has_value();
-        options.span_ranks = trace_opt.ranks;
-        options.counted = check_replay_size(plan);
-        if (relay) options.progress = [&channel](const engine::ProgressUpdate& u) { channel.progress(u); };
-        const std::optional<double> mean_load_s = mean_load_step_s(plan, !print_progress);
-        const SimResult result = simulate(plan, options);
-        if (trace) {
-          // Written through this child's copy of the stream; the parent renames the file into place.
-          write_chrome_trace(result, trace_opt, trace->stream());
-          trace->stream().flush();
-          if (!trace->stream())
-            throw ConfigError(trace_path + ": cannot write (" + std::strerror(errno) + "); nothing was written (trace=)");
-        }
-        return io::json_text(simulate_command_json(plan, result, mean_load_s));
-      },
-      relay ? std::function<void(const engine::ProgressUpdate&)>([&](const engine::ProgressUpdate& u) {
-        const auto known = [](double v) { return v < 0 ? py::object(py::none()) : py::object(py::float_(v)); };
-        progress(u.simulated_s, u.ops_done, known(u.share), known(u.eta_s), u.wall_s);
-      })
-            : nullptr);
+  if (!trace_path.empty()) trace.emplace(trace_path, "trace", io::Dash{"a Python call writes its trace to a file"});
+  ReplayRequest request;
+  request.from_file = from_file;
+  request.text = text;
+  request.path = path;
+  request.base_dir = base_dir;
+  request.overrides = overrides;
+  request.trace_path = trace ? trace->writing_path() : "";
+  request.trace_ranks = trace_ranks;
+  request.trace_window = trace_window;
+  request.print_progress = print_progress;
+  request.relay_progress = !progress.is_none();
+  const auto known = [](double v) { return v < 0 ? py::object(py::none()) : py::object(py::float_(v)); };
+  std::string json = run_replay(program, cwd, request, [&](const engine::ProgressUpdate& u) {
+    progress(u.simulated_s, u.ops_done, known(u.share), known(u.eta_s), u.wall_s);
+  });
   if (trace) trace->commit();
   return json;
+}
+
+// A config file: the plan, and the text it was read from (the replay loads the plan again from it,
+// so a file edited after loading does not change the plan).
+std::pair<Plan, py::bytes> load_file(const std::string& path, const std::vector<std::string>& overrides) {
+  std::string text = io::read_input_file(path, "config", io::kMiB);
+  Plan plan = load_plan_text(text, path, overrides);
+  return {std::move(plan), py::bytes(text)};
 }
 
 // `stepsim import TOOL FILE` without -o: the commented plan (absolute paths), checked to load, and
@@ -135,16 +136,19 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("tokens_per_step", [](const Plan& p) { return p.train.tokens_per_step(); });
 
   m.def("default_config_path", &default_config_path, "The default config (DeepSeek-V3 on 2048 H800s).");
-  m.def("load_file", &load_plan, py::arg("path"), py::arg("overrides"),
-        "A config file with --set-style overrides (\"key=value\", the value YAML).");
+  m.def("load_file", &python::load_file, py::arg("path"), py::arg("overrides"),
+        "A config file with --set-style overrides (\"key=value\", the value YAML): (plan, the file's text).");
+  m.def("load_file_text", &load_plan_text, py::arg("text"), py::arg("path"), py::arg("overrides"),
+        "The config file `path` from the text it held when first loaded.");
   m.def("load_text", &load_plan_from_string, py::arg("text"), py::arg("source"), py::arg("overrides"),
         py::arg("base_dir"), "A config's YAML text; `source` names it in messages.");
   m.def(
       "roofline_json", [](const Plan& plan) { return io::json_text(roofline_command_json(plan)); }, py::arg("plan"),
       "`stepsim roofline --json` as text.");
-  m.def("simulate_json", &python::simulate_json, py::arg("plan"), py::arg("trace"), py::arg("trace_ranks"),
-        py::arg("trace_window"), py::arg("print_progress"), py::arg("progress"),
-        "`stepsim simulate --json` as text; the replay runs in a forked child.");
+  m.def("simulate_json", &python::simulate_json, py::arg("plan"), py::arg("program"), py::arg("cwd"),
+        py::arg("from_file"), py::arg("text"), py::arg("path"), py::arg("base_dir"), py::arg("overrides"),
+        py::arg("trace"), py::arg("trace_ranks"), py::arg("trace_window"), py::arg("print_progress"),
+        py::arg("progress"), "`stepsim simulate --json` as text; the replay runs in its own process (`program`).");
   m.def("import_yaml", &python::import_yaml, py::arg("tool"), py::arg("path"), py::arg("gpus"),
         py::arg("gpus_per_node"), py::arg("hardware"), "`stepsim import TOOL FILE`: (plan YAML, notes).");
   m.def("interrupt_all", &python::interrupt_all, "Stops every replay running in this process (KeyboardInterrupt).");

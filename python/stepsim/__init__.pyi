@@ -178,7 +178,7 @@ class Plan:
         trace_window: Optional[str] = None,
         progress: Union[None, bool, Callable[[Progress], Any]] = None,
     ) -> Simulation:
-        """Replays the step in SimGrid (`stepsim simulate --json`) in a forked child; Ctrl-C stops it."""
+        """Replays the step in SimGrid (`stepsim simulate --json`) in a process of its own; Ctrl-C stops it."""
     @property
     def source(self) -> str: ...
     @property

@@ -20,6 +20,9 @@ PathLike = Union[str, "os.PathLike[str]"]
 # How a dict config is named in messages and in the reports' `config` field.
 _DICT_SOURCE = "config dict"
 
+# The program a replay runs in (python/binding/replay_main.cpp), built beside the compiled module.
+_REPLAY = os.path.join(os.path.dirname(_core.__file__), "_replay")
+
 
 def _path_arg(path: Any, what: str) -> bytes:
     """A path as the bytes the C++ side opens (any bytes a Linux file name may hold)."""
@@ -41,24 +44,31 @@ class Plan:
     options, checked as the command line checks a config. Immutable: ``with_`` makes variants.
     Picklable (a process pool's workers load it again)."""
 
-    __slots__ = ("_handle", "_config", "_overrides", "_import_notes")
+    __slots__ = ("_handle", "_config", "_overrides", "_import_notes", "_cwd")
 
     def __init__(self) -> None:
         raise TypeError("make a Plan with stepsim.load(), stepsim.import_megatron() or stepsim.import_torchtitan()")
 
+    # _config is ("file", path, text) -- a config file, with the text it held when first loaded (or
+    # None: read it now) -- or ("text", yaml, source, base_dir): a dict's or an import's YAML. _cwd is
+    # the folder it was loaded in, against which relative paths were read (its replays run there).
     @classmethod
     def _load(cls, config: tuple, overrides: dict, import_notes: tuple = ()) -> "Plan":
         texts = override_texts(overrides)
-        kind = config[0]
-        if kind == "file":
-            handle = _core.load_file(config[1], texts)
-        else:  # "text": YAML (a dict's or an import's), with the folder its relative paths are read against
+        if config[0] == "file":
+            if config[2] is None:
+                handle, text = _core.load_file(config[1], texts)
+                config = ("file", config[1], text)
+            else:
+                handle = _core.load_file_text(config[2], config[1], texts)
+        else:
             handle = _core.load_text(config[1], config[2], texts, config[3])
         plan = object.__new__(cls)
         plan._handle = handle
         plan._config = config
         plan._overrides = overrides
         plan._import_notes = tuple(import_notes)
+        plan._cwd = os.getcwd()
         return plan
 
     def with_(self, overrides: Optional[Mapping[str, Any]] = None, /, **more: Any) -> "Plan":
@@ -91,7 +101,7 @@ class Plan:
         progress: a callable given a Progress about once a second and once at the end; True prints the
         command line's progress line on stderr instead.
 
-        The replay runs in a forked child process while this thread waits without the GIL, so
+        The replay runs in a process of its own while this thread waits without the GIL, so
         several plans run in parallel from a thread pool. Ctrl-C (or stepsim.interrupt()) ends it
         and raises KeyboardInterrupt, leaving no process and no file behind. Raises ConfigError for
         a bad argument or a plan too large to replay, SimulationError if the replay fails."""
@@ -104,8 +114,12 @@ class Plan:
         elif progress not in (None, False, True):
             raise TypeError(f"progress: expected a callable, True or None, got {type(progress).__name__}")
         trace_bytes = _path_arg(trace, "trace") if trace is not None else b""
-        text = _core.simulate_json(plan._handle, trace_bytes, _option(trace_ranks, "trace_ranks"),
-                                   _option(trace_window, "trace_window"), progress is True, callback)
+        config = plan._config
+        from_file = config[0] == "file"
+        text = _core.simulate_json(
+            plan._handle, _REPLAY, plan._cwd, from_file, config[2] if from_file else config[1], config[1] if from_file
+            else config[2], "" if from_file else config[3], override_texts(plan._overrides), trace_bytes,
+            _option(trace_ranks, "trace_ranks"), _option(trace_window, "trace_window"), progress is True, callback)
         return Simulation(json.loads(text), os.fsdecode(trace_bytes) if trace is not None else None)
 
     # --- what the plan is ---
@@ -218,10 +232,19 @@ class Plan:
                 f"({self.source})>")
 
     def __reduce__(self) -> tuple:
+        # A process pool's worker loads it again from the same text; a relative config path is made
+        # absolute there if that process works in another folder.
         config = self._config
-        if config[0] == "file" and not os.path.isabs(config[1]) and os.getcwd() != config[2]:
-            config = ("file", os.path.join(os.fsencode(config[2]), config[1]), config[2])
-        return (Plan._load, (config, self._overrides, self._import_notes))
+        if config[0] == "file" and not os.path.isabs(config[1]):
+            config = ("file", config[1], config[2], os.fsencode(self._cwd))
+        return (_restore, (config, self._overrides, self._import_notes))
+
+
+def _restore(config: tuple, overrides: dict, import_notes: tuple) -> Plan:
+    if config[0] == "file" and len(config) == 4:
+        path, text, cwd = config[1], config[2], config[3]
+        config = ("file", path if os.fsencode(os.getcwd()) == cwd else os.path.join(cwd, path), text)
+    return Plan._load(config, overrides, import_notes)
 
 
 def _option(value: Optional[str], what: str) -> str:
@@ -247,10 +270,10 @@ def load(config: Union[None, PathLike, Mapping[str, Any]] = None, /,
     key, what is wrong and the fix."""
     merged = _merged(overrides, more)
     if config is None:
-        return Plan._load(("file", _core.default_config_path().encode(), os.getcwd()), merged)
+        return Plan._load(("file", os.fsencode(_core.default_config_path()), None), merged)
     if isinstance(config, Mapping):
         return Plan._load(("text", config_text(config, _DICT_SOURCE), _DICT_SOURCE, os.getcwd()), merged)
-    return Plan._load(("file", _path_arg(config, "config"), os.getcwd()), merged)
+    return Plan._load(("file", _path_arg(config, "config"), None), merged)
 
 
 def _count(value: Optional[int], what: str) -> str:

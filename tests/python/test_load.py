@@ -239,3 +239,27 @@ def test_a_path_object_and_a_non_utf8_file_name(scratch):
     bad = os.fsdecode(bytes(scratch) + b"/\xff\xfe.yaml")
     text = message(lambda: stepsim.load(bad))
     assert "\\xff\\xfe.yaml" in text  # the bytes shown, one line of valid text
+
+
+def test_a_plan_is_what_was_loaded_even_if_its_file_changes(scratch):
+    config = scratch / "plan.yaml"
+    text = (ROOT / LLAMA_8B).read_text().replace("config_json: models/", f"config_json: {ROOT}/workloads/models/")
+    config.write_text(text)
+    plan = stepsim.load(config)
+    loaded = plan.roofline().to_dict()
+    config.write_text(text.replace("pp: 4 ", "pp: 2 "))
+    assert stepsim.load(config).pp == 2  # the file did change
+    assert plan.with_({"scenario.seed": 2}).pp == 4
+    replayed = plan.simulate().roofline  # the replay ran the plan as loaded
+    assert replayed.plan == loaded["plan"] and replayed.step_time_s == loaded["step_time_s"]
+
+
+def test_a_plan_loaded_by_a_relative_path_unpickles_in_another_folder(scratch, monkeypatch):
+    plan = stepsim.load(LLAMA_8B)
+    data = pickle.dumps(plan)
+    monkeypatch.chdir(scratch)
+    again = pickle.loads(data)
+    assert again.source == str(ROOT / LLAMA_8B)
+    ours, theirs = again.roofline().to_dict(), plan.roofline().to_dict()
+    assert ours.pop("config") == str(ROOT / LLAMA_8B) and theirs.pop("config") == LLAMA_8B
+    assert ours == theirs
