@@ -11,6 +11,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Child Python processes (the interrupt driver, the docs example) run in other folders: the module's
+# folder on PYTHONPATH must not be relative.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+
 
 def stepsim_binary() -> str:
     return os.environ.get("STEPSIM_BINARY", str(ROOT / "build" / "stepsim"))
