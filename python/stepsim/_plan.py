@@ -44,7 +44,7 @@ class Plan:
     options, checked as the command line checks a config. Immutable: ``with_`` makes variants.
     Picklable (a process pool's workers load it again)."""
 
-    __slots__ = ("_handle", "_config", "_overrides", "_import_notes", "_cwd")
+    __slots__ = ("_handle", "_config", "_overrides", "_texts", "_import_notes", "_cwd")
 
     def __init__(self) -> None:
         raise TypeError("make a Plan with stepsim.load(), stepsim.import_megatron() or stepsim.import_torchtitan()")
@@ -66,7 +66,8 @@ class Plan:
         plan = object.__new__(cls)
         plan._handle = handle
         plan._config = config
-        plan._overrides = overrides
+        plan._overrides = copy.deepcopy(overrides)  # a list the caller changes later changes nothing here
+        plan._texts = texts  # the --set texts the plan was loaded with, for its replays
         plan._import_notes = tuple(import_notes)
         plan._cwd = os.getcwd()
         return plan
@@ -118,7 +119,7 @@ class Plan:
         from_file = config[0] == "file"
         text = _core.simulate_json(
             plan._handle, _REPLAY, plan._cwd, from_file, config[2] if from_file else config[1], config[1] if from_file
-            else config[2], "" if from_file else config[3], override_texts(plan._overrides), trace_bytes,
+            else config[2], "" if from_file else config[3], plan._texts, trace_bytes,
             _option(trace_ranks, "trace_ranks"), _option(trace_window, "trace_window"), progress is True, callback)
         return Simulation(json.loads(text), os.fsdecode(trace_bytes) if trace is not None else None)
 

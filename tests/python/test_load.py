@@ -263,3 +263,17 @@ def test_a_plan_loaded_by_a_relative_path_unpickles_in_another_folder(scratch, m
     ours, theirs = again.roofline().to_dict(), plan.roofline().to_dict()
     assert ours.pop("config") == str(ROOT / LLAMA_8B) and theirs.pop("config") == LLAMA_8B
     assert ours == theirs
+
+
+def test_a_plan_keeps_its_overrides_as_they_were_when_loaded():
+    # The caller's list, changed after loading, changes neither the plan, its variants nor its replays.
+    stragglers = [{"gpu": 5, "clock": 0.8}]
+    small = {"model.num_hidden_layers": 4, "train.global_batch": 64, "parallel.microbatches": 4}
+    plan = stepsim.load(LLAMA_8B, {**small, "scenario.stragglers": stragglers})
+    sets = plan.roofline().to_dict()["sets"]
+    assert sets[-1] == 'scenario.stragglers=[{"gpu": 5, "clock": 0.8}]'
+    stragglers[0]["clock"] = 0.5
+    stragglers.append({"gpu": 6, "clock": 0.5})
+    assert plan.overrides["scenario.stragglers"] == [{"gpu": 5, "clock": 0.8}]
+    assert plan.with_({"scenario.seed": 2}).overrides["scenario.stragglers"] == [{"gpu": 5, "clock": 0.8}]
+    assert plan.simulate().to_dict()["sets"] == sets
