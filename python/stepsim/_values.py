@@ -21,6 +21,11 @@ ConfigError = _core.ConfigError
 # A config is sections of keys: the loader refuses more than 64 levels; a cycle would never end.
 _MAX_DEPTH = 64
 
+# As much YAML as a config file may hold (io::read_input_file's limit for configs): a config dict or
+# an override longer than that would keep the parser busy for minutes (or hit its time limit, which
+# blames the syntax); a command line's --set cannot be a tenth of it.
+_MAX_YAML_BYTES = 1 << 20
+
 # A plain YAML word that the loader reads back as this same string (no quotes needed); anything
 # else is written double-quoted. Keeps a --set text as a user would type it ("hardware.preset=h200").
 _PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/+]*\Z")
@@ -111,9 +116,17 @@ def yaml_value(value: Any, path: str, source: str, depth: int = 0) -> str:
                       "a bool, None, a list or a dict")
 
 
+def _sized(text: str, where: str) -> str:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > _MAX_YAML_BYTES:
+        raise ConfigError(f"{where}: {size:,} bytes as YAML, more than the 1 MiB stepsim reads as a config; "
+                          "give fewer or shorter values")
+    return text
+
+
 def config_text(config: Mapping[str, Any], source: str) -> str:
     """A config dict as one YAML document; `source` names it in messages."""
-    return yaml_value(config, "", source) + "\n"
+    return _sized(yaml_value(config, "", source) + "\n", source)
 
 
 def override_texts(overrides: Mapping[str, Any]) -> list[str]:
@@ -127,5 +140,5 @@ def override_texts(overrides: Mapping[str, Any]) -> list[str]:
             raise ConfigError(f"--set {key!r}: not a dotted key; give one like 'parallel.tp' and the value "
                               "apart: {'parallel.tp': 8}")
         _quoted(key, key, "--set")  # refuses a key that is not text
-        texts.append(f"{key}={yaml_value(value, key, '--set')}")
+        texts.append(_sized(f"{key}={yaml_value(value, key, '--set')}", f"--set {key}"))
     return texts

@@ -176,6 +176,7 @@ def test_a_missing_file_is_named():
         ({"": 1}, "''"),
         ({"parallel.tp=2": 1}, "parallel.tp=2"),
         ({"parallel..tp": 1}, "parallel..tp"),
+        ({"scenario.stragglers": [{"gpu": 1, "clock": 0.5}] * 100_000}, "--set scenario.stragglers: 2,600,020 bytes"),
     ],
 )
 def test_hostile_overrides_raise_config_error_naming_the_key(overrides, named):
@@ -213,6 +214,17 @@ def cyclic():
         (llama_dict_with("train", {"global_batch": 512, "seq_len": 10**25}), "train.seq_len"),  # huge
         (llama_dict_with("hardware", {"preset": "h800", "memory_GiB": -math.inf}), "hardware.memory_GiB"),
         (llama_dict_with("parallel", {"pp": 4, "tp": [[[[[]]]]]}), "parallel.tp"),  # nested garbage
+        (llama_dict_with("hardware", {"preset": "h800", "memory_GiB": 1e308}), "hardware.memory_GiB"),  # huge
+        (llama_dict_with("parallel", {"pp": 2**64}), "parallel.pp"),
+        (llama_dict_with("train", {"global_batch": 10**5000, "seq_len": 8192}), "train.global_batch"),
+        (llama_dict_with("schedule", math.inf), "schedule"),  # inf
+        (llama_dict_with("model", {"config_json": "workloads/models/llama-3.1-8b.config.json", "name": "\udcff\udcfe"}), "model.name"),  # non-UTF-8
+        (llama_dict_with("parallel", {"pp": 4, "\udcff": 1}), "lone surrogate"),
+        (llama_dict_with("model", {"config_json": "a\udcffb.json"}), "model.config_json"),
+        (llama_dict_with("model", {"config_json": "workloads/models/llama-3.1-8b.config.json", "name": "a\nparallel: {tp: 8}"}), "model.name"),  # a line break
+        # Too much to be a config: refused by its size, at once, as a file over 1 MiB is (the parser
+        # spent 10 s on it and then blamed the syntax).
+        (llama_dict_with("scenario", {"stragglers": [{"gpu": 1, "clock": 0.5}] * 100_000}), "more than the 1 MiB"),
         ({**LLAMA_8B_DICT, 1: {"tp": 2}}, "not a str"),  # non-str keys
         (llama_dict_with("parallel", {"pp": 4, (1, 2): 3}), "not a str"),
         (nested(200), "nested"),
