@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <new>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "python/binding/replay_process.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/importers/import_file.hpp"
+#include "simulator/io/command_files.hpp"
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
@@ -30,6 +32,9 @@ namespace py = pybind11;
 namespace stepsim::python {
 namespace {
 
+// `-` as a trace: no stdout of a Python call could carry it.
+constexpr io::Dash kDashTrace{"a Python call writes its trace to a file"};
+
 // `stepsim simulate --json`: the arguments checked and the trace's temporary file opened here (so
 // that a bad path fails at once, and this process alone removes the file if the call does not
 // finish), the rest in a replay process (replay_main.cpp) that loads the same plan again from the
@@ -41,9 +46,10 @@ std::string simulate_json(const Plan& plan, const std::string& program, const st
                           const py::object& progress) {
   if (trace_path.empty() && !(trace_ranks.empty() && trace_window.empty()))
     throw ConfigError("trace_ranks / trace_window choose what the trace holds; give trace='FILE.json' too");
+  const io::CommandFiles files;  // this call's own, as each command's (command_files.hpp)
   (void)trace_options(plan, trace_ranks, trace_window);  // their errors before any file is touched
   std::optional<io::OutputFile> trace;
-  if (!trace_path.empty()) trace.emplace(trace_path, "trace", io::Dash{"a Python call writes its trace to a file"});
+  if (!trace_path.empty()) trace.emplace(trace_path, "trace", kDashTrace);
   ReplayRequest request;
   request.from_file = from_file;
   request.text = text;
@@ -51,6 +57,13 @@ std::string simulate_json(const Plan& plan, const std::string& program, const st
   request.base_dir = base_dir;
   request.overrides = overrides;
   request.trace_path = trace ? trace->writing_path() : "";
+  // The replay runs in the folder the plan was loaded in: it checks the trace against the plan's
+  // files there, by the path this call meant.
+  if (trace) {
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::absolute(trace_path, ec);
+    request.trace_target = ec ? trace_path : target.string();
+  }
   request.trace_ranks = trace_ranks;
   request.trace_window = trace_window;
   request.print_progress = print_progress;
@@ -66,6 +79,7 @@ std::string simulate_json(const Plan& plan, const std::string& program, const st
 // A config file: the plan, and the text it was read from (the replay loads the plan again from it,
 // so a file edited after loading does not change the plan).
 std::pair<Plan, py::bytes> load_file(const std::string& path, const std::vector<std::string>& overrides) {
+  const io::CommandFiles files;
   std::string text = io::read_input_file(path, "config", io::kMiB);
   Plan plan = load_plan_text(text, path, overrides);
   return {std::move(plan), py::bytes(text)};
@@ -76,6 +90,7 @@ std::pair<Plan, py::bytes> load_file(const std::string& path, const std::vector<
 std::pair<std::string, std::vector<std::string>> import_yaml(const std::string& tool, const std::string& path,
                                                              const std::string& gpus, const std::string& gpus_per_node,
                                                              const std::string& hardware) {
+  const io::CommandFiles files;
   importers::check_import_tool(tool);
   const importers::ImportedPlan plan =
       importers::import_file(tool, path, importers::import_options(gpus, gpus_per_node, hardware, {"gpus", "gpus_per_node", "hardware"}));
@@ -138,10 +153,22 @@ PYBIND11_MODULE(_core, m) {
   m.def("default_config_path", &default_config_path, "The default config (DeepSeek-V3 on 2048 H800s).");
   m.def("load_file", &python::load_file, py::arg("path"), py::arg("overrides"),
         "A config file with --set-style overrides (\"key=value\", the value YAML): (plan, the file's text).");
-  m.def("load_file_text", &load_plan_text, py::arg("text"), py::arg("path"), py::arg("overrides"),
-        "The config file `path` from the text it held when first loaded.");
-  m.def("load_text", &load_plan_from_string, py::arg("text"), py::arg("source"), py::arg("overrides"),
-        py::arg("base_dir"), "A config's YAML text; `source` names it in messages.");
+  m.def(
+      "load_file_text",
+      [](const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
+        const io::CommandFiles files;
+        return load_plan_text(text, path, overrides);
+      },
+      py::arg("text"), py::arg("path"), py::arg("overrides"), "The config file `path` from the text it held when first loaded.");
+  m.def(
+      "load_text",
+      [](const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
+         const std::string& base_dir) {
+        const io::CommandFiles files;
+        return load_plan_from_string(text, source, overrides, base_dir);
+      },
+      py::arg("text"), py::arg("source"), py::arg("overrides"), py::arg("base_dir"),
+      "A config's YAML text; `source` names it in messages.");
   m.def(
       "roofline_json", [](const Plan& plan) { return io::json_text(roofline_command_json(plan)); }, py::arg("plan"),
       "`stepsim roofline --json` as text.");

@@ -3,6 +3,7 @@
 // printing its report, in the same order, and links what the command line links (jemalloc: the
 // replay allocates per activity). Request on stdin, frames on descriptor 3
 // (python/binding/replay_protocol.hpp). Started by the module only; nothing else should run it.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 
 #include "python/binding/replay_protocol.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/io/command_files.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/report/command_json.hpp"
 #include "simulator/runs/mean_load_step.hpp"
@@ -37,9 +39,24 @@ std::string read_request() {
   return bytes;
 }
 
+// The config file the plan was read from, recorded as the command line records it (the plan is
+// loaded from the text read then; the file may have changed or gone since, or be a FIFO now).
+void note_config_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+  io::note_input(fd, path, "config");  // first in the record: nothing to clash with yet
+  ::close(fd);
+}
+
 std::string replay(const ReplayRequest& r) {
+  // The trace may replace none of the plan's inputs (its config file, model.config_json, a hardware
+  // profile, a routing load file), checked here, where the plan's relative paths mean what they
+  // meant when it was loaded, in the command line's order: the plan's files, the trace, the load file.
+  const io::CommandFiles files;
+  if (r.from_file) note_config_file(r.path);
   const Plan plan = r.from_file ? load_plan_text(r.text, r.path, r.overrides)
                                 : load_plan_from_string(r.text, r.path, r.overrides, r.base_dir);
+  if (!r.trace_target.empty()) io::claim_output(r.trace_target, "trace");
   const TraceOptions trace_opt = trace_options(plan, r.trace_ranks, r.trace_window);
   SimOptions options;
   options.quiet = !r.print_progress;

@@ -59,6 +59,7 @@ std::string encode(const ReplayRequest& r) {
   put(out, std::to_string(r.overrides.size()));
   for (const std::string& o : r.overrides) put(out, o);
   put(out, r.trace_path);
+  put(out, r.trace_target);
   put(out, r.trace_ranks);
   put(out, r.trace_window);
   put(out, std::string(1, r.print_progress ? '1' : '0') + (r.relay_progress ? '1' : '0'));
@@ -77,6 +78,7 @@ ReplayRequest decode(const std::string& bytes) {
     throw std::runtime_error("replay request: bad override count");
   for (size_t i = 0, n = std::stoul(count); i < n; ++i) r.overrides.push_back(in.next());
   r.trace_path = in.next();
+  r.trace_target = in.next();
   r.trace_ranks = in.next();
   r.trace_window = in.next();
   const std::string flags = in.next();

@@ -23,7 +23,8 @@ struct ReplayRequest {
   bool from_file = true;
   std::string text, path, base_dir;
   std::vector<std::string> overrides;  // --set texts
-  std::string trace_path;              // where to write the trace (empty: none); `trace_option` names it
+  std::string trace_path;              // where to write the trace (empty: none): the caller's temporary file
+  std::string trace_target;            // the file it will replace (absolute), refused if an input of the plan
   std::string trace_ranks, trace_window;
   bool print_progress = false;         // the command line's progress line on stderr
   bool relay_progress = false;         // 'p' frames

@@ -136,6 +136,58 @@ def test_trace_errors_come_before_the_replay(llama, scratch):
     assert os.listdir(scratch) == []
 
 
+# Llama 3.1 8B cut to 4 layers and 64 sequences: a replay of a fraction of a second.
+SMALL = {"model.num_hidden_layers": 4, "train.global_batch": 64, "parallel.microbatches": 4}
+
+
+def copy_inputs(scratch):
+    """A config in `scratch` whose model card (model.config_json) is beside it; their bytes."""
+    (scratch / "m.json").write_bytes((ROOT / "workloads/models/llama-3.1-8b.config.json").read_bytes())
+    text = (ROOT / LLAMA_8B).read_text()
+    assert "models/llama-3.1-8b.config.json" in text
+    (scratch / "cfg.yaml").write_text(text.replace("models/llama-3.1-8b.config.json", "m.json"))
+    return {name: (scratch / name).read_bytes() for name in ("cfg.yaml", "m.json")}
+
+
+def test_a_trace_never_replaces_an_input_of_the_plan(scratch, monkeypatch):
+    before = copy_inputs(scratch)
+    plan = stepsim.load(scratch / "cfg.yaml", SMALL)
+    os.symlink("cfg.yaml", scratch / "link.yaml")
+    clash = "trace is also an input of this command"
+    for target, what in (("cfg.yaml", "config"), ("m.json", "model.config_json"), ("link.yaml", "config")):
+        with pytest.raises(stepsim.ConfigError, match=f"{target}: {clash} \\({what}, "):
+            plan.simulate(trace=scratch / target)
+    monkeypatch.chdir(scratch)  # the same files by relative names, from another folder than the plan's
+    for target in ("./cfg.yaml", "m.json"):
+        with pytest.raises(stepsim.ConfigError, match=clash):
+            plan.simulate(trace=target)
+    # A dict config's model card (read against the folder it was loaded in), a model card given as
+    # an override.
+    as_dict = stepsim.load({"model": {"config_json": "m.json", "num_hidden_layers": 4},
+                            "train": {"global_batch": 64, "seq_len": 8192}, "parallel": {"pp": 4, "microbatches": 4},
+                            "schedule": "1f1b", "hardware": {"preset": "h800"}, "cluster": {"nodes": 8, "gpus_per_node": 8}})
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(stepsim.ConfigError, match="model.config_json"):
+        as_dict.simulate(trace=scratch / "m.json")
+    other_card = scratch / "m2.json"
+    other_card.write_bytes(before["m.json"])
+    before["m2.json"] = before["m.json"]
+    with pytest.raises(stepsim.ConfigError, match="model.config_json"):
+        plan.with_({"model.config_json": str(other_card)}).simulate(trace=other_card)
+    assert {name: (scratch / name).read_bytes() for name in before} == before
+    assert sorted(os.listdir(scratch)) == ["cfg.yaml", "link.yaml", "m.json", "m2.json"]  # no temporary file left
+    # Any other file is written.
+    assert plan.simulate(trace=scratch / "t.json").trace == str(scratch / "t.json")
+    assert json.loads((scratch / "t.json").read_text())["traceEvents"]
+
+
+def test_a_trace_to_stdout_is_refused(llama, scratch, monkeypatch):
+    monkeypatch.chdir(scratch)
+    with pytest.raises(stepsim.ConfigError, match=r"^trace -: a Python call writes its trace to a file.*\./-"):
+        llama.simulate(trace="-")
+    assert os.listdir(scratch) == []
+
+
 def test_progress_reaches_the_callback_and_ends_at_one(llama):
     seen = []
     result = llama.simulate(progress=seen.append)
