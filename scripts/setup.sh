@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what stepsim needs from Debian's archive (only the missing packages), then configures
 # and builds it in build/. Safe to run again: it does nothing that is already done.
-#   scripts/setup.sh [TARGET]   (default: everything, tests included)
+#   scripts/setup.sh [TARGET...]   (default: everything, tests included)
 #   scripts/setup.sh --packages  only the Debian packages (scripts/test.sh --sanitize, scripts/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,9 @@ fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" ${1:+--target "$1"} >&2
+targets=()
+(($#)) && targets=(--target "$@")
+cmake --build build -j "$jobs" "${targets[@]}" >&2
 
 # `import stepsim` in Debian's python3 from any folder: a stepsim.pth in its site-packages names this
 # checkout's build/python, as `pip install -e` would (the last checkout set up wins; PYTHONPATH=build/python
