@@ -17,6 +17,9 @@
 #   cable       a 1:1 fat tree with the cable from leaf 0 to spine 3 down, auto mode, baseline included
 #   16k         16,384 GPUs in full (2048 nodes, global batch 122880): long
 #   sweep100    a 100-point reduced sweep (scenario.seed=1..100), wall time only
+#   python      the reduced replay as a Python call, plan.simulate() (the module in the binary's build
+#               folder), beside the same replay by the binary, alternating; both rows, the call's
+#               overhead in wall and CPU time (target: under 5 %) and what stepsim.load() adds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x /usr/bin/time ] || { echo "benchmark.sh: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
@@ -70,8 +73,61 @@ case_args() {
     straggler) echo '--set scenario.stragglers=[{"gpu":5,"clock":0.8}]' ;;
     cable) echo '--set cluster.topology=fat-tree --set scenario.stragglers=[{"leaf":0,"spine":3,"link":"down"}]' ;;
     16k) echo "--set sim.mode=full --set cluster.nodes=2048 --set train.global_batch=122880" ;;
-    *) echo "benchmark.sh: unknown case $1 (reduced, full, zipf, straggler, cable, 16k, sweep100)" >&2; exit 2 ;;
+    *) echo "benchmark.sh: unknown case $1 (reduced, full, zipf, straggler, cable, 16k, sweep100, python)" >&2; exit 2 ;;
   esac
+}
+
+# The python case: in one Python process (stepsim imported once, as in a notebook), rounds of the
+# command line's replay (`bin simulate ... --json`, a subprocess) and of the same replay as a Python
+# call, plan.simulate() on a plan loaded once (the module of bin's build folder), alternating (5
+# rounds, STEPSIM_BENCH_ROUNDS=N for more); the medians of wall and CPU time (the call's own and its
+# replay process's), the call's overhead, and what stepsim.load() adds when the plan is loaded anew.
+python_case() {
+  local bin=$1 label=$2 build py
+  build=$(dirname "$bin")
+  [ -e "$build/python/stepsim/__init__.py" ] || { echo "python     $label: no Python module beside $bin"; return; }
+  py=$(sed -n 's/^STEPSIM_PYTHON_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+  PYTHONPATH="$build/python" "${py:-/usr/bin/python3}" - "$bin" "$label" "${args[@]}" <<'PY'
+import json, os, resource, statistics, subprocess, sys, time
+t_import = time.perf_counter()
+import stepsim
+t_import = time.perf_counter() - t_import
+bin, label, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+config = argv[0] if argv and argv[0] != "--set" else None
+given = argv[1:] if config else argv
+def value(text):  # --set values are YAML; here JSON where they parse as JSON, else the text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+sets = {k: value(v) for k, v in (a.split("=", 1) for a in given if a != "--set")}
+def cpu():  # this process's CPU time and that of the children it waited for
+    return sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+def timed(call):
+    t, c = time.perf_counter(), cpu()
+    result = call()
+    return time.perf_counter() - t, cpu() - c, result
+plan = stepsim.load(config, sets)
+runs = {"cli": [], "python": [], "load": []}
+for _ in range(int(os.environ.get("STEPSIM_BENCH_ROUNDS", "5"))):
+    runs["cli"].append(timed(lambda: json.loads(subprocess.run([bin, "simulate", *argv, "--json", "--quiet"],
+                                                               check=True, stdout=subprocess.PIPE).stdout)))
+    runs["python"].append(timed(lambda: plan.simulate().to_dict()))
+    runs["load"].append(timed(lambda: stepsim.load(config, sets)))
+med = {who: (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows), rows[-1][2])
+       for who, rows in runs.items()}
+for who in ("cli", "python"):
+    wall, _, j = med[who]
+    act = j["sim"]["activities"]
+    print(f"{'python' if who == 'python' else 'python-cli':<10} {label:<9} {wall:9.2f} {'-':>9} {act:12d} "
+          f"{act / max(wall, 1e-9):12.0f} {j['step_time_s']:10.4f}")
+(cw, cc, cj), (pw, pc, pj), (lw, lc, _) = med["cli"], med["python"], med["load"]
+same = "same step" if cj["step_time_s"] == pj["step_time_s"] else f"STEPS DIFFER: {cj['step_time_s']} vs {pj['step_time_s']}"
+print(f"python     {label:<9} plan.simulate() over the command line: wall {100 * (pw / cw - 1):+.1f} %, CPU "
+      f"{100 * (pc / cc - 1):+.1f} % ({pc:.3f} vs {cc:.3f} s CPU; medians of {len(runs['cli'])} alternating rounds; "
+      f"{same}); stepsim.load() {lw:.3f} s ({lc:.3f} s CPU); import stepsim {t_import:.2f} s once")
+PY
 }
 
 printf '%-10s %-9s %9s %9s %12s %12s %10s\n' case commit wall_s peak_MiB activities "activities/s" step_s
@@ -79,6 +135,10 @@ IFS=, read -r -a list <<<"$cases"
 for c in "${list[@]}"; do
   for i in "${!bins[@]}"; do
     bin=${bins[$i]}
+    if [ "$c" = python ]; then
+      python_case "$bin" "${labels[$i]}"
+      continue
+    fi
     if [ "$c" = sweep100 ]; then
       seeds=$(seq -s, 1 100)
       /usr/bin/time -f '%e %M' -o "$out/time" "$bin" sweep "${args[@]}" --grid "scenario.seed=$seeds" \

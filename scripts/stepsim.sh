@@ -3,5 +3,6 @@
 # Extra arguments go to `stepsim simulate` (e.g. --json, --set schedule=1f1b).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh stepsim
+# The Python module too (README, "Python"): `import stepsim` works after this command alone.
+scripts/setup.sh stepsim stepsim_python
 exec build/stepsim simulate "$@"

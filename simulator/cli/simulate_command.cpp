@@ -9,6 +9,7 @@
 #include "vocabulary/config_error.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
+#include "simulator/report/command_json.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/trace_selection.hpp"
 #include "simulator/runs/simulate.hpp"
@@ -59,16 +60,13 @@ int run_simulate(const Plan& plan, bool json, bool quiet, const std::string& tra
                 << " mode; --set sim.mode=full replays every GPU); the trace has no events for "
                 << (missing.size() > 1 ? "them" : "it") << "\n";
   }
-  // A synthetic pipeline has no model to roofline; its report compares against nothing.
-  const bool model = plan.workload.kind == WorkloadKind::Model;
-  const Roofline roof = model ? compute_roofline(plan) : Roofline{};
   if (json) {
-    auto j = sim_json(plan, result, roof);
-    if (!model) j["roofline"] = nullptr;
-    if (model) j["routing"] = routing_json(plan, result, mean_load_s);
-    std::cout << io::json_text(j, 2) << "\n";
+    std::cout << io::json_text(simulate_command_json(plan, result, mean_load_s), 2) << "\n";
   } else {
-    std::cout << sim_text(plan, result, roof) << routing_text(plan, result, mean_load_s);
+    // A synthetic pipeline has no model to roofline; its report compares against nothing.
+    const bool model = plan.workload.kind == WorkloadKind::Model;
+    std::cout << sim_text(plan, result, model ? compute_roofline(plan) : Roofline{})
+              << routing_text(plan, result, mean_load_s);
   }
   if (strict && !memory_fits(plan, result)) {
     const RankResult* peak = memory_peak_rank(result);

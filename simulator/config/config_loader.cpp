@@ -1349,7 +1349,10 @@ std::string default_config_path() { return shipped_path("workloads/deepseek-v3.y
 std::string shipped_path(const std::string& relative) { return std::string(STEPSIM_SOURCE_DIR) + "/" + relative; }
 
 Plan load_plan(const std::string& path, const std::vector<std::string>& overrides) {
-  const std::string text = io::read_input_file(path, "config", io::kMiB);
+  return load_plan_text(io::read_input_file(path, "config", io::kMiB), path, overrides);
+}
+
+Plan load_plan_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
   const auto base = std::filesystem::path(path).parent_path();
   return build_plan(yaml_text_to_json(text, path), path, base, overrides);
 }

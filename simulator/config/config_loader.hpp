@@ -18,6 +18,9 @@ std::string shipped_path(const std::string& relative);
 
 // overrides are "dotted.key=value" strings; values are parsed as YAML.
 Plan load_plan(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same for a config file whose text was read already (io::read_input_file): what load_plan
+// makes of `path` holding `text` (the Python module loads a plan again from the text it read).
+Plan load_plan_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides = {});
 
 // Whether `dotted_key` is a config key (the importers ask before writing one).
 bool is_config_key(const std::string& dotted_key);

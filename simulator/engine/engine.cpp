@@ -189,8 +189,9 @@ SimResult run(const PlatformSpec& spec, const Workload& workload, const SimOptio
   for (GpuState& g : e.gpus)
     if (g.simulated) start_actor(e, "gpu" + std::to_string(g.id), g.host, [&e, &g] { run_gpu(e, g); });
 
-  const ReplayCount counted = options.counted ? *options.counted : options.quiet ? ReplayCount{} : count_replay(spec, workload);
-  Progress progress(counted.ops, counted.activities, e.t_start);
+  const bool reports = !options.quiet || options.progress;
+  const ReplayCount counted = options.counted ? *options.counted : !reports ? ReplayCount{} : count_replay(spec, workload);
+  Progress progress(counted.ops, counted.activities, e.t_start, !options.quiet, options.progress);
   if (!options.quiet) {
     uint64_t simulated = 0;
     for (const GpuState& g : e.gpus) simulated += g.simulated ? 1 : 0;
@@ -198,7 +199,7 @@ SimResult run(const PlatformSpec& spec, const Workload& workload, const SimOptio
   }
   connect_signals_once();
   g_running = &e;
-  g_progress = options.quiet ? nullptr : &progress;
+  g_progress = reports ? &progress : nullptr;
   g_pause_in_replay = std::getenv("STEPSIM_TEST_PAUSE_IN_REPLAY") != nullptr;
   try {
     sim->run();
@@ -215,6 +216,7 @@ SimResult run(const PlatformSpec& spec, const Workload& workload, const SimOptio
 
   if (!e.error.empty()) throw std::runtime_error("simulation failed: " + e.error);
   if (std::string stuck = e.check_finished(); !stuck.empty()) throw std::runtime_error(stuck);
+  progress.finish(e.clock, e.ops_done);
 
   SimResult r = collect(e);
   r.has_spans = options.record_spans;

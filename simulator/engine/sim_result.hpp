@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vocabulary/op.hpp"
+#include "simulator/engine/progress.hpp"
 #include "simulator/engine/replay_count.hpp"
 #include "simulator/engine/straggler_result.hpp"
 
@@ -28,6 +29,9 @@ struct SimOptions {
   // What check_replay_size counted (the progress line's basis); counted again when absent and
   // the progress line is shown.
   std::optional<engine::ReplayCount> counted;
+  // Called about once a wall second while the replay runs, and once at its end, with what the
+  // progress line says (shown or not: `quiet` governs only the line). Empty: none.
+  engine::ProgressCallback progress;
 };
 
 // A GPU's memory at its peak over the step (all 0 when the workload has no memory model):

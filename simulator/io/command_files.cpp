@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -43,7 +42,6 @@ struct Output {
 };
 
 struct Files {
-  std::mutex mutex;
   int scopes = 0;
   std::vector<Input> inputs;  // a few
   std::vector<Output> outputs;  // a sweep's may be thousands: found by path and by identity
@@ -59,8 +57,10 @@ struct Files {
     return it == output_of.end() ? nullptr : &outputs[it->second];
   }
 };
+// One record per thread: a command runs on one thread, and calls made at once on several threads
+// (the Python module's, from a thread pool) are separate commands, none refused for another's files.
 Files& files() {
-  static Files f;
+  thread_local Files f;
   return f;
 }
 
@@ -68,19 +68,16 @@ Files& files() {
 
 CommandFiles::CommandFiles() {
   Files& f = files();
-  const std::lock_guard<std::mutex> lock(f.mutex);
   if (f.scopes++ == 0) f.clear();
 }
 
 CommandFiles::~CommandFiles() {
   Files& f = files();
-  const std::lock_guard<std::mutex> lock(f.mutex);
   if (--f.scopes == 0) f.clear();
 }
 
 void note_input(int fd, const std::string& path, const std::string& what) {
   Files& f = files();
-  const std::lock_guard<std::mutex> lock(f.mutex);
   if (f.scopes == 0) return;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
@@ -94,7 +91,6 @@ void note_input(int fd, const std::string& path, const std::string& what) {
 
 void claim_output(const std::string& path, const std::string& option) {
   Files& f = files();
-  const std::lock_guard<std::mutex> lock(f.mutex);
   if (f.scopes == 0) return;
   Identity id;
   struct stat st {};
@@ -118,13 +114,11 @@ void claim_output(const std::string& path, const std::string& option) {
 
 void output_written(const std::string& path) {
   Files& f = files();
-  const std::lock_guard<std::mutex> lock(f.mutex);
   if (const auto it = f.output_at.find(resolved(path)); it != f.output_at.end()) f.outputs[it->second].written = true;
 }
 
 void forget_input(const std::string& path) {
   Files& f = files();
-  const std::lock_guard<std::mutex> lock(f.mutex);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return;
   const Identity id = identity(st);

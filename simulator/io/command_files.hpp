@@ -6,7 +6,8 @@
 // two came first. Files are compared by identity (device and inode, so hard links, symbolic links
 // and `./x` vs `x` all match); an output that does not exist yet by its resolved path. Devices and
 // FIFOs (/dev/null, a pipe) are shared freely. Outside a scope nothing is recorded (in-process
-// callers such as tests or a notebook open their own scope per command).
+// callers such as tests or the Python module open their own scope per command). The record is the
+// calling thread's: commands run at once on several threads never see each other's files.
 #pragma once
 
 #include <string>

@@ -31,6 +31,9 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream() { return *out_; }
+  // Where the content goes until commit (the temporary file; the target itself when that is a
+  // device or FIFO), for another process that writes it (the Python module's replay).
+  const std::string& writing_path() const { return temp_.empty() ? target_ : temp_; }
   // Flushes, checks every write succeeded and renames the file into place; throws ConfigError.
   void commit();
 
