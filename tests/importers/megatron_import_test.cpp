@@ -89,7 +89,6 @@ TEST(MegatronImport, UnmodelledArgumentsAreRefusedNamingThem) {
   };
   refused("--grad-reduce-in-bf16 --ddp-reduce-scatter-with-fp32-accumulation",
           {"--ddp-reduce-scatter-with-fp32-accumulation", "scratch buffer"});
-  refused("--moe-layer-recompute", {"--moe-layer-recompute", "not modelled"});
   refused("--window-size 4096 0", {"--window-size 4096 0", "sliding-window"});
   refused("--fp8-param-gather", {"--fp8-param-gather", "BF16"});
   refused("--recompute-granularity full --recompute-method uniform --recompute-num-layers 2",

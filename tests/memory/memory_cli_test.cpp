@@ -37,7 +37,7 @@ std::string error_of(const std::vector<std::string>& sets) {
 
 TEST(MemoryConfig, BadValuesNameTheKeyAndTheFix) {
   EXPECT_NE(error_of({"parallel.recompute=partial"})
-                .find("parallel.recompute: unknown value \"partial\"; use none, deepseek, selective, full, or a list of "
+                .find("parallel.recompute: unknown value \"partial\"; use none, deepseek, selective, full, torchtitan-op, or a list of "
                       "Megatron-LM's recompute modules (any of core_attn moe_act layernorm mla_up_proj mlp moe shared_experts)"),
             std::string::npos);
   EXPECT_NE(error_of({"parallel.recompute=[layernorm, mlps]"}).find("parallel.recompute: unknown module \"mlps\""),

@@ -17,8 +17,8 @@ def test_load_a_shipped_config_describes_its_plan():
     # workloads/llama-3.1-8b.yaml: 8 nodes x 8 GPUs, PP 4, TP 1 -> 16 replicas; 512 x 8192 tokens.
     assert (plan.nodes, plan.gpus_per_node, plan.gpus) == (8, 8, 64)
     assert (plan.tp, plan.pp, plan.cp, plan.ep, plan.dp) == (1, 4, 1, 1, 16)
-    assert plan.microbatches == 16
-    assert plan.sequences_per_microbatch == 512 / 16 / 16
+    assert plan.microbatches == 32
+    assert plan.sequences_per_microbatch == 512 / 16 / 32
     assert (plan.global_batch, plan.seq_len, plan.tokens_per_step) == (512, 8192, 512 * 8192)
     assert plan.schedule == "1f1b"
     assert plan.zero == 1
@@ -60,7 +60,7 @@ def test_with_makes_a_variant_and_leaves_the_plan_alone():
 LLAMA_8B_DICT = {
     "model": {"config_json": "workloads/models/llama-3.1-8b.config.json", "name": "Llama-3.1-8B"},
     "train": {"global_batch": 512, "seq_len": 8192},
-    "parallel": {"pp": 4, "ep": 1, "microbatches": 16, "zero": 1},
+    "parallel": {"pp": 4, "ep": 1, "microbatches": 32, "zero": 1},
     "schedule": "1f1b",
     "hardware": {"preset": "h800"},
     "cluster": {"nodes": 8, "gpus_per_node": 8},
@@ -259,7 +259,7 @@ def test_a_plan_is_what_was_loaded_even_if_its_file_changes(scratch):
     config.write_text(text)
     plan = stepsim.load(config)
     loaded = plan.roofline().to_dict()
-    config.write_text(text.replace("pp: 4 ", "pp: 2 "))
+    config.write_text(text.replace("pp: 4 ", "pp: 2 ").replace("microbatches: 32", "microbatches: 16"))
     assert stepsim.load(config).pp == 2  # the file did change
     assert plan.with_({"scenario.seed": 2}).pp == 4
     replayed = plan.simulate().roofline  # the replay ran the plan as loaded

@@ -151,7 +151,7 @@ void ModelGpuProgram::backward_item(Pass& b, int64_t item, ops::OpSink& sink) {
     // Combine's gradient goes to the experts (FP8), dispatch's gradient comes back (BF16). In
     // Megatron's autograd order it waits for the whole backward before it on this GPU, W included.
     OpRef grad = deps.empty() ? last_compute(sink) : deps.back();
-    if (autograd_order() && !gathered && b.last && b.last->stream() == st_.compute) grad = last_compute(sink);
+    if (autograd_order() && !gathered && b.last && int(b.last->stream()) == int(st_.compute)) grad = last_compute(sink);
     const OpRef cb = all_to_all(sink, OpKind::EpCombine, Phase::Backward, item, b.ref, true,
                                 recomputed_all_to_all(sink, item, b.ref, grad));
     const OpRef mb = expert_backward(sink, item, b, b.ref, cb);
