@@ -188,6 +188,9 @@ std::string key_for(std::string_view titan_name) {
   return std::string(a->key);
 }
 
+// Keys that say which release runs the job (software()): torch.compile on or off.
+constexpr std::string_view kReleaseKeys[] = {"compile.enable", "training.compile"};
+
 // Sections whose keys have no effect in stepsim's cost model.
 constexpr std::string_view kNoCostSections[] = {"job.", "profiling.", "metrics.", "checkpoint.", "validation.", "comm.",
                                                 "fault_tolerance.", "memory_estimation.", "lr_scheduler.", "compile.",
@@ -197,7 +200,7 @@ constexpr std::string_view kNoCostKeys[] = {
     "optimizer.lr", "optimizer.eps", "optimizer.weight_decay", "optimizer.beta1", "optimizer.beta2",
     "optimizer.implementation", "optimizer.early_step_in_backward", "training.max_norm", "training.steps",
     "training.dataset", "training.dataset_path", "training.gc_freq", "training.gc_debug", "training.warmup_steps",
-    "training.deterministic", "training.seed", "training.compile", "training.mixed_precision_reduce",
+    "training.deterministic", "training.seed", "training.mixed_precision_reduce",
     "training.enable_loss_parallel", "parallelism.disable_loss_parallel", "parallelism.enable_compiled_autograd",
     "parallelism.context_parallel_load_balancer", "model.tokenizer_path", "model.hf_assets_path",
     "model.print_after_conversion", "model.norm_type", "activation_checkpoint.preserve_rng_state",
@@ -249,6 +252,7 @@ class TitanImport {
     recompute();
     precision();
     cluster();
+    software();
     header();
     return std::move(plan_);
   }
@@ -299,6 +303,7 @@ class TitanImport {
       };
       bool no_cost = in(kNoCostKeys);
       for (const auto& s : kNoCostSections) no_cost = no_cost || key.rfind(s, 0) == 0;
+      if (in(kReleaseKeys)) continue;  // read by software()
       if (no_cost) plan_.not_imported.push_back(key);
       else if (!in(kUsedKeys)) plan_.unknown.push_back(key);
     }
@@ -690,7 +695,10 @@ class TitanImport {
       if (is_moe(*flavour_) && !grouped)
         fail_key("model.converters", "converts the dense GEMMs to FP8 but leaves the experts' grouped GEMMs in BF16, which "
                                      "stepsim does not model; add \"quantize.grouped_mm.float8\"");
-      plan_.set("train.precision", "fp8", which + ": FP8 GEMMs (torchao), the LM head in BF16", line("model.converters"));
+      const bool mx = which.ends_with("mx");
+      plan_.set("train.precision", mx ? "mxfp8" : "fp8",
+                which + (mx ? ": MXFP8 GEMMs (torchao), the LM head in BF16" : ": FP8 GEMMs (torchao), the LM head in BF16"),
+                line("model.converters"));
       plan_.set("parallel.fp8_stash", false, "torchao's Float8Linear keeps the BF16 inputs for the backward");
       return;
     }
@@ -708,6 +716,20 @@ class TitanImport {
     plan_.set("cluster.gpus_per_node", gpus_per_node_,
               opt_.gpus_per_node > 0 ? "--gpus-per-node " + std::to_string(opt_.gpus_per_node)
                                      : "8 GPUs per node assumed (give --gpus-per-node)");
+  }
+
+  // The release: torchtitan compiled ([compile] enable, training.compile in older configs) or eager;
+  // the pick is a note, since it sets the launch and fusion costs (workloads/software/).
+  void software() {
+    std::string key;
+    for (const std::string_view k : kReleaseKeys)
+      if (leaf(std::string(k)) != nullptr) key = std::string(k);
+    const bool compiled = !key.empty() && boolean(key).value_or(false);
+    const std::string name = compiled ? "torchtitan-compile" : "torchtitan";
+    const std::string why = compiled ? key + " = true: torch.compile fuses the elementwise kernels around each GEMM"
+                                     : (key.empty() ? "no [compile] enable" : key + " = false") + std::string(": eager PyTorch");
+    plan_.set("software.profile", name, why, key.empty() ? 0 : line(key));
+    plan_.notes.push_back("software.profile " + name + " (" + why + "), workloads/software/" + name + ".yaml");
   }
 
   void header() {
