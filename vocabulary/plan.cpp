@@ -22,6 +22,13 @@ const char* to_string(ReduceDtype d) { return name_of(kReduceDtypes, d); }
 const char* to_string(HiddenAct a) { return name_of(kHiddenActs, a); }
 const char* to_string(Norm n) { return name_of(kNorms, n); }
 const char* to_string(ComputeModel c) { return name_of(kComputeModels, c); }
+const char* to_string(CudaGraphs g) { return name_of(kCudaGraphs, g); }
+const char* precision_name(const TrainConfig& t) {
+  if (t.precision == Precision::BF16) return "bf16";
+  for (const auto& n : kTrainPrecisions)
+    if (n.precision == Precision::FP8 && n.low_precision == t.low_precision) return n.name;
+  return "?";
+}
 
 bool is_deepseek_v3(const ModelConfig& m) {
   return m.hidden_size == 7168 && m.num_hidden_layers == 61 && m.n_routed_experts == 256 &&

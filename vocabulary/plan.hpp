@@ -15,6 +15,11 @@ namespace stepsim {
 // Number format of the large GEMMs (and of what they stash and dispatch).
 enum class Precision : uint8_t { FP8, BF16 };
 
+// How the quantised (Precision::FP8) GEMMs are scaled, and so their rate and quantisation bytes:
+// per-tensor or DeepSeek's 1x128 / 128x128 FP8 (`fp8`), Blackwell's MXFP8 (FP8 values, one E8M0
+// scale per 32) or NVFP4 (FP4 values, one E4M3 scale per 16 and a per-tensor FP32 scale).
+enum class LowPrecision : uint8_t { Fp8, Mxfp8, Nvfp4 };
+
 // Number format of Adam's two moments: FP32 as PyTorch's AdamW, Megatron and torchtitan keep them;
 // BF16 as DeepSeek-V3 did (report 3.3.4) and Megatron's --exp-avg-dtype / --exp-avg-sq-dtype bf16.
 enum class MomentDtype : uint8_t { FP32, BF16 };
@@ -83,6 +88,7 @@ struct TrainConfig {
   int64_t seq_len = 0;       // tokens per sequence
   int64_t global_batch_tokens = 0;  // the batch as given in tokens (train.global_batch_tokens); 0 = given in sequences
   Precision precision = Precision::FP8;  // GEMMs, stashes, dispatch; default fp8 for MLA (DeepSeek) models, bf16 otherwise
+  LowPrecision low_precision = LowPrecision::Fp8;  // the FP8 GEMMs' format (train.precision fp8, mxfp8 or nvfp4)
   double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
   MomentDtype adam_moments_dtype = MomentDtype::FP32;  // default bf16 for MLA (DeepSeek) models, fp32 otherwise
   int64_t tokens_per_step() const { return global_batch * seq_len; }
@@ -274,7 +280,47 @@ struct HardwareConfig {
   double attention_bwd_tflops = 0;   // its backward
   double attention_seq_half = 0;     // sequence length at which it reaches half that rate
   double attention_head_dim_half = 0;  // head dim at which it reaches half its rate (rate ~ d / (d + this))
-  double kernel_launch_s = 0;        // GPU idle time per kernel: launch and framework overhead
+  // Blackwell block-scaled formats (train.precision mxfp8, nvfp4): MXFP8 runs on the FP8 peak at its
+  // own share (0 = the FP8 share); NVFP4 on the FP4 peak (0 = the GPU has no FP4 tensor cores).
+  double gemm_mxfp8_peak_share = 0;
+  double peak_fp4_tflops = 0;
+  double gemm_nvfp4_peak_share = 0;
+};
+
+// Which kernels of a framework release run from CUDA graphs (software.cuda_graphs): none; each
+// transformer layer's (Transformer Engine's make_graphed_callables, Megatron's per-layer graphs);
+// or the whole forward and backward (Megatron's full_iteration: the layers and the LM head). A
+// graphed kernel costs the host nothing to launch.
+enum class CudaGraphs : uint8_t { None, Layers, FullIteration };
+
+// The framework release that runs the step (software.profile: workloads/software/NAME.yaml): what
+// a GPU preset cannot know. Each profile cites its sources; reports name it.
+struct SoftwareConfig {
+  std::string profile;               // the shipped profile's name or the file it came from
+  std::string name;                  // the release, as reports print it
+  double kernel_launch_s = 0;        // GPU time each kernel costs beyond its work (launch gap, tails)
+  // Host time to issue one kernel (Python, framework, driver): an op of n kernels takes at least
+  // n x this, so a stream of short kernels runs at the host's pace and long kernels hide it.
+  double host_launch_s = 0;
+  // Share of the GPU preset's GEMM rate (a kernel benchmark's) that the release's GEMMs reach inside
+  // a training step: its GEMM library and shapes, the clocks a GPU sustains under a whole step's load,
+  // the memory and SMs that concurrent kernels share. 1 = the benchmark's rate.
+  double gemm_efficiency = 1;
+  // And of that, what the release's low-precision recipe keeps of its GEMMs' rate (its scaling, the
+  // casts and transposes around each GEMM that the memory-bound model does not see): FP8 and MXFP8,
+  // NVFP4 (random Hadamard transforms, 2D weight scales, stochastic rounding). 1 = none lost.
+  double fp8_efficiency = 1;
+  double nvfp4_efficiency = 1;
+  CudaGraphs cuda_graphs = CudaGraphs::None;
+  // Host-device synchronisations per MoE layer and microbatch in the forward (a dispatcher copying
+  // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
+  // Charged by the MoE dispatcher (parallel.moe_dispatcher), not by the per-op cost model.
+  int64_t host_syncs_per_moe_layer = 0;
+  // Memory-bound kernels the release runs fused (software.fused.*): each changes one group's
+  // kernels and bytes (workloads/layers/layer_work.cpp).
+  bool fused_cross_entropy = false;     // vocabulary-parallel cross-entropy in one pass, its gradient written in the forward
+  bool fused_norm_cast = false;         // the norm writes the next GEMM's quantised input itself
+  bool fused_activation_cast = false;   // SwiGLU / GELU writes the down projection's quantised input itself
 };
 
 // The fabric between NICs (platforms/topology.hpp): a non-blocking switch, a two-level leaf/spine
@@ -380,6 +426,7 @@ struct Plan {
   TrainConfig train;
   ParallelConfig parallel;
   HardwareConfig hardware;
+  SoftwareConfig software;
   ClusterConfig cluster;
   ScenarioConfig scenario;
   SimConfig sim;
@@ -426,6 +473,9 @@ const char* to_string(ReduceDtype d);
 const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);
+const char* to_string(CudaGraphs g);
+// train.precision as configs write it: bf16, fp8, mxfp8 or nvfp4.
+const char* precision_name(const TrainConfig& t);
 
 // DeepSeek-V3's published shape (the model DeepSeek's reported step and MTP belong to).
 bool is_deepseek_v3(const ModelConfig& m);

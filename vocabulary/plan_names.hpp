@@ -29,6 +29,18 @@ inline constexpr Named<Recompute::Module> kRecomputeModules[] = {
 inline constexpr Named<MoeDispatcher> kMoeDispatchers[] = {
     {MoeDispatcher::DeepEP, "deepep"}, {MoeDispatcher::AllToAll, "alltoall"}, {MoeDispatcher::AllGather, "allgather"}};
 inline constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
+// train.precision's values: the GEMMs' number format and, for the quantised ones, their scaling.
+struct TrainPrecisionName {
+  Precision precision;
+  LowPrecision low_precision;
+  const char* name;
+};
+inline constexpr TrainPrecisionName kTrainPrecisions[] = {{Precision::FP8, LowPrecision::Fp8, "fp8"},
+                                                          {Precision::BF16, LowPrecision::Fp8, "bf16"},
+                                                          {Precision::FP8, LowPrecision::Mxfp8, "mxfp8"},
+                                                          {Precision::FP8, LowPrecision::Nvfp4, "nvfp4"}};
+inline constexpr Named<CudaGraphs> kCudaGraphs[] = {
+    {CudaGraphs::None, "none"}, {CudaGraphs::Layers, "layers"}, {CudaGraphs::FullIteration, "full_iteration"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};
 inline constexpr Named<ReduceDtype> kReduceDtypes[] = {{ReduceDtype::FP32, "fp32"}, {ReduceDtype::BF16, "bf16"}};
 inline constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},

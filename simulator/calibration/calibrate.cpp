@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 
+#include "simulator/io/json_text.hpp"
 #include "vocabulary/config_error.hpp"
 
 namespace stepsim::calib {
@@ -45,10 +47,11 @@ struct CaptureKernels {
 };
 
 // A calibration of `model`'s keys, starting from the capture config's hardware.
-Calibration start(ComputeModel model, const HardwareConfig& hw0) {
+Calibration start(ComputeModel model, const Plan& plan) {
   Calibration c;
   c.model = model;
-  c.hardware = hw0;
+  c.hardware = plan.hardware;
+  c.software = plan.software;
   return c;
 }
 
@@ -102,6 +105,7 @@ struct ProfileKey {
   double HardwareConfig::*value;
   Form form;
   std::optional<ComputeModel> model;
+  double SoftwareConfig::*software = nullptr;  // a software key (written under software:), not a hardware one
 };
 constexpr ProfileKey kProfileKeys[] = {
     {"gemm_fp8_peak_share", &HardwareConfig::gemm_fp8_peak_share, Form::Share, ComputeModel::Predicted},
@@ -109,7 +113,7 @@ constexpr ProfileKey kProfileKeys[] = {
     {"attention_fwd_tflops", &HardwareConfig::attention_fwd_tflops, Form::Tflops, ComputeModel::Predicted},
     {"attention_bwd_tflops", &HardwareConfig::attention_bwd_tflops, Form::Tflops, ComputeModel::Predicted},
     {"hbm_efficiency", &HardwareConfig::hbm_efficiency, Form::Share, ComputeModel::Predicted},
-    {"kernel_launch_s", &HardwareConfig::kernel_launch_s, Form::Seconds, ComputeModel::Predicted},
+    {"kernel_launch_s", nullptr, Form::Seconds, ComputeModel::Predicted, &SoftwareConfig::kernel_launch_s},
     {"gemm_efficiency", &HardwareConfig::gemm_efficiency, Form::Share, ComputeModel::SpeedOfLight},
     {"wgrad_gemm_efficiency", &HardwareConfig::wgrad_gemm_efficiency, Form::Share, ComputeModel::SpeedOfLight},
     {"bf16_gemm_efficiency", &HardwareConfig::bf16_gemm_efficiency, Form::Share, ComputeModel::SpeedOfLight},
@@ -135,7 +139,7 @@ Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
   };
 
   const HardwareConfig& hw0 = plan.hardware;
-  Calibration c = start(ComputeModel::SpeedOfLight, hw0);
+  Calibration c = start(ComputeModel::SpeedOfLight, plan);
   HardwareConfig& hw = c.hardware;
   auto& d = c.derivation;
   const double tax = average_sm_tax(trace, double(hw0.sms) / double(hw0.sms - hw0.comm_sms), d);
@@ -197,7 +201,7 @@ Calibration calibrate_predicted(const traces::ProfileSummary& trace, const Plan&
   const auto kernels = [&](const std::string& phase) { return at(trace.phase_s, phase) / ck.layers; };
   const auto model = [&](const std::string& phase, const std::string& c) { return at(pred.at(phase), c); };
   const HardwareConfig& hw0 = plan.hardware;
-  Calibration c = start(ComputeModel::Predicted, hw0);
+  Calibration c = start(ComputeModel::Predicted, plan);
   HardwareConfig& hw = c.hardware;
   auto& d = c.derivation;
   const auto share = [](double v) { return std::clamp(v, 0.01, 1.0); };
@@ -225,14 +229,14 @@ Calibration calibrate_predicted(const traces::ProfileSummary& trace, const Plan&
                                              memory_real * 1e3, memory_model * 1e3, hw0.hbm_efficiency, tax)});
   const double gaps = std::max(0.0, real.at("F") + real.at("B") - kernels("F") - kernels("B"));
   const double launches = model("F", "kernels") + model("B", "kernels");
-  hw.kernel_launch_s = launches > 0 ? gaps / launches / tax : 0.0;
+  c.software.kernel_launch_s = launches > 0 ? gaps / launches / tax : 0.0;
   d.push_back({"kernel_launch_s", fmt::format("F + B spans {:.3f} ms less their kernels {:.3f} ms = {:.3f} ms idle, "
                                               "over the model's {:.0f} launches per layer, / {:.4f}",
                                               (real.at("F") + real.at("B")) * 1e3, (kernels("F") + kernels("B")) * 1e3,
                                               gaps * 1e3, launches, tax)});
   // W: the model's weight-gradient GEMMs at the fitted share, its BF16 GEMMs and launches.
   const double w_fp8 = model("W", "fp8_gemm") * hw0.gemm_fp8_peak_share / hw.gemm_fp8_peak_share;
-  const double w_rest = model("W", "bf16_gemm") + model("W", "kernels") * hw.kernel_launch_s;
+  const double w_rest = model("W", "bf16_gemm") + model("W", "kernels") * c.software.kernel_launch_s;
   const double w_real = ck.need(real.at("W") / tax - w_rest, "weight-gradient");
   hw.gemm_wgrad_share = share(w_fp8 / w_real);
   d.push_back({"gemm_wgrad_share", fmt::format("W span {:.3f} ms / {:.4f} less its BF16 GEMMs and launches {:.3f} ms, "
@@ -240,6 +244,15 @@ Calibration calibrate_predicted(const traces::ProfileSummary& trace, const Plan&
                                                real.at("W") * 1e3, tax, w_rest * 1e3, w_fp8 * 1e3)});
   fit_all_to_all(trace, sol, real, hw, d);
   return c;
+}
+
+double key_value(const Calibration& c, const ProfileKey& k) {
+  return k.software != nullptr ? c.software.*k.software : c.hardware.*k.value;
+}
+
+std::string key_text(const ProfileKey& k, double v) {
+  return k.form == Form::Share ? fmt::format("{:.4f}", v) : k.form == Form::Tflops ? fmt::format("{:.1f}", v)
+                                                                                     : fmt::format("{:.4e}", v);
 }
 
 }  // namespace
@@ -253,19 +266,21 @@ std::string profile_yaml(const Calibration& c, const std::string& trace_path) {
       "# How each value was derived (per layer of the capture):\n",
       trace_path,
       c.model == ComputeModel::Predicted
-          ? "Keys of the per-op cost model (sim.compute: predicted): use it with a predicted config"
+          ? "Keys of the per-op cost model (sim.compute: predicted): use it with a predicted config; the software: map is "
+            "the capture's software with its fitted launch cost"
           : "Efficiencies are shares of the stated rates (sim.compute: speed-of-light)",
       h.fp8_tflops, h.bf16_tflops, h.ib_GBps, h.nvlink_GBps);
   for (const auto& [key, how] : c.derivation) out += fmt::format("#   {}: {}\n", key, how);
   out += "hardware:\n";
   out += fmt::format("  comm_sms: {}\n", h.comm_sms);
-  for (const ProfileKey& k : kProfileKeys) {
-    if (k.model && *k.model != c.model) continue;
-    const double v = h.*k.value;
-    out += fmt::format("  {}: ", k.name);
-    out += k.form == Form::Share ? fmt::format("{:.4f}\n", v)
-           : k.form == Form::Tflops ? fmt::format("{:.1f}\n", v)
-                                    : fmt::format("{:.4e}\n", v);
+  for (const ProfileKey& k : kProfileKeys)
+    if (k.software == nullptr && (!k.model || *k.model == c.model))
+      out += fmt::format("  {}: {}\n", k.name, key_text(k, key_value(c, k)));
+  if (c.model == ComputeModel::Predicted) {
+    out += "software:\n";
+    out += fmt::format("  name: \"calibrated from {}\"\n", io::shortened(std::filesystem::path(trace_path).filename().string(), 120));
+    for (const ProfileKey& k : kProfileKeys)
+      if (k.software != nullptr) out += fmt::format("  {}: {}\n", k.name, key_text(k, key_value(c, k)));
   }
   return out;
 }
@@ -273,7 +288,7 @@ std::string profile_yaml(const Calibration& c, const std::string& trace_path) {
 std::vector<std::pair<std::string, double>> derived_keys(const Calibration& c) {
   std::vector<std::pair<std::string, double>> out;
   for (const ProfileKey& k : kProfileKeys)
-    if (!k.model || *k.model == c.model) out.emplace_back(k.name, c.hardware.*k.value);
+    if (!k.model || *k.model == c.model) out.emplace_back(k.software != nullptr ? std::string("software.") + k.name : std::string(k.name), key_value(c, k));
   return out;
 }
 

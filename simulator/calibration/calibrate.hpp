@@ -16,6 +16,7 @@ namespace stepsim::calib {
 struct Calibration {
   ComputeModel model = ComputeModel::SpeedOfLight;  // which keys were derived (the plan's sim.compute)
   HardwareConfig hardware;  // the capture plan's hardware with the derived keys set
+  SoftwareConfig software;  // its software profile, with the fitted launch cost (predicted model)
   // Derived key -> how it was derived, with the numbers (written as YAML comments).
   std::vector<std::pair<std::string, std::string>> derivation;
 };
@@ -38,14 +39,15 @@ struct Calibration {
 // comm_sms stays the plan's (the trace's DeepEP configuration, 20 of 132 SMs).
 // That is the speed-of-light profile (sim.compute: speed-of-light). Under sim.compute: predicted it
 // fits the per-op cost model's keys instead (the GEMMs' FP8 peak share and weight-gradient share,
-// the attention rates, the HBM efficiency, the launch cost), which carry to other models; the
-// all-to-all keys are fitted the same way in both.
+// the attention rates, the HBM efficiency; and the software's launch cost, software.kernel_launch_s),
+// which carry to other models; the all-to-all keys are fitted the same way in both.
 Calibration calibrate(const traces::ProfileSummary& trace, const Plan& capture_plan);
 
 // The keys the calibration derived (those of its compute model), in the profile's order, with their values.
 std::vector<std::pair<std::string, double>> derived_keys(const Calibration& c);
 
-// The profile as YAML (a `hardware:` map, loadable with hardware.profile), derivations as comments.
+// The profile as YAML (a `hardware:` map and, under the predicted model, a `software:` map of the
+// capture's software with its fitted launch cost; loadable with hardware.profile), derivations as comments.
 std::string profile_yaml(const Calibration& c, const std::string& trace_path);
 
 }  // namespace stepsim::calib

@@ -83,10 +83,9 @@ std::map<std::string, PhaseMap> capture_predicted(const Plan& plan) {
   const std::pair<LayerPart, const char*> parts[] = {{LayerPart::AttnF, "F"}, {LayerPart::MlpF, "F"},
                                                      {LayerPart::AttnB, "B"}, {LayerPart::MlpB, "B"},
                                                      {LayerPart::AttnW, "W"}, {LayerPart::MlpW, "W"}};
-  Plan counting = plan;  // launches counted at one second each
-  counting.hardware.kernel_launch_s = 1;
-  Plan no_launch = plan;
-  no_launch.hardware.kernel_launch_s = 0;
+  Plan no_launch = plan;  // the kernels' own times; launches counted apart
+  no_launch.software.kernel_launch_s = 0;
+  no_launch.software.host_launch_s = 0;
   std::map<std::string, PhaseMap> out;
   const int64_t layers = plan.model.num_hidden_layers;
   for (int64_t l = 0; l < layers; ++l) {
@@ -94,7 +93,7 @@ std::map<std::string, PhaseMap> capture_predicted(const Plan& plan) {
     for (const auto& [part, phase] : parts) {
       const PartWork& pw = w.part(part);
       PhaseMap& m = out[phase];
-      m["kernels"] += cost::part_seconds(counting, pw, shape).all().launch / double(layers);
+      m["kernels"] += cost::part_seconds(no_launch, pw, shape).all().kernels / double(layers);
       // GEMMs by number format: time each precision's kernels on their own.
       for (const Precision p : {Precision::FP8, Precision::BF16}) {
         PartWork only;

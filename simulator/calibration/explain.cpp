@@ -161,7 +161,11 @@ Explanation explain_predicted(const Plan& plan, const SimulateFn& sim, bool rout
                    "{:g} x {:g} GB/s: mean compute",
                    hw.hbm_efficiency, hw.hbm_GBps));
   w.step("kernel launches", s3.compute_s,
-       fmt::format("simulation + {:g} us per kernel: mean compute", hw.kernel_launch_s * 1e6));
+       fmt::format("simulation + {:g} us per kernel on the GPU{}: mean compute ({})", plan.software.kernel_launch_s * 1e6,
+                   plan.software.host_launch_s > 0
+                       ? fmt::format(", {:g} us per kernel on the host where the GPU does not hide it", plan.software.host_launch_s * 1e6)
+                       : std::string(),
+                   plan.software.name));
   if (full.taxed_comm_sms() > 0)
     w.step(fmt::format("SM tax ({} of {} SMs)", full.taxed_comm_sms(), hw.sms), s4.compute_s,
          "simulation + the SMs the EP all-to-all kernels hold: mean compute");

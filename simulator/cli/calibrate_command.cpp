@@ -36,6 +36,7 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
   // counted once for the progress line, before the profile is written).
   Plan checked = plan;
   checked.hardware = c.hardware;
+  checked.software = c.software;
   SimOptions options;
   options.counted = check_replay_size(checked);
   io::write_output_file(out_path, "-o", io::kDashStdoutTaken, profile);
@@ -48,7 +49,10 @@ int run_calibrate(const std::string& trace_path, const Plan& plan, const std::st
     j["profile"] = out_path;
     j["compute"] = to_string(c.model);
     j["hardware"]["comm_sms"] = c.hardware.comm_sms;
-    for (const auto& [key, value] : calib::derived_keys(c)) j["hardware"][key] = value;
+    for (const auto& [key, value] : calib::derived_keys(c)) {
+      if (key.rfind("software.", 0) == 0) j["software"][key.substr(9)] = value;
+      else j["hardware"][key] = value;
+    }
     for (const auto& p : calib::phase_names())
       j["check"][p] = {{"real_s", real.at(p)}, {"sim_s", sim.at(p)}, {"error", sim.at(p) / real.at(p) - 1}};
     std::cout << io::json_text(j, 2) << "\n";

@@ -253,7 +253,15 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.attention_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.attention_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"hardware.attention_head_dim_half", 0, 16384, "a head dimension; larger than model.head_dim's bound is a unit mistake"},
-      {"hardware.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
+      {"software.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
+      {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
+      {"software.gemm_efficiency", 0.01, 1, "a share of the GPU's benchmarked GEMM rate; below 1 % is a unit mistake"},
+      {"software.fp8_efficiency", 0.01, 1, "a share of the FP8 GEMMs' rate; below 1 % is a unit mistake"},
+      {"software.nvfp4_efficiency", 0.01, 1, "a share of the NVFP4 GEMMs' rate; below 1 % is a unit mistake"},
+      {"software.host_syncs_per_moe_layer", 0, 64, "a dispatcher synchronises a few times per layer; more is a typo"},
+      {"hardware.gemm_mxfp8_peak_share", 0.01, 1, "a share of the dense peak; below 1 % is a unit mistake"},
+      {"hardware.gemm_nvfp4_peak_share", 0.01, 1, "a share of the dense peak; below 1 % is a unit mistake"},
+      {"hardware.peak_fp4_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
   };
   for (const auto& b : bounds) {
     Field& field = f.at(b.key);
@@ -392,6 +400,26 @@ void declare_needs(std::map<std::string, Field>& f) {
       std::nullopt);
 }
 
+// The shipped software profiles: workloads/software/<name>.yaml, each a software: map. The first is
+// the default: the release the per-op cost model's launch cost was fitted on.
+const std::vector<std::string>& software_profiles() {
+  static const std::vector<std::string> names = {"megatron-core-r0.8", "nemo-25", "megatron-bridge", "deepseek-v3",
+                                                 "torchtitan", "torchtitan-compile"};
+  return names;
+}
+
+// Config keys a software profile may default (software.defaults.KEY): the options a release's own
+// recipes turn on. A config or --set that gives the key wins; a default whose key the plan does not
+// read (tp_comm_overlap at TP 1) is left out silently.
+const std::vector<std::string>& profile_default_keys() {
+  static const std::vector<std::string> keys = {
+      "parallel.tp_comm_overlap", "parallel.overlap_grad_reduce", "parallel.overlap_param_gather",
+      "parallel.overlap_shared_expert",
+      // parallel.moe_dispatcher: the release's MoE token dispatcher (one more row here when the key exists).
+  };
+  return keys;
+}
+
 // The shipped GPU presets: workloads/hardware/<name>.yaml, each a hardware: map.
 const std::vector<std::string>& hardware_presets() {
   static const std::vector<std::string> names = {"h800", "h100-sxm", "h200", "b200", "gb200", "mi300x"};
@@ -418,7 +446,12 @@ const std::map<std::string, Field>& schema() {
     f["train.global_batch"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::global_batch)};
     f["train.global_batch_tokens"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::global_batch_tokens)};
     f["train.seq_len"] = {Kind::PositiveInt, into(&Plan::train, &TrainConfig::seq_len)};
-    f["train.precision"] = choice<Precision>(kPrecisions, [](Plan& p, Precision v) { p.train.precision = v; });
+    f["train.precision"] = {Kind::Choice, [](Plan& p, const json& v) {
+                              for (const auto& n : kTrainPrecisions)
+                                if (v.get<std::string>() == n.name)
+                                  p.train.precision = n.precision, p.train.low_precision = n.low_precision;
+                            }};
+    for (const auto& n : kTrainPrecisions) f["train.precision"].choices.push_back(n.name);
     f["train.adam_moments_dtype"] =
         choice<MomentDtype>(kMomentDtypes, [](Plan& p, MomentDtype v) { p.train.adam_moments_dtype = v; });
     f["train.reported_step_s"] = {Kind::PositiveNumber, into(&Plan::train, &TrainConfig::reported_step_s)};
@@ -503,9 +536,29 @@ const std::map<std::string, Field>& schema() {
     for (const auto& [key, member] : std::initializer_list<std::pair<const char*, double HardwareConfig::*>>{
              {"gemm_k_overhead", &HardwareConfig::gemm_k_overhead},
              {"attention_seq_half", &HardwareConfig::attention_seq_half},
-             {"attention_head_dim_half", &HardwareConfig::attention_head_dim_half},
-             {"kernel_launch_s", &HardwareConfig::kernel_launch_s}})
+             {"attention_head_dim_half", &HardwareConfig::attention_head_dim_half}})
       f[std::string("hardware.") + key] = {Kind::NonNegativeNumber, into(&Plan::hardware, member)};
+    for (const auto& [key, member] : std::initializer_list<std::pair<const char*, double HardwareConfig::*>>{
+             {"gemm_mxfp8_peak_share", &HardwareConfig::gemm_mxfp8_peak_share},
+             {"peak_fp4_tflops", &HardwareConfig::peak_fp4_tflops},
+             {"gemm_nvfp4_peak_share", &HardwareConfig::gemm_nvfp4_peak_share}})
+      f[std::string("hardware.") + key] = {Kind::PositiveNumber, into(&Plan::hardware, member)};
+
+    // The software profile: one row per field (software.profile is merged in before the walk, see
+    // apply_software_layers).
+    f["software.profile"] = {Kind::Path, into(&Plan::software, &SoftwareConfig::profile)};
+    f["software.name"] = {Kind::Text, into(&Plan::software, &SoftwareConfig::name)};
+    f["software.kernel_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::kernel_launch_s)};
+    f["software.host_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::host_launch_s)};
+    f["software.gemm_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::gemm_efficiency)};
+    f["software.fp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::fp8_efficiency)};
+    f["software.nvfp4_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::nvfp4_efficiency)};
+    f["software.cuda_graphs"] = choice<CudaGraphs>(kCudaGraphs, [](Plan& p, CudaGraphs v) { p.software.cuda_graphs = v; });
+    f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
+                                              into(&Plan::software, &SoftwareConfig::host_syncs_per_moe_layer)};
+    f["software.fused.cross_entropy"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_cross_entropy)};
+    f["software.fused.norm_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_norm_cast)};
+    f["software.fused.activation_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_activation_cast)};
     f["hardware.gemm_tile_m"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_m)};
     f["hardware.gemm_tile_n"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_n)};
     // hardware.profile is merged in before the walk (see apply_hardware_layers).
@@ -548,6 +601,14 @@ const std::map<std::string, Field>& schema() {
     f["workload.send_bytes"] = {Kind::NonNegativeNumber, into(&Plan::workload, &WorkloadConfig::send_bytes)};
     apply_bounds(f);
     declare_needs(f);
+    // A profile's defaults: each key's type and range, stored only where the config leaves the key
+    // unset (apply_profile_defaults).
+    for (const auto& key : profile_default_keys()) {
+      Field d = f.at(key);
+      d.store = [](Plan&, const json&) {};
+      d.need.reset();
+      f["software.defaults." + key] = d;
+    }
     return f;
   }();
   return fields;
@@ -814,7 +875,13 @@ bool apply_override(json& root, const std::string& text, std::map<std::string, s
   for (const auto& [k, v] : leaves) check_value("--set", k, schema().at(k), v);
   // A relative path typed on the command line means the working directory, as in a shell (a path
   // written in the config means the config's folder); made absolute here so nothing later moves it.
-  if (leaves.size() == 1 && schema().at(leaves.begin()->first).kind == Kind::Path && value.is_string()) {
+  // A software.profile without a folder or a .yaml ending names a shipped release, not a file.
+  const auto release_name = [&] {
+    const std::string v = value.is_string() ? value.get<std::string>() : "";
+    return leaves.begin()->first == "software.profile" && v.find('/') == std::string::npos && !v.ends_with(".yaml") &&
+           !v.ends_with(".yml");
+  };
+  if (leaves.size() == 1 && schema().at(leaves.begin()->first).kind == Kind::Path && value.is_string() && !release_name()) {
     const std::filesystem::path given = value.get<std::string>();
     std::error_code ec;
     if (given.is_relative()) {
@@ -863,61 +930,106 @@ void apply_overrides(json& root, const std::vector<std::string>& overrides, cons
                      io::shortened(join(dropped, ", model."), 400) + " not used (give them with --set to keep them)");
 }
 
-// Reads a hardware file (a preset or a profile): a YAML map holding only `hardware:`, every key
-// known and valid. `what` names it in messages.
-json read_hardware_file(const std::filesystem::path& p, const std::string& what, const std::string& key_name) {
+// Checks a `section:` map of a preset or profile file key by key (nested maps flattened, e.g.
+// software.fused.norm_cast); `refused` keys may not appear in such a file.
+void check_section_keys(const std::filesystem::path& p, const std::string& section, const json& map,
+                        const std::string& what, std::initializer_list<const char*> refused) {
+  std::map<std::string, json> leaves;
+  for (const auto& [k, v] : map.items()) {
+    const std::string key = section + "." + k;
+    for (const char* r : refused)
+      if (key == r || key.rfind(std::string(r) + ".", 0) == 0)
+        throw ConfigError(p.string() + ": " + key + ": not allowed in " + what);
+    if (!schema().count(key) && !(v.is_object() && schema().lower_bound(key + ".") != schema().end() &&
+                                  schema().lower_bound(key + ".")->first.rfind(key + ".", 0) == 0)) {
+      const std::string hint = did_you_mean(key, schema_keys());
+      throw ConfigError(p.string() + ": " + key + ": unknown in " + what + ";" +
+                        (hint.empty() ? " check its spelling (see README)" : hint));
+    }
+  }
+  flatten(p.string(), section, map, leaves);
+  for (const auto& [k, v] : leaves) check_value(p.string(), k, schema().at(k), v);
+}
+
+// Reads a hardware file (a preset or a profile): a YAML map holding `hardware:` and, for a profile
+// that `stepsim calibrate` wrote, a `software:` map of the launch costs it fitted (put in
+// `software` when given), every key known and valid. `what` names it in messages.
+json read_hardware_file(const std::filesystem::path& p, const std::string& what, const std::string& key_name,
+                        json* software = nullptr) {
   const json file = yaml_text_to_json(io::read_input_file(p.string(), key_name, io::kMiB), p.string());
   if (!file.is_object() || !file.contains("hardware") || !file["hardware"].is_object())
     throw ConfigError(p.string() + ": expected a hardware: map (" + what + ")");
-  for (const auto& [k, v] : file.items())
-    if (k != "hardware") throw ConfigError(p.string() + ": " + k + ": " + what + " holds only a hardware: map");
-  for (const auto& [k, v] : file["hardware"].items()) {
-    const std::string key = "hardware." + k;
-    if (k == "profile" || k == "preset" || !schema().count(key))
-      throw ConfigError(p.string() + ": " + key + ": unknown or not allowed in " + what +
-                        "; check its spelling (see README)");
-    check_value(p.string(), key, schema().at(key), v);
+  for (const auto& [k, v] : file.items()) {
+    if (k == "software" && software != nullptr) {
+      if (!v.is_object()) throw ConfigError(p.string() + ": software: expected a map of software keys");
+      check_section_keys(p, "software", v, what, {"software.profile", "software.defaults"});
+      *software = v;
+      continue;
+    }
+    if (k != "hardware")
+      throw ConfigError(p.string() + ": " + k + ": " + what + " holds only a hardware: map" +
+                        (software != nullptr ? " (and a software: map)" : ""));
   }
+  check_section_keys(p, "hardware", file["hardware"], what, {"hardware.profile", "hardware.preset"});
   return file["hardware"];
 }
 
-// Fills the keys of `layer` that `hw` leaves unset; a key `hw` already sets (from --set, the config
-// or a higher layer) keeps its value, and a differing one is noted so the override is never silent.
-void fill_unset(json& hw, const json& layer, const std::string& layer_name, std::vector<std::string>& notes) {
+// Fills the keys of `layer` that `map` (the config's `section`) leaves unset; a key `map` already
+// sets (from --set, the config or a higher layer) keeps its value, and a differing one is noted so
+// the override is never silent. Nested maps (software.fused) fill key by key.
+void fill_unset(json& map, const json& layer, const std::string& layer_name, std::vector<std::string>& notes,
+                const std::string& section = "hardware") {
   for (const auto& [k, v] : layer.items()) {
-    if (!hw.contains(k)) {
-      hw[k] = v;
-    } else if (hw[k] != v) {
-      notes.push_back("hardware." + k + " = " + describe(hw[k]) + " overrides " + layer_name + "'s " + describe(v));
+    if (!map.contains(k)) {
+      map[k] = v;
+    } else if (map[k].is_object() && v.is_object()) {
+      fill_unset(map[k], v, layer_name, notes, section + "." + k);
+    } else if (map[k] != v) {
+      notes.push_back(section + "." + k + " = " + describe(map[k]) + " overrides " + layer_name + "'s " + describe(v));
     }
   }
 }
 
-// A preset given with --set switches the GPU: its keys replace what the config file (or its
-// profile) says of them, each replacement a note; only the other --set keys win over it. Without
-// this a config with rates of its own (llama-3.1-405b.yaml) took the new GPU's peaks and kept the
-// old GPU's rates: MFU moved, the step did not.
-void switch_to_preset(json& hw, const json& preset, const std::string& name, const std::string& source,
-                      const std::map<std::string, std::string>& set_keys, std::vector<std::string>& notes) {
+// A preset given with --set switches the GPU (a profile the release): its keys replace what the
+// config file (or its profile) says of them, each replacement a note; only the other --set keys win
+// over it. Without this a config with rates of its own (llama-3.1-405b.yaml) took the new GPU's
+// peaks and kept the old GPU's rates: MFU moved, the step did not.
+void switch_to_preset(json& map, const json& preset, const std::string& name, const std::string& source,
+                      const std::map<std::string, std::string>& set_keys, std::vector<std::string>& notes,
+                      const std::string& section = "hardware", const std::string& chooser = "hardware.preset") {
   for (const auto& [k, v] : preset.items()) {
-    if (set_keys.count("hardware." + k)) {
-      if (hw[k] != v)
-        notes.push_back("hardware." + k + " = " + describe(hw[k]) + " (--set) overrides hardware.preset " + name + "'s " +
+    const std::string key = section + "." + k;
+    if (v.is_object()) {
+      if (!map.contains(k) || !map[k].is_object()) map[k] = json::object();
+      switch_to_preset(map[k], v, name, source, set_keys, notes, key, chooser);
+      continue;
+    }
+    if (set_keys.count(key)) {
+      if (map[k] != v)
+        notes.push_back(key + " = " + describe(map[k]) + " (--set) overrides " + chooser + " " + name + "'s " +
                         describe(v));
       continue;
     }
-    if (hw.contains(k) && hw[k] != v)
-      notes.push_back("hardware." + k + " = " + describe(v) + " from hardware.preset " + name + " (--set) replaces " +
-                      source + "'s " + describe(hw[k]));
-    hw[k] = v;
+    if (map.contains(k) && map[k] != v)
+      notes.push_back(key + " = " + describe(v) + " from " + chooser + " " + name + " (--set) replaces " + source +
+                      "'s " + describe(map[k]));
+    map[k] = v;
   }
+}
+
+// A relative path in the config is found next to it, then in the current directory.
+std::filesystem::path config_relative(const std::string& given, const std::filesystem::path& base_dir) {
+  std::filesystem::path p = given;
+  if (p.is_relative() && std::filesystem::exists(base_dir / p)) p = base_dir / p;
+  return p;
 }
 
 // Hardware keys come in layers, the first that sets a key wins: --set, the config's own keys,
 // `hardware.profile: PATH` (a calibrated profile; relative paths next to the config, then the
 // current directory), `hardware.preset: NAME` (workloads/hardware/NAME.yaml: a GPU's datasheet
 // and achievable rates). --set was merged into `root` already, so it beats the file's keys. A
-// preset given with --set ranks above the file and the profile (switch_to_preset).
+// preset given with --set ranks above the file and the profile (switch_to_preset). A calibrated
+// profile's `software:` map fills the software keys the config leaves unset.
 void apply_hardware_layers(json& root, const std::string& source, const std::filesystem::path& base_dir,
                            const std::map<std::string, std::string>& set_keys, std::vector<std::string>& notes) {
   if (!root.contains("hardware") || !root["hardware"].is_object()) return;
@@ -925,13 +1037,17 @@ void apply_hardware_layers(json& root, const std::string& source, const std::fil
   if (hw.contains("profile")) {
     if (!hw["profile"].is_string())
       throw ConfigError(source + ": hardware.profile: expected a path to a YAML file with a hardware: map");
-    std::filesystem::path p = hw["profile"].get<std::string>();
-    if (p.is_relative() && std::filesystem::exists(base_dir / p)) p = base_dir / p;
+    const std::filesystem::path p = config_relative(hw["profile"].get<std::string>(), base_dir);
     std::error_code ec;
     if (!std::filesystem::exists(p, ec))
       throw ConfigError(source + ": hardware.profile: cannot read " + p.string() +
                         " (relative paths are tried next to the config, then in the current directory)");
-    fill_unset(hw, read_hardware_file(p, "a hardware profile", "hardware.profile"), "hardware.profile " + p.string(), notes);
+    json software;
+    fill_unset(hw, read_hardware_file(p, "a hardware profile", "hardware.profile", &software), "hardware.profile " + p.string(), notes);
+    if (software.is_object()) {
+      if (!root.contains("software") || !root["software"].is_object()) root["software"] = json::object();
+      fill_unset(root["software"], software, "hardware.profile " + p.string(), notes, "software");
+    }
   }
   if (hw.contains("preset")) {
     const json name = check_value(source, "hardware.preset", schema().at("hardware.preset"), hw["preset"]);
@@ -945,6 +1061,83 @@ void apply_hardware_layers(json& root, const std::string& source, const std::fil
     if (set_keys.count("hardware.preset")) switch_to_preset(hw, preset, name.get<std::string>(), source, set_keys, notes);
     else fill_unset(hw, preset, "hardware.preset " + name.get<std::string>(), notes);
   }
+}
+
+// Reads a software profile: a YAML map holding only `software:` (no software.profile in it).
+json read_software_file(const std::filesystem::path& p) {
+  const json file = yaml_text_to_json(io::read_input_file(p.string(), "software.profile", io::kMiB), p.string());
+  if (!file.is_object() || !file.contains("software") || !file["software"].is_object())
+    throw ConfigError(p.string() + ": expected a software: map (a software profile)");
+  for (const auto& [k, v] : file.items())
+    if (k != "software") throw ConfigError(p.string() + ": " + k + ": a software profile holds only a software: map");
+  check_section_keys(p, "software", file["software"], "a software profile", {"software.profile"});
+  return file["software"];
+}
+
+// Software keys come in layers as hardware keys do: --set, the config's own `software:` keys, a
+// calibrated hardware.profile's `software:` map (apply_hardware_layers), then `software.profile`:
+// a shipped release (workloads/software/NAME.yaml) or a file. Without one the plan runs the first
+// shipped profile, the release the per-op model's launch cost was fitted on. A profile given with
+// --set switches the release (its keys replace the file's). `software.defaults` belongs to profiles.
+void apply_software_layers(json& root, const std::string& source, const std::filesystem::path& base_dir,
+                           const std::map<std::string, std::string>& set_keys, std::vector<std::string>& notes) {
+  if (root.contains("software") && !root["software"].is_object())
+    throw ConfigError(source + ": software: expected a section (a map of keys), got " + describe(root["software"]));
+  for (const auto& [key, text] : set_keys)
+    if (key.rfind("software.defaults.", 0) == 0)
+      throw ConfigError("--set " + io::shortened(text, 80) + ": " + key + ": a software profile's default; set " +
+                        key.substr(18) + " itself");
+  json& sw = root["software"];
+  if (sw.is_null()) sw = json::object();
+  if (sw.contains("defaults"))
+    throw ConfigError(source + ": software.defaults: a software profile's own section; set its keys themselves (e.g. "
+                      "parallel.tp_comm_overlap) in the config");
+  if (!sw.contains("profile")) sw["profile"] = software_profiles().front();
+  const json given = check_value(source, "software.profile", schema().at("software.profile"), sw["profile"]);
+  const std::string name = given.get<std::string>();
+  const auto& shipped = software_profiles();
+  std::filesystem::path p;
+  if (std::find(shipped.begin(), shipped.end(), name) != shipped.end()) {
+    p = std::filesystem::path(STEPSIM_SOURCE_DIR) / "workloads" / "software" / (name + ".yaml");
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec))
+      throw ConfigError(source + ": software.profile: the profile file " + p.string() +
+                        " is missing; reinstall the workloads/software folder");
+  } else if (name.find('/') != std::string::npos || name.ends_with(".yaml") || name.ends_with(".yml")) {
+    p = config_relative(name, base_dir);
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec))
+      throw ConfigError(source + ": software.profile: cannot read " + p.string() +
+                        " (relative paths are tried next to the config, then in the current directory)");
+  } else {
+    size_t best = std::string::npos;
+    std::string nearest;
+    for (const auto& n : shipped) {
+      const std::string hint = did_you_mean("software." + name, {"software." + n});
+      if (!hint.empty()) nearest = n, best = 0;
+    }
+    throw ConfigError(source + ": software.profile: unknown release \"" + io::shortened(name, 80) + "\"; " +
+                      (best == 0 ? "did you mean " + nearest + "? " : "") + "use one of: " + join(shipped, ", ") +
+                      ", or a path to a YAML file with a software: map");
+  }
+  const json profile = read_software_file(p);
+  if (set_keys.count("software.profile")) switch_to_preset(sw, profile, name, source, set_keys, notes, "software", "software.profile");
+  else fill_unset(sw, profile, "software.profile " + name, notes, "software");
+}
+
+// A release's defaults (software.defaults.KEY) for the keys the config and --set leave unset, where
+// the plan reads the key at all (its Need holds) and, for overlap_param_gather, where the gradient
+// reduce it rides on is on.
+void apply_profile_defaults(Plan& plan, const std::map<std::string, json>& leaves) {
+  for (const auto& key : profile_default_keys()) {
+    const auto d = leaves.find("software.defaults." + key);
+    if (d == leaves.end() || leaves.count(key)) continue;
+    const Field& field = schema().at(key);
+    if (field.need && field.need->holds && !field.need->holds(plan)) continue;
+    field.store(plan, d->second);
+  }
+  if (plan.parallel.overlap_param_gather && !plan.parallel.overlap_grad_reduce && !leaves.count("parallel.overlap_param_gather"))
+    plan.parallel.overlap_param_gather = false;
 }
 
 // Whether the config file alone (no --set) builds a valid plan; asked only when a --set left one of
@@ -1300,6 +1493,7 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   }
 
   apply_hardware_layers(root, source, base_dir, set_keys, plan.notes);
+  apply_software_layers(root, source, base_dir, set_keys, plan.notes);
   std::map<std::string, json> leaves;
   flatten(source, "", root, leaves);
   for (const auto& key : required_keys())
@@ -1313,6 +1507,7 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   resolve_batch(plan, leaves, source);
   if (file_pp) keep_microbatch_size(plan, *file_pp, leaves, brought, source, set_keys);
   check_overlap_keys(source, leaves, plan);
+  apply_profile_defaults(plan, leaves);
   // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
   if (!leaves.count("train.precision")) plan.train.precision = plan.model.is_mla() ? Precision::FP8 : Precision::BF16;
   if (!leaves.count("parallel.fp8_stash")) plan.parallel.fp8_stash = plan.train.precision == Precision::FP8;
@@ -1322,6 +1517,17 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   if (!leaves.count("parallel.moe_fp8_dispatch"))
     plan.parallel.moe_fp8_dispatch =
         plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP && plan.train.precision == Precision::FP8;
+  // Blackwell's block-scaled formats run on tensor cores a GPU preset names by their shares.
+  if (plan.train.precision == Precision::FP8 && plan.sim.compute == ComputeModel::Predicted) {
+    const HardwareConfig& hw = plan.hardware;
+    if (plan.train.low_precision == LowPrecision::Mxfp8 && !(hw.gemm_mxfp8_peak_share > 0))
+      throw ConfigError(source + ": train.precision: mxfp8 needs block-scaled FP8 tensor cores, and " + hw.name +
+                        " has no hardware.gemm_mxfp8_peak_share; use fp8, or set that share (no shipped preset has one yet)");
+    if (plan.train.low_precision == LowPrecision::Nvfp4 && !(hw.peak_fp4_tflops > 0 && hw.gemm_nvfp4_peak_share > 0))
+      throw ConfigError(source + ": train.precision: nvfp4 needs FP4 tensor cores, and " + hw.name +
+                        " has no hardware.peak_fp4_tflops and gemm_nvfp4_peak_share; use fp8, or set them "
+                        "(no shipped preset has them yet)");
+  }
   // DeepSeek-V3 kept Adam's moments in BF16 (report 3.3.4); PyTorch, Megatron and torchtitan in FP32.
   if (!leaves.count("train.adam_moments_dtype"))
     plan.train.adam_moments_dtype = plan.model.is_mla() ? MomentDtype::BF16 : MomentDtype::FP32;
@@ -1361,10 +1567,12 @@ void check_hardware_profile(const std::string& yaml_text, const std::string& sou
   const json prof = yaml_text_to_json(yaml_text, source);
   if (!prof.is_object() || !prof.contains("hardware") || !prof["hardware"].is_object())
     throw ConfigError(source + ": expected a hardware: map");
-  for (const auto& [k, v] : prof["hardware"].items()) {
-    const std::string key = "hardware." + k;
-    if (!schema().count(key)) throw ConfigError(source + ": " + key + ": unknown key");
-    check_value(source, key, schema().at(key), v);
+  for (const auto& [section, map] : prof.items()) {
+    if (section != "hardware" && section != "software") throw ConfigError(source + ": " + section + ": unknown section");
+    if (!map.is_object()) throw ConfigError(source + ": " + section + ": expected a map");
+    std::map<std::string, json> leaves;
+    flatten(source, section, map, leaves);
+    for (const auto& [key, v] : leaves) check_value(source, key, schema().at(key), v);
   }
 }
 

@@ -76,7 +76,7 @@ std::string plan_yaml(const ImportedPlan& plan, const std::string& config_json_b
     out += "# " + line + "\n";
   }
   // Sections in the order the shipped configs use; keys in the order the importer set them.
-  static const char* const order[] = {"model", "train", "parallel", "schedule", "hardware", "cluster", "scenario", "sim"};
+  static const char* const order[] = {"model", "train", "parallel", "schedule", "hardware", "software", "cluster", "scenario", "sim"};
   for (const char* section : order) {
     std::vector<const PlanEntry*> in;
     for (const auto& e : plan.entries) {

@@ -328,8 +328,8 @@ constexpr ArgSpec kArgs[] = {
     {"manual-gc-interval", Arity::One, Role::NoCost},
     {"empty-unused-memory-level", Arity::One, Role::NoCost},
     {"calculate-per-token-loss", Arity::Flag, Role::NoCost},
-    {"cross-entropy-loss-fusion", Arity::Flag, Role::NoCost},
-    {"cross-entropy-fusion-impl", Arity::One, Role::NoCost},
+    {"cross-entropy-loss-fusion", Arity::Flag, Role::Use},
+    {"cross-entropy-fusion-impl", Arity::One, Role::Use},
     {"no-masked-softmax-fusion", Arity::Flag, Role::NoCost},
     {"no-bias-gelu-fusion", Arity::Flag, Role::NoCost},
     {"no-bias-swiglu-fusion", Arity::Flag, Role::NoCost},
@@ -337,11 +337,11 @@ constexpr ArgSpec kArgs[] = {
     {"no-rope-fusion", Arity::Flag, Role::NoCost},
     {"no-persist-layer-norm", Arity::Flag, Role::NoCost},
     {"no-gradient-accumulation-fusion", Arity::Flag, Role::NoCost},
-    {"enable-cuda-graph", Arity::Flag, Role::NoCost},
-    {"cuda-graph-impl", Arity::One, Role::NoCost},
-    {"cuda-graph-scope", Arity::Many, Role::NoCost},
+    {"enable-cuda-graph", Arity::Flag, Role::Use},
+    {"cuda-graph-impl", Arity::One, Role::Use},
+    {"cuda-graph-scope", Arity::Many, Role::Use},
     {"cuda-graph-warmup-steps", Arity::One, Role::NoCost},
-    {"external-cuda-graph", Arity::Flag, Role::NoCost},
+    {"external-cuda-graph", Arity::Flag, Role::Use},
     {"deterministic-mode", Arity::Flag, Role::NoCost},
     {"no-check-for-nan-in-loss-and-grad", Arity::Flag, Role::NoCost},
     {"check-for-large-grads", Arity::Flag, Role::NoCost},
@@ -591,6 +591,7 @@ class MegatronImport {
     precision();
     gradient_reduction();
     hardware_and_cluster();
+    software();
     header();
   }
 
@@ -657,6 +658,46 @@ class MegatronImport {
                                 std::to_string(world_) + " GPUs of " + world_from_ +
                                 " cannot (Megatron-LM refuses a world size that is not a multiple of it); give --gpus " +
                                 std::to_string(replica) + " (or a multiple), or lower the parallel sizes");
+    }
+  }
+
+  // The release is not in a launch script, but arguments Megatron-Core r0.8 did not have date it:
+  // those of core_r0.11 - r0.13 (NeMo 25's) and of the releases after (Megatron-Bridge's), checked
+  // against megatron/training/arguments.py at each core_r* tag. The pick is a note.
+  void software() {
+    static const std::pair<const char*, const char*> kDated[] = {
+        {"cuda-graph-impl", "megatron-bridge"}, {"overlap-moe-expert-parallel-comm", "megatron-bridge"},
+        {"delay-wgrad-compute", "nemo-25"},     {"fp8-recipe", "nemo-25"},
+        {"cross-entropy-fusion-impl", "nemo-25"}, {"moe-enable-deepep", "nemo-25"},
+        {"external-cuda-graph", "nemo-25"},     {"enable-cuda-graph", "nemo-25"},
+        {"use-precision-aware-optimizer", "nemo-25"}};
+    std::string name = "megatron-core-r0.8", why = "no argument newer than Megatron-Core r0.8's";
+    int line = 0;
+    for (const auto& [arg, release] : kDated)
+      if (const Given* g = given(arg)) {
+        name = release, line = g->option.line;
+        why = shown(*g) + (std::string(release) == "nemo-25" ? ": Megatron-Core r0.11 or later" : ": Megatron-Core r0.14 or later");
+        break;
+      }
+    plan_.set("software.profile", name, why, line);
+    plan_.notes.push_back("software.profile " + name + " (" + why + "); another release: --set software.profile=NAME");
+    if (const Given* g = given("cross-entropy-loss-fusion"))
+      plan_.set("software.fused.cross_entropy", true, shown(*g), g->option.line);
+    // CUDA graphs: per layer (--enable-cuda-graph, --external-cuda-graph, --cuda-graph-impl
+    // transformer_engine or local) or the whole iteration (--cuda-graph-scope full_iteration).
+    const Given* impl = given("cuda-graph-impl");
+    const std::string impl_text = impl ? known_value(*impl).text : "";
+    const Given* scope = given("cuda-graph-scope");
+    bool full = false;
+    if (scope)
+      for (const auto& v : scope->values) full = full || (v.known() && v.text == "full_iteration");
+    if (impl && impl_text != "none" && impl_text != "local" && impl_text != "transformer_engine" && impl_text != "full_iteration")
+      fail_arg(*impl, "expected none, local, transformer_engine or full_iteration");
+    const Given* on = impl && impl_text != "none" ? impl : given("enable-cuda-graph") ? given("enable-cuda-graph") : given("external-cuda-graph");
+    if (on != nullptr) {
+      const bool whole = full || impl_text == "full_iteration";
+      plan_.set("software.cuda_graphs", whole ? "full_iteration" : "layers",
+                shown(*on) + (whole && scope ? " " + shown(*scope) : ""), on->option.line);
     }
   }
 
@@ -1416,8 +1457,8 @@ class MegatronImport {
       const std::string recipe = text("fp8-recipe", "delayed");
       if (recipe != "delayed" && recipe != "tensorwise" && recipe != "blockwise" && recipe != "mxfp8")
         fail_arg(*given("fp8-recipe"), "the " + recipe + " recipe is not modelled; use delayed, tensorwise, blockwise or mxfp8");
-      plan_.set("train.precision", "fp8", shown(*g) + (given("fp8-recipe") ? " " + shown(*given("fp8-recipe")) : ""),
-                g->option.line);
+      plan_.set("train.precision", recipe == "mxfp8" ? "mxfp8" : "fp8",
+                shown(*g) + (given("fp8-recipe") ? " " + shown(*given("fp8-recipe")) : ""), g->option.line);
       plan_.set("parallel.fp8_stash", true, "Transformer Engine keeps FP8 copies of the GEMM inputs for the backward");
       return;
     }

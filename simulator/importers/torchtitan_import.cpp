@@ -190,6 +190,9 @@ std::string key_for(std::string_view titan_name) {
   return std::string(a->key);
 }
 
+// Keys that say which release runs the job (software()): torch.compile on or off.
+constexpr std::string_view kReleaseKeys[] = {"compile.enable", "training.compile"};
+
 // Sections whose keys have no effect in stepsim's cost model.
 constexpr std::string_view kNoCostSections[] = {"job.", "profiling.", "metrics.", "checkpoint.", "validation.", "comm.",
                                                 "fault_tolerance.", "memory_estimation.", "lr_scheduler.", "compile.",
@@ -254,6 +257,7 @@ class TitanImport {
     recompute();
     precision();
     cluster();
+    software();
     header();
     return std::move(plan_);
   }
@@ -304,6 +308,7 @@ class TitanImport {
       };
       bool no_cost = in(kNoCostKeys);
       for (const auto& s : kNoCostSections) no_cost = no_cost || key.rfind(s, 0) == 0;
+      if (in(kReleaseKeys)) continue;  // read by software()
       if (no_cost && in(kUsedKeys)) continue;  // read (e.g. whether torch.compile runs, for async TP's check)
       if (no_cost) plan_.not_imported.push_back(key);
       else if (!in(kUsedKeys)) plan_.unknown.push_back(key);
@@ -760,7 +765,10 @@ class TitanImport {
       if (is_moe(*flavour_) && !grouped)
         fail_key("model.converters", "converts the dense GEMMs to FP8 but leaves the experts' grouped GEMMs in BF16, which "
                                      "stepsim does not model; add \"quantize.grouped_mm.float8\"");
-      plan_.set("train.precision", "fp8", which + ": FP8 GEMMs (torchao), the LM head in BF16", line("model.converters"));
+      const bool mx = which.ends_with("mx");
+      plan_.set("train.precision", mx ? "mxfp8" : "fp8",
+                which + (mx ? ": MXFP8 GEMMs (torchao), the LM head in BF16" : ": FP8 GEMMs (torchao), the LM head in BF16"),
+                line("model.converters"));
       plan_.set("parallel.fp8_stash", false, "torchao's Float8Linear keeps the BF16 inputs for the backward");
       return;
     }
@@ -795,6 +803,20 @@ class TitanImport {
     plan_.set("cluster.gpus_per_node", gpus_per_node_,
               opt_.gpus_per_node > 0 ? "--gpus-per-node " + std::to_string(opt_.gpus_per_node)
                                      : "8 GPUs per node assumed (give --gpus-per-node)");
+  }
+
+  // The release: torchtitan compiled ([compile] enable, training.compile in older configs) or eager;
+  // the pick is a note, since it sets the launch and fusion costs (workloads/software/).
+  void software() {
+    std::string key;
+    for (const std::string_view k : kReleaseKeys)
+      if (leaf(std::string(k)) != nullptr) key = std::string(k);
+    const bool compiled = !key.empty() && boolean(key).value_or(false);
+    const std::string name = compiled ? "torchtitan-compile" : "torchtitan";
+    const std::string why = compiled ? key + " = true: torch.compile fuses the elementwise kernels around each GEMM"
+                                     : (key.empty() ? "no [compile] enable" : key + " = false") + std::string(": eager PyTorch");
+    plan_.set("software.profile", name, why, key.empty() ? 0 : line(key));
+    plan_.notes.push_back("software.profile " + name + " (" + why + "), workloads/software/" + name + ".yaml");
   }
 
   void header() {

@@ -12,6 +12,7 @@
 #include "simulator/io/json_text.hpp"
 #include "simulator/report/html/assets.hpp"
 #include "simulator/report/layer_breakdown.hpp"
+#include "simulator/report/roofline_report.hpp"
 #include "simulator/report/memory_report.hpp"
 #include "simulator/report/percent.hpp"
 #include "schedules/registry.hpp"
@@ -437,7 +438,7 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
     out += row_html("batch", fmt::format("{} sequences x {} tokens = {} tokens per step", p.train.global_batch,
                                          p.train.seq_len, p.train.tokens_per_step()));
     out += row_html("precision", fmt::format("{} GEMMs; stashed activations {}; Adam moments {}",
-                                             to_string(p.train.precision), p.parallel.fp8_stash ? "FP8" : "BF16",
+                                             precision_name(p.train), p.parallel.fp8_stash ? "FP8" : "BF16",
                                              p.train.adam_moments_dtype == MomentDtype::FP32 ? "FP32" : "BF16"));
     out += row_html("recompute", to_string(p.parallel.recompute));
     out += row_html("routing", fmt::format("{} (seed {})", to_string(p.scenario.routing), p.scenario.seed));
@@ -451,6 +452,7 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
                                                p.hardware.fp8_tflops, p.hardware.bf16_tflops, p.hardware.peak_fp8_tflops,
                                                p.hardware.peak_bf16_tflops, p.hardware.ib_GBps, p.hardware.nvlink_GBps,
                                                p.hardware.comm_sms, p.hardware.sms));
+  if (model) out += row_html("software", software_text(p));
   out += row_html("replay", fmt::format("{}; fidelity {}; {} GPUs simulated, {} SimGrid activities", r.mode, r.fidelity,
                                         r.ranks.size(), r.activities));
   out += row_html("config", p.source);
@@ -623,7 +625,7 @@ void write_html_report(const HtmlReportInput& in, std::ostream& out) {
   if (model) {
     html += card("MFU", pct(mfu(plan, *roof, r.step_time_s)),
                  fmt::format("of the {:g} TFLOP/s dense {} peak; roofline {}", roof->peak_tflops,
-                             to_string(plan.train.precision), pct(roof->mfu)));
+                             precision_name(plan.train), pct(roof->mfu)));
     html += card("throughput", fmt::format("{:.0f} tokens/s per GPU", tok_s_gpu),
                  fmt::format("{} tokens per step; {} tokens/s on the {} GPUs", count_text(tokens),
                              count_text(tok_s_gpu * double(plan.gpus())), plan.gpus()));

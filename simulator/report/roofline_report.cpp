@@ -14,6 +14,36 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
   j["config"] = plan.source;
   j["sets"] = plan.overrides;
   j["notes"] = plan.notes;
+  const SoftwareConfig& sw = plan.software;
+  j["software"] = {{"profile", sw.profile},
+                   {"name", sw.name},
+                   {"kernel_launch_s", sw.kernel_launch_s},
+                   {"host_launch_s", sw.host_launch_s},
+                   {"gemm_efficiency", sw.gemm_efficiency},
+                   {"fp8_efficiency", sw.fp8_efficiency},
+                   {"nvfp4_efficiency", sw.nvfp4_efficiency},
+                   {"cuda_graphs", to_string(sw.cuda_graphs)},
+                   {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
+                   {"fused", {{"cross_entropy", sw.fused_cross_entropy},
+                              {"norm_cast", sw.fused_norm_cast},
+                              {"activation_cast", sw.fused_activation_cast}}}};
+}
+
+std::string software_text(const Plan& plan) {
+  const SoftwareConfig& sw = plan.software;
+  std::string fused;
+  for (const auto& [on, what] : {std::pair{sw.fused_cross_entropy, "cross-entropy"}, std::pair{sw.fused_norm_cast, "norm + cast"},
+                                 std::pair{sw.fused_activation_cast, "activation + cast"}})
+    if (on) fused += (fused.empty() ? "" : ", ") + std::string(what);
+  const double low = plan.train.precision == Precision::BF16 ? 1.0
+                     : plan.train.low_precision == LowPrecision::Nvfp4 ? sw.nvfp4_efficiency
+                                                                        : sw.fp8_efficiency;
+  return fmt::format("{} (software.profile {}): GEMMs at {:g} of the preset's rate{}, {:g} us per kernel on the GPU, {:g} "
+                     "us per kernel on the host, CUDA graphs {}, fused {}",
+                     sw.name, sw.profile, sw.gemm_efficiency,
+                     low != 1 ? fmt::format(" ({} GEMMs: x {:g})", precision_name(plan.train), low) : std::string(),
+                     sw.kernel_launch_s * 1e6, sw.host_launch_s * 1e6, to_string(sw.cuda_graphs),
+                     fused.empty() ? "none" : fused);
 }
 
 nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
@@ -161,7 +191,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"overlap_grad_reduce", plan.parallel.overlap_grad_reduce},
                {"overlap_param_gather", plan.parallel.overlap_param_gather},
                {"schedule", to_string(plan.parallel.schedule)},
-               {"precision", to_string(plan.train.precision)},
+               {"precision", precision_name(plan.train)},
                {"grad_reduce_dtype", to_string(plan.parallel.grad_reduce_dtype)},
                {"recompute", to_string(plan.parallel.recompute)},
                {"global_batch", plan.train.global_batch},
@@ -215,7 +245,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
                      plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms);
   out += fmt::format("params: {:.4g} total, N = {:.6g} activated (matmul) per token; {} GEMMs, recompute {}\n\n",
-                     double(r.total_params), double(r.activated_params), to_string(plan.train.precision),
+                     double(r.total_params), double(r.activated_params), precision_name(plan.train),
                      to_string(plan.parallel.recompute));
 
   out += "compute per GPU (speed of light)\n";
@@ -291,7 +321,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   if (o.exposed_s > 0)
     out += row("step with these overlap options", o.step_time_s, "perfect overlap + the exposed lines above");
   out += fmt::format("  MFU {} of the {:g} TFLOP/s dense {} peak; {:.0f} TFLOP/s of model FLOPs achieved per GPU\n",
-                     pct(r.mfu), r.peak_tflops, to_string(plan.train.precision), r.achieved_tflops_per_gpu);
+                     pct(r.mfu), r.peak_tflops, precision_name(plan.train), r.achieved_tflops_per_gpu);
   if (r.reported_step_s > 0)
     out += row(plan.train.reported_step_s > 0 ? "reported (train.reported_step_s)" : "DeepSeek reported (180K GPU-h/T tok)",
                r.reported_step_s, fmt::format("{:.2f}x slower than this roofline", r.speedup_vs_reported));

@@ -14,7 +14,11 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r);
 // What a report was computed from: `config` (the file), `sets` (the --set texts, in order) and
 // `notes` (settings a higher layer overrode, as printed on stderr), so a saved report -- a sweep
 // point's above all -- says what it ran with.
+// `software` too: the framework release the plan forecasts (software.profile and its fields).
 void add_plan_inputs(nlohmann::json& j, const Plan& plan);
+// The software profile as the reports print it: the release, its launch costs, CUDA graphs and
+// fused kernels, in one line.
+std::string software_text(const Plan& plan);
 // "TP t, CP c, " for the reports' plan line (empty without TP or CP), saying when KV heads are
 // replicated over TP.
 std::string tp_cp_text(const Plan& plan);

@@ -359,6 +359,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
                      plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms,
                      plan.hardware.nonmatmul_s_per_token_layer);
+  out += "software: " + software_text(plan) + "\n";
   out += fmt::format("replay: {} GPUs simulated, {} SimGrid activities, {:.2f} s wall; mode {}; fidelity {}\n",
                      r.ranks.size(), r.activities, r.wall_s, r.mode, r.fidelity);
   out += plan.sim.compute == ComputeModel::Predicted
@@ -367,7 +368,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                            "{:g} GB/s, {:g} us per kernel launch); the roofline beside it is speed of light\n\n",
                            plan.hardware.gemm_bf16_peak_share, plan.hardware.gemm_fp8_peak_share,
                            plan.hardware.attention_fwd_tflops, plan.hardware.attention_bwd_tflops,
-                           plan.hardware.hbm_efficiency, plan.hardware.hbm_GBps, plan.hardware.kernel_launch_s * 1e6)
+                           plan.hardware.hbm_efficiency, plan.hardware.hbm_GBps, plan.software.kernel_launch_s * 1e6)
              : std::string("compute: speed-of-light (every GEMM at the achievable rate above, as the roofline)\n\n");
   out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}{:>12}\n", "per rank (s)", "min", "mean", "max",
                      fmt::format("GPU {}*", r.critical_rank), "roofline");
@@ -391,7 +392,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      pct(s.exposed.mean / r.step_time_s), pct(s.bubble.mean / s.compute.mean),
                      roof.tokens_per_step / r.step_time_s / double(plan.gpus()));
   out += fmt::format("MFU {} of the {:g} TFLOP/s dense {} peak ({:.0f} TFLOP/s of model FLOPs per GPU; roofline {})\n",
-                     pct(mfu(plan, roof, r.step_time_s)), roof.peak_tflops, to_string(plan.train.precision),
+                     pct(mfu(plan, roof, r.step_time_s)), roof.peak_tflops, precision_name(plan.train),
                      roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12, pct(roof.mfu));
   const std::string why = explain_difference(plan, r, roof);
   if (!why.empty()) out += why + "\n";

@@ -25,9 +25,11 @@ TEST(ImportCli, MegatronLlama3_70BLaunchSimulatesWithItsLayout) {
   const CliResult r = run_stepsim("import megatron " + kExamples + "megatron-llama3-70b.sh -o " + plan);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.out.empty()) << "stdout holds " << r.out;
-  // One note line on stderr lists what was not imported.
-  EXPECT_EQ(r.err.rfind("note: not imported, no effect in stepsim's cost model: ", 0), 0u) << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  // Two note lines on stderr: the software profile picked, then what was not imported.
+  EXPECT_EQ(r.err.rfind("note: software.profile megatron-core-r0.8 ", 0), 0u) << r.err;
+  const size_t second = r.err.find('\n') + 1;
+  EXPECT_EQ(r.err.find("note: not imported, no effect in stepsim's cost model: ", second), second) << r.err;
+  EXPECT_EQ(r.err.find('\n', second), r.err.size() - 1) << r.err;
   EXPECT_NE(r.err.find("--lr"), std::string::npos);
   const nlohmann::json j = simulate_json(plan);
   ASSERT_TRUE(j.contains("roofline"));

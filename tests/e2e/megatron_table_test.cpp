@@ -1,7 +1,7 @@
 // Megatron-Core's H100 weak-scaling table (NVIDIA/Megatron-LM README at core_r0.8.0, FACTS.md
 // section 8) against the shipped configs of workloads/megatron/: the predicted step, as TFLOP/s per
 // GPU by Megatron's own FLOP count, within 10 % of the published figure. One parameter was fitted
-// (hardware.kernel_launch_s, on the 1.7B row: that row holds by construction); the others are
+// (software.kernel_launch_s of the megatron-core-r0.8 profile, on the 1.7B row: that row holds by construction); the others are
 // predictions. The 32B row is not asserted: it misses by 23 % for reasons docs/validation.md
 // ("Megatron-Core on H100", 32B) splits with Megatron's code: at TP 8 its FP32 gradient
 // reduce-scatter crosses one NIC per GPU and cannot hide behind one micro-batch-1 backward (0.24 s),

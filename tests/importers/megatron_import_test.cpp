@@ -263,8 +263,9 @@ TEST(MegatronImport, TheWorldSizeComesFromTorchrunOrGpus) {
   // --gpus wins over the file's torchrun, with a note.
   const Loaded l = megatron(launch(), 16);
   EXPECT_EQ(l.plan.gpus(), 16);
-  ASSERT_EQ(l.imported.notes.size(), 1u);
-  expect_message(l.imported.notes[0], {"--gpus 16 wins", "1 x 8 = 8 GPUs"});
+  // (the other note names the software profile the import picked)
+  ASSERT_EQ(l.imported.notes.size(), 2u);
+  expect_message(l.imported.notes[0] + l.imported.notes[1], {"--gpus 16 wins", "1 x 8 = 8 GPUs", "software.profile"});
   // A torchrun whose size is an unknown variable says which.
   const std::string unknown = launch("", "torchrun --nnodes $NNODES --nproc-per-node 8");
   expect_import_rejects([&] { importers::import_megatron(unknown, "launch.sh", {}); },

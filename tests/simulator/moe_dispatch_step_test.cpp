@@ -63,5 +63,33 @@ TEST(MoeDispatchStep, ExpertTensorParallelismGathersAndScattersEachLayersRows) {
   expect_exact_split(r);
 }
 
+TEST(MoeDispatchStep, EachHostSyncOfTheDispatcherIdlesTheGpuForOneHostLaunch) {
+  // software.host_syncs_per_moe_layer: the forward dispatch of each MoE layer waits for the host,
+  // which drained the GPU's queue and issues the all-to-all host_launch_s later. 4 layers, one
+  // microbatch, 2 syncs of 1 ms each: 8 ms more exposed EP time on every GPU and 8 ms more step;
+  // the compute itself (the host-bound launch model at the same host_launch_s) does not move.
+  const std::vector<std::string> base = {"parallel.moe_dispatcher=alltoall", "sim.compute=predicted",
+                                         "software.host_launch_s=1e-3"};
+  std::vector<std::string> two = base, none = base;
+  two.push_back("software.host_syncs_per_moe_layer=2");
+  none.push_back("software.host_syncs_per_moe_layer=0");
+  const SimResult r2 = slow_ep16_moe_run(two), r0 = slow_ep16_moe_run(none);
+  const double expected_s = 4 * 2 * 1e-3;
+  ASSERT_EQ(r2.ranks.size(), r0.ranks.size());
+  for (size_t i = 0; i < r2.ranks.size(); ++i) {
+    EXPECT_NEAR(r2.ranks[i].compute_s, r0.ranks[i].compute_s, 1e-9 * r0.ranks[i].compute_s);
+    EXPECT_NEAR(r2.ranks[i].exposed_s[ops::CommClass::Ep] - r0.ranks[i].exposed_s[ops::CommClass::Ep], expected_s,
+                1e-6) << "gpu " << i;
+  }
+  EXPECT_NEAR(r2.step_time_s - r0.step_time_s, expected_s, 1e-6);
+  // Speed of light charges no software overhead: the syncs cost nothing there.
+  std::vector<std::string> sol = two;
+  sol[1] = "sim.compute=speed-of-light";
+  std::vector<std::string> sol0 = none;
+  sol0[1] = "sim.compute=speed-of-light";
+  EXPECT_DOUBLE_EQ(slow_ep16_moe_run(sol).step_time_s, slow_ep16_moe_run(sol0).step_time_s);
+  expect_exact_split(r2);
+}
+
 }  // namespace
 }  // namespace stepsim::test

@@ -106,7 +106,7 @@ TEST(PartCost, MemoryBoundAndLaunchesOfALlamaAttentionForward) {
   EXPECT_NEAR(s.all().memory, bytes / (3350e9 * 0.896), 1e-12);
   // Launches: q and k-v projections, output projection (3 GEMMs), attention forward (1), norm,
   // RoPE, residual (3).
-  EXPECT_NEAR(s.all().launch, 7 * p.hardware.kernel_launch_s, 1e-15);
+  EXPECT_NEAR(s.all().launch, 7 * p.software.kernel_launch_s, 1e-15);
   // The GEMMs: q (t x 4096 x 4096), k and v (t x 2048 x 4096), out (t x 4096 x 4096).
   const HardwareConfig& hw = p.hardware;
   const double gemms = cost::gemm_seconds({t, 4096, 4096, 1, Precision::BF16}, hw) * 2 +
@@ -172,7 +172,7 @@ TEST(PartCost, OptimizerStepMovesAdamsStatesOverTheShard) {
   // bytes per shard parameter; the gradient norm and zeroing touch every held FP32 gradient twice.
   const cost::ClassSeconds s = cost::optimizer_seconds(p, 1e9, 1e8);
   EXPECT_NEAR(s.memory, (30 * 1e8 + 8 * 1e9) / (3350e9 * 0.896), 1e-12);
-  EXPECT_NEAR(s.launch, 4 * p.hardware.kernel_launch_s, 1e-15);
+  EXPECT_NEAR(s.launch, 4 * p.software.kernel_launch_s, 1e-15);
   // With DeepSeek-V3's BF16 moments (8 bytes of state): 2 x 8 + 4 + 2 = 22.
   const Plan bf16 = load_plan(kLlama, {"train.adam_moments_dtype=bf16"});
   EXPECT_NEAR(cost::optimizer_seconds(bf16, 1e9, 1e8).memory, (22 * 1e8 + 8 * 1e9) / (3350e9 * 0.896), 1e-12);

@@ -112,9 +112,9 @@ ComputeBreakdown compute_breakdown(const Plan& plan, int64_t pipeline_rank) {
     KindCost k{"LM head", head, {}, {}, {}};
     if (predicted) {
       const HeadWork w = lm_head_passes(plan, seqs);
-      k.forward = part_seconds(plan, w.forward, shape).all();
-      k.input_grad = part_seconds(plan, w.input_grad, shape).all();
-      k.weight_grad = part_seconds(plan, w.weight_grad, shape).all();
+      k.forward = part_seconds(plan, w.forward, shape, OpScope::Head).all();
+      k.input_grad = part_seconds(plan, w.input_grad, shape, OpScope::Head).all();
+      k.weight_grad = part_seconds(plan, w.weight_grad, shape, OpScope::Head).all();
     } else {
       // The LM head runs at the large-GEMM efficiency (ModelWorkload), each of its three passes.
       k.forward.gemm = lm_head_work(plan, seqs).flops(Precision::BF16) / plan.hardware.gemm_efficiency /

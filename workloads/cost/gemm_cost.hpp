@@ -13,7 +13,14 @@ struct GemmCall {
   double groups = 1;           // independent GEMMs of this shape in one grouped launch (experts)
   Precision precision = Precision::BF16;
   double out_bytes = 2;        // bytes per output element written (read too when accumulating)
+  LowPrecision format = LowPrecision::Fp8;  // FP8 GEMMs: per-tensor / 1x128 FP8, MXFP8 or NVFP4
 };
+
+// The dense peak (TFLOP/s) and the preset's share of it a GEMM of this number format runs at.
+double gemm_peak_tflops(const GemmCall& g, const HardwareConfig& hw);
+double gemm_peak_share(const GemmCall& g, const HardwareConfig& hw);
+// Bytes of one operand element as the GEMM reads it (block formats: with their scales).
+double gemm_operand_bytes(const GemmCall& g);
 
 // Share of the dense peak the GEMM reaches from its compute alone (tensor-core share x waves x
 // k / (k + overhead)); the best of the preset's tile and its transpose, and a square tile.

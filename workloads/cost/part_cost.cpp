@@ -1,5 +1,7 @@
 #include "workloads/cost/part_cost.hpp"
 
+#include <algorithm>
+
 #include "workloads/cost/attention_cost.hpp"
 #include "workloads/cost/gemm_cost.hpp"
 #include "workloads/cost/memory_cost.hpp"
@@ -28,7 +30,32 @@ MicrobatchShape mean_microbatch_shape(const Plan& plan) {
   return shape;
 }
 
-PartSeconds part_seconds(const Plan& plan, const PartWork& work, const MicrobatchShape& shape) {
+double software_gemm_share(const Plan& plan, Precision p) {
+  const SoftwareConfig& sw = plan.software;
+  if (p == Precision::BF16) return sw.gemm_efficiency;
+  return sw.gemm_efficiency * (plan.train.low_precision == LowPrecision::Nvfp4 ? sw.nvfp4_efficiency : sw.fp8_efficiency);
+}
+
+bool host_launched(const Plan& plan, OpScope scope) {
+  switch (plan.software.cuda_graphs) {
+    case CudaGraphs::None: return true;
+    case CudaGraphs::Layers: return scope != OpScope::Layer;
+    case CudaGraphs::FullIteration: return scope == OpScope::Optimizer;
+  }
+  return true;
+}
+
+double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s) {
+  if (!(plan.sim.cost_classes & kCostLaunch) || !host_launched(plan, scope)) return 0;
+  return std::max(0.0, kernels * plan.software.host_launch_s - gpu_s);
+}
+
+double moe_host_sync_s(const Plan& plan) {
+  if (plan.sim.compute == ComputeModel::SpeedOfLight || !(plan.sim.cost_classes & kCostLaunch)) return 0;
+  return double(plan.software.host_syncs_per_moe_layer) * plan.software.host_launch_s;
+}
+
+PartSeconds part_seconds(const Plan& plan, const PartWork& work, const MicrobatchShape& shape, OpScope scope) {
   const HardwareConfig& hw = plan.hardware;
   const uint8_t classes = plan.sim.cost_classes;
   const RankLayout layout(plan);
@@ -36,7 +63,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
   const double gathered = shape.tokens / cp;    // rows of a TP-split GEMM (sequence-parallel gather)
   const double sharded = gathered / tp;         // rows of a GEMM on the GPU's token shard
   const double rows_per_expert = shape.routed_rows / shape.experts_per_gpu;
-  const double launch = (classes & kCostLaunch) ? hw.kernel_launch_s : 0.0;
+  const double launch = (classes & kCostLaunch) ? plan.software.kernel_launch_s : 0.0;
   const bool ub = layout.tp() > 1 && plan.parallel.tp_comm_overlap;
   PartSeconds out;
   for (const Kernel& k : work.kernels) {
@@ -48,7 +75,8 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
       s.attention = (classes & kCostAttention)
                         ? attention_seconds(flops, double(plan.train.seq_len) / cp, d, k.pass == KernelPass::InputGrad, hw)
                         : flops / (hw.bf16_tflops * 1e12);
-      s.launch = launch * attention_launches(k);
+      s.kernels = attention_launches(k);
+      s.launch = launch * s.kernels;
     } else {
       for (int i = 0; i < k.gemms; ++i) {
         const GemmShape& g = k.gemm[i];
@@ -72,9 +100,10 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
         GemmCall call{m / chunks, n, kk, k.routed ? shape.experts_per_gpu / per_expert : 1.0, k.precision};
         if (k.pass == KernelPass::InputGrad) call = {m / chunks, kk, n, call.groups, k.precision};
         if (k.pass == KernelPass::WeightGrad) call = {kk, n, m, call.groups, k.precision, 8};  // FP32 accumulation
+        call.format = plan.train.low_precision;
         const double wgrad = k.pass == KernelPass::WeightGrad ? hw.gemm_wgrad_share : 1.0;
         const double seconds = per_expert * ((classes & kCostGemm)
-                                   ? chunks * gemm_seconds(call, hw) / wgrad
+                                   ? chunks * gemm_seconds(call, hw) / wgrad / software_gemm_share(plan, k.precision)
                                    : chunks * 2 * call.m * call.n * call.k * call.groups / (hw.gemm_tflops(k.precision) * 1e12));
         s.gemm += seconds;
         if (!k.routed && !k.name.starts_with("recompute")) {
@@ -82,7 +111,8 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
           if (g.split == TpSplit::Reduction) out.row.gemm += seconds;
         }
       }
-      s.launch = launch * k.gemms * (k.routed && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0);
+      s.kernels = k.gemms * (k.routed && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0);
+      s.launch = launch * s.kernels;
     }
     (k.routed ? out.routed : out.tokens) += s;
     if (k.name.ends_with("shared_experts")) out.shared += s;
@@ -95,11 +125,14 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     // width is split by etp where its rows are multiplied by it, so the bytes stay per received row).
     row.memory = memory ? memory_seconds(op.bytes_per_row * shape.routed_rows / etp, hw) : 0.0;
     // Per-expert kernels (an expert's activation) launch once per expert without grouped GEMMs.
-    tok.launch = launch * op.kernels * (op.per_expert && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0);
+    tok.kernels = op.kernels * (op.per_expert && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0);
+    tok.launch = launch * tok.kernels;
     out.tokens += tok;
     out.routed += row;
     if (op.shared_expert) out.shared += tok;
   }
+  const ClassSeconds all = out.all();
+  out.tokens.launch += exposed_host_s(plan, scope, all.kernels, all.total());
   return out;
 }
 
@@ -110,8 +143,10 @@ ClassSeconds optimizer_seconds(const Plan& plan, double held_params, double shar
   if (classes & kCostMemory)
     s.memory = memory_seconds(shard_params * optimizer_traffic_bytes_per_param(plan) +
                                   held_params * gradient_buffer_bytes_per_param(plan), hw);
-  // Multi-tensor Adam, the gradient norm, its all-reduce's scaling and the buffer's zeroing.
-  if (classes & kCostLaunch) s.launch = 4 * hw.kernel_launch_s;
+  // Multi-tensor Adam, the gradient norm, its all-reduce's scaling and the buffer's zeroing: eager.
+  s.kernels = 4;
+  if (classes & kCostLaunch) s.launch = 4 * plan.software.kernel_launch_s;
+  s.launch += exposed_host_s(plan, OpScope::Optimizer, s.kernels, s.total());
   return s;
 }
 

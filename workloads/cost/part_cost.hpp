@@ -1,7 +1,9 @@
 // The per-op cost model of one layer part (workloads/deepseek/layer_work.hpp) on one GPU: every
 // GEMM timed from its shape (gemm_cost), the attention core at FlashAttention's rate
-// (attention_cost), memory-bound kernels from their bytes (memory_cost) and a launch cost per
-// kernel (hardware.kernel_launch_s). Computed once per (layer, part) for the plan's microbatch.
+// (attention_cost), memory-bound kernels from their bytes (memory_cost) and the software
+// profile's launch costs (software.kernel_launch_s per kernel on the GPU; software.host_launch_s
+// per kernel on the host, which the op's GPU time hides unless its kernels are short). Computed
+// once per (layer, part) for the plan's microbatch.
 #pragma once
 
 #include "vocabulary/plan.hpp"
@@ -9,16 +11,42 @@
 
 namespace stepsim::cost {
 
-// Seconds by class: GEMMs, the attention core, memory-bound kernels, kernel launches.
+// Seconds by class: GEMMs, the attention core, memory-bound kernels, kernel launches (the GPU's
+// per-kernel cost and what of the host's an op's kernels do not hide); and the kernels counted.
 struct ClassSeconds {
   double gemm = 0, attention = 0, memory = 0, launch = 0;
+  double kernels = 0;  // launches (a count, not seconds: total() leaves it out)
   double total() const { return gemm + attention + memory + launch; }
   ClassSeconds& operator+=(const ClassSeconds& o) {
-    gemm += o.gemm, attention += o.attention, memory += o.memory, launch += o.launch;
+    gemm += o.gemm, attention += o.attention, memory += o.memory, launch += o.launch, kernels += o.kernels;
     return *this;
   }
-  ClassSeconds operator*(double x) const { return {gemm * x, attention * x, memory * x, launch * x}; }
+  ClassSeconds operator*(double x) const { return {gemm * x, attention * x, memory * x, launch * x, kernels * x}; }
 };
+
+// The share of the GPU preset's GEMM rate the software keeps for GEMMs of this number format
+// (software.gemm_efficiency, times fp8_efficiency or nvfp4_efficiency for the quantised ones).
+double software_gemm_share(const Plan& plan, Precision p);
+
+// Where an op runs, for software.cuda_graphs: a transformer layer's part, the LM head, or the
+// optimizer step (always launched by the host: no release graphs it).
+enum class OpScope : uint8_t { Layer, Head, Optimizer };
+// Whether the host launches each of the op's kernels (eager), or a CUDA graph holds them.
+bool host_launched(const Plan& plan, OpScope scope);
+// The host-bound launch model: an op whose `kernels` take `gpu_s` on the GPU (their work and the
+// GPU's per-kernel cost) runs in max(gpu_s, kernels x software.host_launch_s) when the host
+// launches them one by one: the host issues kernel i at i x host_launch_s, so a stream of short
+// kernels waits on the host, and long ones let the host run ahead and hide it. Returns the part
+// of the host's time the GPU does not hide (0 under CUDA graphs).
+double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s);
+
+// What the host's synchronisations cost the forward dispatch of one MoE layer
+// (software.host_syncs_per_moe_layer, e.g. Megatron's alltoall dispatcher copying its token counts
+// to the host for the all-to-all's split sizes): each waits for the GPU to drain its queue, so the
+// host's lead is gone and the GPU idles until the host issues the next kernel, host_launch_s per
+// sync. Charged by the dispatcher on its forward all-to-all (workloads/model/model_program_moe.cpp);
+// 0 under speed-of-light compute (no launch class), as every launch cost.
+double moe_host_sync_s(const Plan& plan);
 
 // One GPU's microbatch: the replica's tokens (TP and CP shard them), the rows its routed experts
 // receive and how many experts it holds.
@@ -52,7 +80,9 @@ struct PartSeconds {
 
 // `work` built by layer_work (or lm_head_passes) for the plan at `shape`'s tokens and rows.
 // Classes missing from plan.sim.cost_classes cost nothing (GEMMs and attention: speed of light).
-PartSeconds part_seconds(const Plan& plan, const PartWork& work, const MicrobatchShape& shape);
+// An eager op's exposed host time is charged to `tokens.launch` (it is per op, like its launches).
+PartSeconds part_seconds(const Plan& plan, const PartWork& work, const MicrobatchShape& shape,
+                         OpScope scope = OpScope::Layer);
 
 // The optimizer step of a GPU holding `held_params` of which `shard_params` are its optimizer
 // shard: memory-bound bytes (memory_cost.hpp) and a few launches.

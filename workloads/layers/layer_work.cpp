@@ -63,10 +63,22 @@ Kernel gemm_kernel(std::string_view name, double flops, Precision p, KernelPass 
   return k;
 }
 
-// BF16 activation bytes; FP8 quantisation reads BF16 and writes FP8 plus one FP32 scale per 128
-// values (DeepSeek-V3 report 3.3.2's 1x128 tiles).
+// BF16 activation bytes.
 constexpr double kAct = 2;
-constexpr double kQuantise = 2 + 1 + 4.0 / 128;
+
+// Bytes a quantisation kernel writes per value, by format: FP8 plus one FP32 scale per 128 values
+// (DeepSeek-V3 report 3.3.2's 1x128 tiles; a per-tensor scale is less); MXFP8 and NVFP4 as
+// Transformer Engine quantises for Blackwell, a row-wise and a column-wise copy (the backward's
+// GEMMs read the transpose, whose blocks run the other way), each with its block scales: E8M0 per
+// 32 values, E4M3 per 16.
+double quantised_bytes(LowPrecision f) {
+  switch (f) {
+    case LowPrecision::Fp8: return 1 + 4.0 / 128;
+    case LowPrecision::Mxfp8: return 2 * (1 + 1.0 / 32);
+    case LowPrecision::Nvfp4: return 2 * (0.5 + 1.0 / 16);
+  }
+  return 1 + 4.0 / 128;
+}
 
 // The memory-bound kernels of each part (the per-op cost model's bytes): norms, RoPE, residual adds,
 // activations, FP8 casts, MoE routing, permutes and unpermutes, the embedding on layer 0.
@@ -76,7 +88,10 @@ struct MemoryShape {
   double latent;          // MLA's q and kv latents
   double attn_out;        // heads x v
   double experts;         // routed experts (router scores)
+  double quantise;        // bytes of one quantisation, per value: BF16 read, the format's written
+  double written;         // of which written (what a fused producer writes instead of BF16)
   bool gated, fp8, moe, first;
+  bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
   // Megatron's alltoall dispatcher with several experts per GPU: the received rows are sorted from
   // (source GPU, expert) to (expert, source GPU) order after the dispatch and back before the combine
   // (sort_chunks_by_idxs), a pass over each row each way.
@@ -103,6 +118,10 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.experts = double(m.n_routed_experts);
   s.gated = m.gated_mlp();
   s.fp8 = plan.train.precision == Precision::FP8;
+  s.written = quantised_bytes(plan.train.low_precision);
+  s.quantise = kAct + s.written;
+  s.norm_cast = s.fp8 && plan.software.fused_norm_cast;
+  s.activation_cast = s.fp8 && plan.software.fused_activation_cast;
   s.moe = moe;
   s.first = layer == 0;
   const int64_t ep = RankLayout(plan).ep();
@@ -131,11 +150,15 @@ void dispatcher_memory(PartWork& w, const MemoryShape& s, bool backward) {
     add(w, backward ? "gathered_buffer_bwd" : "gathered_buffer", (backward ? 1 : 2) * kAct * s.h * s.gathered_tokens);
 }
 
+// A norm that feeds FP8 GEMMs writes their quantised input itself when the release fuses it
+// (software.fused.norm_cast): 2h read and the format's bytes written, no separate cast of h.
+double norm_bytes(const MemoryShape& s) { return s.norm_cast ? kAct * s.h + s.written * s.h : 4 * s.h; }
+
 void attention_forward_memory(PartWork& w, const MemoryShape& s) {
-  add(w, "attn_norm", 4 * s.h);
+  add(w, "attn_norm", norm_bytes(s));
   add(w, "latent_norms", 2 * kAct * s.latent, 0, 2);
   add(w, "rope", 2 * kAct * s.rope);
-  if (s.fp8) add(w, "quantise", kQuantise * (s.h + s.attn_out), 0, 2);
+  if (s.fp8) add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + s.attn_out), 0, s.norm_cast ? 1 : 2);
   if (s.moe) add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
   add(w, "attn_residual", 3 * kAct * s.h);
   if (s.first) add(w, "embedding", 2 * kAct * s.h);
@@ -143,18 +166,21 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
 
 void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   const double act = s.gated ? 3 * kAct : 2 * kAct;  // SwiGLU reads gate and up, writes one; GELU reads one
-  add(w, "mlp_norm", 4 * s.h);
+  // software.fused.activation_cast: the activation writes the down projection's quantised input.
+  const double act_out = s.activation_cast ? s.written - kAct : 0.0;
+  const double cast_f = s.activation_cast ? 0.0 : 1.0;
+  add(w, "mlp_norm", norm_bytes(s));
   if (!s.moe) {
-    add(w, "activation", act * s.f);
-    if (s.fp8) add(w, "quantise", kQuantise * (s.h + s.f), 0, 2);
+    add(w, "activation", (act + act_out) * s.f);
+    if (s.fp8) add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + cast_f * s.f), 0, 2 - s.norm_cast - int(s.activation_cast));
   } else {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
-    add_per_expert(w, "expert_activation", act * s.fe);
-    if (s.fp8) add(w, "quantise", kQuantise * s.h, kQuantise * s.fe, 2);
+    add_per_expert(w, "expert_activation", (act + act_out) * s.fe);
+    if (s.fp8) add(w, "quantise", s.quantise * (s.norm_cast ? 0 : s.h), s.quantise * cast_f * s.fe, 2 - s.norm_cast - int(s.activation_cast));
     dispatcher_memory(w, s, false);
-    add(w, "shared_activation", act * s.fs, 0, 1, true);
-    if (s.fp8) add(w, "shared_quantise", kQuantise * s.fs, 0, 1, true);
+    add(w, "shared_activation", (act + act_out) * s.fs, 0, 1, true);
+    if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, 1, true);
   }
   add(w, "mlp_residual", 3 * kAct * s.h);
 }
@@ -163,7 +189,7 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "attn_norm_bwd", 6 * s.h, 0, 2);  // dy and x read, dx written; the weight's gradient reduced
   add(w, "latent_norms_bwd", 3 * kAct * s.latent, 0, 2);
   add(w, "rope_bwd", 2 * kAct * s.rope);
-  if (s.fp8) add(w, "quantise_grads", 2 * kQuantise * (s.h + s.attn_out), 0, 4);  // dgrad inputs, wgrad transposes
+  if (s.fp8) add(w, "quantise_grads", 2 * s.quantise * (s.h + s.attn_out), 0, 4);  // dgrad inputs, wgrad transposes
   if (s.moe) add(w, "router_bwd", 2 * 4 * s.experts);
   add(w, "residual_grad", 3 * kAct * s.h);
   if (s.first) add(w, "embedding_bwd", kAct * s.h + 2 * 4 * s.h);  // FP32 gradient rows read and written
@@ -174,15 +200,15 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "mlp_norm_bwd", 6 * s.h, 0, 2);
   if (!s.moe) {
     add(w, "activation_bwd", act * s.f);
-    if (s.fp8) add(w, "quantise_grads", 2 * kQuantise * (s.h + s.f), 0, 4);
+    if (s.fp8) add(w, "quantise_grads", 2 * s.quantise * (s.h + s.f), 0, 4);
   } else {
     add(w, "permute_bwd", kAct * s.h, kAct * s.h);
     add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
     add_per_expert(w, "expert_activation_bwd", act * s.fe);
-    if (s.fp8) add(w, "quantise_grads", 2 * kQuantise * s.h, 2 * kQuantise * s.fe, 4);
+    if (s.fp8) add(w, "quantise_grads", 2 * s.quantise * s.h, 2 * s.quantise * s.fe, 4);
     dispatcher_memory(w, s, true);
     add(w, "shared_activation_bwd", act * s.fs, 0, 1, true);
-    if (s.fp8) add(w, "shared_quantise_grads", 2 * kQuantise * s.fs, 0, 2, true);
+    if (s.fp8) add(w, "shared_quantise_grads", 2 * s.quantise * s.fs, 0, 2, true);
   }
   add(w, "residual_grad", 3 * kAct * s.h);
 }
@@ -380,9 +406,12 @@ HeadWork lm_head_passes(const Plan& plan, double sequences) {
   HeadWork w;
   w.forward.kernels.push_back(gemm_kernel("lm_head", flops, Precision::BF16, KernelPass::Forward, logits));
   add(w.forward, "final_norm", 4 * h);
-  add(w.forward, "cross_entropy", kCrossEntropyForwardBytesPerLogit * vocab, 0, 7);
+  const bool fused = plan.software.fused_cross_entropy;
+  add(w.forward, "cross_entropy", (fused ? kFusedCrossEntropyForwardBytesPerLogit : kCrossEntropyForwardBytesPerLogit) * vocab,
+      0, fused ? 2 : 7);
   w.input_grad.kernels.push_back(gemm_kernel("lm_head", flops, Precision::BF16, KernelPass::InputGrad, logits));
-  add(w.input_grad, "cross_entropy_bwd", kCrossEntropyBackwardBytesPerLogit * vocab, 0, 2);
+  add(w.input_grad, "cross_entropy_bwd",
+      (fused ? kFusedCrossEntropyBackwardBytesPerLogit : kCrossEntropyBackwardBytesPerLogit) * vocab, 0, fused ? 1 : 2);
   add(w.input_grad, "final_norm_bwd", 6 * h, 0, 2);
   w.weight_grad.kernels.push_back(gemm_kernel("lm_head", flops, Precision::BF16, KernelPass::WeightGrad, logits));
   return w;

@@ -99,5 +99,11 @@ HeadWork lm_head_passes(const Plan& plan, double sequences);
 // (4 + 2) = 14.
 inline constexpr double kCrossEntropyForwardBytesPerLogit = 38;
 inline constexpr double kCrossEntropyBackwardBytesPerLogit = 14;
+// Fused (software.fused.cross_entropy: Megatron's --cross-entropy-loss-fusion, Transformer
+// Engine's cross-entropy): the forward reads the BF16 logits twice (max and sum in one online
+// pass, then the gradient) and writes the gradient over them in BF16 (2 + 2 + 2), two kernels;
+// the backward scales that gradient by the loss's (2 + 2), one kernel.
+inline constexpr double kFusedCrossEntropyForwardBytesPerLogit = 6;
+inline constexpr double kFusedCrossEntropyBackwardBytesPerLogit = 4;
 
 }  // namespace stepsim

@@ -2,6 +2,7 @@
 // of the dispatch, DualPipe's overlapped F&B pair and the half-microbatch split of lone chunks.
 #include "workloads/model/model_program.hpp"
 
+#include "workloads/cost/part_cost.hpp"
 #include "workloads/model/model_program_ops.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 
@@ -39,10 +40,10 @@ OpRef ModelGpuProgram::all_to_all(ops::OpSink& sink, OpKind kind, Phase phase, i
   // Handshake first (DeepEP's notify, as calibrated from DeepSeek's trace); a forward dispatch also
   // builds the layout the rest reuse.
   const bool deepep = plan_.parallel.moe_dispatcher == MoeDispatcher::DeepEP;
-  const double setup_s = !deepep ? 0.0
-                                 : plan_.hardware.a2a_latency_s + (kind == OpKind::EpDispatch && phase == Phase::Forward
-                                                                       ? plan_.hardware.a2a_layout_latency_s
-                                                                       : 0.0);
+  const bool forward_dispatch = kind == OpKind::EpDispatch && phase == Phase::Forward;
+  const double setup_s = (!deepep ? 0.0
+                                  : plan_.hardware.a2a_latency_s + (forward_dispatch ? plan_.hardware.a2a_layout_latency_s : 0.0)) +
+                         (forward_dispatch ? cost::moe_host_sync_s(plan_) : 0.0);
   if (!etp_) return sink.comm(st_.ep, tag(kind, phase, ref, layer, partner_, half_), it->second.out, it->second.in, {dep}, setup_s);
   // Expert TP: the rows arriving for the experts are all-gathered over the expert-TP group (each GPU
   // runs all of them on its slice of the matrices); what leaves them is first reduce-scattered over

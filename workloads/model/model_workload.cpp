@@ -164,7 +164,7 @@ void ModelWorkload::predicted_costs() {
   const HeadWork head = lm_head_passes(plan, seqs);
   const PartWork* passes[3] = {&head.forward, &head.input_grad, &head.weight_grad};
   for (int i = 0; i < 3; ++i) {
-    const cost::ClassSeconds s = cost::part_seconds(plan, *passes[i], shape).all();
+    const cost::ClassSeconds s = cost::part_seconds(plan, *passes[i], shape, cost::OpScope::Head).all();
     head_flops_per_seq_[i] = (s.gemm + s.attention + s.memory) * bf16_rate / seqs;
     head_fixed_s_[i] = s.launch;
   }

@@ -1,0 +1,128 @@
+// software.profile: what belongs to the framework release (launch costs, CUDA graphs, fused kernels,
+// host syncs, the release's default options) comes from workloads/software/NAME.yaml, one key picks
+// it, and its keys layer like the hardware's: --set > the config > a calibrated hardware.profile's
+// software: map > software.profile. Expected values are the published figures the profiles cite
+// (44.8 us: Megatron-Core's 1.7B H100 row; 6.142 us: calibrate on DeepSeek's trace), typed in here.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "simulator/config/config_loader.hpp"
+#include "tests/config/config_test_util.hpp"
+
+namespace stepsim {
+namespace {
+
+using test::config_error_of;
+using test::default_text;
+using test::default_yaml;
+using test::expect_message;
+using test::replaced;
+using test::source_path;
+using test::TempFile;
+
+const std::string kLlama = source_path("workloads/llama-3.1-8b.yaml");
+
+TEST(SoftwareProfile, WithoutOneAPlanRunsMegatronCoreR08AndItsFittedLaunchCost) {
+  const Plan p = load_plan(kLlama);
+  EXPECT_EQ(p.software.profile, "megatron-core-r0.8");
+  EXPECT_DOUBLE_EQ(p.software.kernel_launch_s, 44.8e-6);
+  EXPECT_EQ(p.software.host_launch_s, 0);
+  EXPECT_EQ(p.software.cuda_graphs, CudaGraphs::None);
+  EXPECT_FALSE(p.software.fused_cross_entropy);
+  // Megatron-LM's overlap options stay off: that release's recipes do not turn them on.
+  EXPECT_FALSE(p.parallel.overlap_grad_reduce);
+}
+
+TEST(SoftwareProfile, OneKeyPicksARelease) {
+  const Plan p = load_plan(kLlama, {"software.profile=deepseek-v3"});
+  EXPECT_EQ(p.software.profile, "deepseek-v3");
+  EXPECT_DOUBLE_EQ(p.software.kernel_launch_s, 6.142e-6);
+  EXPECT_NE(p.software.name.find("DeepSeek"), std::string::npos);
+  const Plan n = load_plan(kLlama, {"software.profile=nemo-25"});
+  EXPECT_TRUE(n.software.fused_cross_entropy);
+  EXPECT_TRUE(n.software.fused_norm_cast);
+  EXPECT_GT(n.software.host_launch_s, 0);
+}
+
+TEST(SoftwareProfile, ConfigAndSetKeysWinOverTheProfile) {
+  const std::string text = replaced(default_text(), "software:\n  profile: deepseek-v3\n",
+                                    "software:\n  profile: deepseek-v3\n  kernel_launch_s: 1.0e-5\n");
+  TempFile f("sw.yaml", text);
+  const Plan p = load_plan(f.path());
+  EXPECT_DOUBLE_EQ(p.software.kernel_launch_s, 1.0e-5);
+  EXPECT_FALSE(p.notes.empty());  // the override is said
+  const Plan q = load_plan(f.path(), {"software.kernel_launch_s=2.0e-6"});
+  EXPECT_DOUBLE_EQ(q.software.kernel_launch_s, 2.0e-6);
+  // A release given with --set switches the release outright, as a preset given with --set does.
+  const Plan r = load_plan(f.path(), {"software.profile=megatron-core-r0.8"});
+  EXPECT_DOUBLE_EQ(r.software.kernel_launch_s, 44.8e-6);
+}
+
+TEST(SoftwareProfile, ReleaseDefaultsFillWhatTheConfigLeavesUnsetWhereThePlanReadsThem) {
+  // nemo-25 turns Megatron's three overlap options on (its recipes' DDP and comm-overlap configs).
+  const Plan tp2 = load_plan(kLlama, {"software.profile=nemo-25", "parallel.tp=2"});
+  EXPECT_TRUE(tp2.parallel.tp_comm_overlap);
+  EXPECT_TRUE(tp2.parallel.overlap_grad_reduce);
+  EXPECT_TRUE(tp2.parallel.overlap_param_gather);
+  // At TP 1 there is nothing for tp_comm_overlap to overlap: the default is left out, silently.
+  const Plan tp1 = load_plan(kLlama, {"software.profile=nemo-25", "parallel.tp=1"});
+  EXPECT_FALSE(tp1.parallel.tp_comm_overlap);
+  for (const auto& n : tp1.notes) EXPECT_EQ(n.find("tp_comm_overlap"), std::string::npos) << n;
+  // A key the config gives wins; param gather rides on grad reduce, so it follows it off.
+  const Plan off = load_plan(kLlama, {"software.profile=nemo-25", "parallel.overlap_grad_reduce=false"});
+  EXPECT_FALSE(off.parallel.overlap_grad_reduce);
+  EXPECT_FALSE(off.parallel.overlap_param_gather);
+}
+
+TEST(SoftwareProfile, HardwareKernelLaunchIsRefusedWithTheKeyItMovedTo) {
+  const std::string text = replaced(default_text(), "hardware:\n", "hardware:\n  kernel_launch_s: 4.48e-5\n");
+  const auto msg = config_error_of([&] { load_plan_from_string(text, "old.yaml"); });
+  expect_message(msg, {"old.yaml", "hardware.kernel_launch_s", "software.kernel_launch_s"});
+  const auto set = config_error_of([&] { load_plan(default_yaml(), {"hardware.kernel_launch_s=1e-5"}); });
+  expect_message(set, {"--set", "hardware.kernel_launch_s", "software.kernel_launch_s"});
+}
+
+TEST(SoftwareProfile, BadProfilesGetOneLineWithTheFix) {
+  expect_message(config_error_of([&] { load_plan(kLlama, {"software.profile=nemo25"}); }),
+                 {"software.profile", "nemo25", "did you mean nemo-25", "megatron-core-r0.8"});
+  expect_message(config_error_of([&] { load_plan(kLlama, {"software.profile=/no/such/profile.yaml"}); }),
+                 {"software.profile", "/no/such/profile.yaml"});
+  TempFile bad("bad.yaml", "software:\n  kernel_launch_us: 5\n");
+  expect_message(config_error_of([&] { load_plan(kLlama, {"software.profile=" + bad.path()}); }),
+                 {bad.path(), "software.kernel_launch_us", "software.kernel_launch_s"});
+  TempFile nested("nested.yaml", "software:\n  profile: nemo-25\n");
+  expect_message(config_error_of([&] { load_plan(kLlama, {"software.profile=" + nested.path()}); }),
+                 {nested.path(), "software.profile", "not allowed"});
+  TempFile negative("neg.yaml", "software:\n  host_launch_s: -1\n");
+  expect_message(config_error_of([&] { load_plan(kLlama, {"software.profile=" + negative.path()}); }),
+                 {negative.path(), "software.host_launch_s", "negative"});
+  // A release's defaults belong to profiles; a config sets the keys themselves.
+  const std::string text = replaced(default_text(), "software:\n  profile: deepseek-v3\n",
+                                    "software:\n  profile: deepseek-v3\n  defaults:\n    parallel:\n      tp_comm_overlap: true\n");
+  expect_message(config_error_of([&] { load_plan_from_string(text, "d.yaml"); }),
+                 {"d.yaml", "software.defaults", "parallel.tp_comm_overlap"});
+}
+
+TEST(SoftwareProfile, AProfileFileIsAPath) {
+  TempFile f("mine.yaml", "software:\n  name: my fork\n  kernel_launch_s: 3.0e-6\n  cuda_graphs: layers\n"
+                          "  fused:\n    cross_entropy: true\n");
+  const Plan p = load_plan(kLlama, {"software.profile=" + f.path()});
+  EXPECT_EQ(p.software.name, "my fork");
+  EXPECT_DOUBLE_EQ(p.software.kernel_launch_s, 3.0e-6);
+  EXPECT_EQ(p.software.cuda_graphs, CudaGraphs::Layers);
+  EXPECT_TRUE(p.software.fused_cross_entropy);
+  EXPECT_FALSE(p.software.fused_norm_cast);  // not in the file, not set: off
+}
+
+TEST(SoftwareProfile, ACalibratedHardwareProfileCarriesTheLaunchCostItFitted) {
+  // workloads/hardware/h800-predicted-calibrated.yaml: `stepsim calibrate` on DeepSeek's trace,
+  // 6.142 us per kernel (docs/validation.md), in its software: map.
+  const Plan p = load_plan(source_path("workloads/deepseek-profile-capture.yaml"),
+                           {"hardware.profile=" + source_path("workloads/hardware/h800-predicted-calibrated.yaml")});
+  EXPECT_NEAR(p.software.kernel_launch_s, 6.142e-6, 1e-9);
+  EXPECT_EQ(p.software.name, "calibrated from train.json");
+}
+
+}  // namespace
+}  // namespace stepsim
