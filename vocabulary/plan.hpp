@@ -316,6 +316,10 @@ struct SoftwareConfig {
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
   // Charged by the MoE dispatcher (parallel.moe_dispatcher), not by the per-op cost model.
   int64_t host_syncs_per_moe_layer = 0;
+  // A grouped expert GEMM (parallel.moe_grouped_gemm) launches one GEMM per local expert on a few
+  // streams (Transformer Engine's GroupedLinear: its multi-stream cuBLAS backend), so its kernels
+  // (launch and host cost) count per expert, while its tiles still share the SMs' waves.
+  bool grouped_gemm_per_expert = false;
   // Memory-bound kernels the release runs fused (software.fused.*): each changes one group's
   // kernels and bytes (workloads/layers/layer_work.cpp).
   bool fused_cross_entropy = false;     // vocabulary-parallel cross-entropy in one pass, its gradient written in the forward

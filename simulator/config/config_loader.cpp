@@ -403,7 +403,7 @@ void declare_needs(std::map<std::string, Field>& f) {
 // The shipped software profiles: workloads/software/<name>.yaml, each a software: map. The first is
 // the default: the release the per-op cost model's launch cost was fitted on.
 const std::vector<std::string>& software_profiles() {
-  static const std::vector<std::string> names = {"megatron-core-r0.8", "nemo-25", "megatron-bridge", "deepseek-v3",
+  static const std::vector<std::string> names = {"megatron-core-r0.8", "nemo-24", "nemo-25", "megatron-bridge", "deepseek-v3",
                                                  "torchtitan", "torchtitan-compile"};
   return names;
 }
@@ -556,6 +556,7 @@ const std::map<std::string, Field>& schema() {
     f["software.cuda_graphs"] = choice<CudaGraphs>(kCudaGraphs, [](Plan& p, CudaGraphs v) { p.software.cuda_graphs = v; });
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
                                               into(&Plan::software, &SoftwareConfig::host_syncs_per_moe_layer)};
+    f["software.grouped_gemm_per_expert"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::grouped_gemm_per_expert)};
     f["software.fused.cross_entropy"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_cross_entropy)};
     f["software.fused.norm_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_norm_cast)};
     f["software.fused.activation_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_activation_cast)};

@@ -232,6 +232,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.fused.cross_entropy", Kind::Flag},
       {"software.fused.norm_cast", Kind::Flag},
       {"software.gemm_efficiency", Kind::Number},
+      {"software.grouped_gemm_per_expert", Kind::Flag},
       {"software.host_launch_s", Kind::Number},
       {"software.host_syncs_per_moe_layer", Kind::Number},
       {"software.kernel_launch_s", Kind::Number},

@@ -24,6 +24,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"nvfp4_efficiency", sw.nvfp4_efficiency},
                    {"cuda_graphs", to_string(sw.cuda_graphs)},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
+                   {"grouped_gemm_per_expert", sw.grouped_gemm_per_expert},
                    {"fused", {{"cross_entropy", sw.fused_cross_entropy},
                               {"norm_cast", sw.fused_norm_cast},
                               {"activation_cast", sw.fused_activation_cast}}}};

@@ -44,6 +44,21 @@ TEST(GemmCost, MeasuredH100ShapesWithinFivePercent) {
   }
 }
 
+// Published B200 kernel benchmarks (workloads/hardware/b200.yaml cites them): torch.matmul BF16
+// at five cubes (pytorch/ao pull request 2427) and torch._scaled_mm FP8 at 4096^3 (pytorch/helion
+// pull request 2756). The preset's BF16 share is a least-squares fit to the five (worst 8.2 %, the
+// 3072 cube), its FP8 share the one point's; GB200 takes the same shares of its own peaks.
+TEST(GemmCost, PublishedB200BenchmarksWithinTenPercent) {
+  const HardwareConfig hw = load_plan(default_config_path(), {"hardware.preset=b200"}).hardware;
+  const std::pair<double, double> bf16[] = {{2048, 1130}, {3072, 1510}, {4096, 1410}, {6144, 1450}, {8192, 1420}};
+  for (const auto& [d, measured] : bf16)
+    EXPECT_NEAR(tflops({d, d, d, 1, Precision::BF16}, hw), measured, 0.10 * measured) << d;
+  EXPECT_NEAR(tflops({4096, 4096, 4096, 1, Precision::FP8}, hw), 1860, 0.01 * 1860);
+  const HardwareConfig gb = load_plan(default_config_path(), {"hardware.preset=gb200"}).hardware;
+  EXPECT_EQ(gb.gemm_bf16_peak_share, hw.gemm_bf16_peak_share);
+  EXPECT_EQ(gb.gemm_fp8_peak_share, hw.gemm_fp8_peak_share);
+}
+
 TEST(GemmCost, FullWavesRunAtTheTensorCoreShareLessTheTileOverhead) {
   const HardwareConfig hw = h100();
   // 11 x 12 = 132 tiles of 128 x 256: exactly one wave on the 132 SMs, no padding (and 264 tiles of

@@ -174,6 +174,28 @@ TEST(MoeExpertGemms, PerExpertGemmsLaunchOncePerExpert) {
   EXPECT_NEAR(ps.routed.gemm, 4 * (up + down), 1e-9 * ps.routed.gemm);
 }
 
+// Transformer Engine's grouped GEMM on Hopper is a loop of cuBLAS GEMMs over a few streams
+// (software.grouped_gemm_per_expert): its tiles still share the SMs' waves, so the GEMM time is the
+// grouped one, but each of the 4 local experts' up and down GEMMs is a launch of its own; the
+// activation over the permuted rows stays one kernel.
+TEST(MoeExpertGemms, AGroupedGemmRunAsALoopLaunchesPerExpertAtTheGroupedTime) {
+  const Plan one = deepseek_with("alltoall", {"parallel.moe_grouped_gemm=true"});
+  const Plan loop = deepseek_with("alltoall", {"parallel.moe_grouped_gemm=true", "software.grouped_gemm_per_expert=true"});
+  const cost::MicrobatchShape shape = cost::mean_microbatch_shape(one);
+  ASSERT_DOUBLE_EQ(shape.experts_per_gpu, 4.0);
+  const LayerWork w = layer_work(one, 5, one.sequences_per_microbatch(), shape.routed_rows);
+  const cost::PartSeconds p1 = cost::part_seconds(one, w.part(LayerPart::MlpF), shape);
+  const cost::PartSeconds pl = cost::part_seconds(loop, w.part(LayerPart::MlpF), shape);
+  EXPECT_DOUBLE_EQ(pl.routed.gemm, p1.routed.gemm);
+  EXPECT_DOUBLE_EQ(pl.routed.kernels - p1.routed.kernels, 2 * (4 - 1));
+  EXPECT_NEAR(pl.routed.launch - p1.routed.launch, 2 * (4 - 1) * one.software.kernel_launch_s, 1e-15);
+  // The profiles of Megatron-Core's releases run it so; DeepSeek's own (DeepGEMM) does not.
+  EXPECT_FALSE(one.software.grouped_gemm_per_expert);
+  for (const char* profile : {"megatron-core-r0.8", "nemo-24", "nemo-25", "megatron-bridge"})
+    EXPECT_TRUE(load_plan(default_config_path(), {std::string("software.profile=") + profile}).software.grouped_gemm_per_expert)
+        << profile;
+}
+
 TEST(MoeCapacity, PaddingRunsEveryExpertAtCapacityAndDroppingCapsTheHottest) {
   // Balanced loads: padded to 1.25 x the mean, every GPU runs 1.25 x its rows; a factor below 1
   // drops the excess of every expert.

@@ -111,7 +111,9 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
           if (g.split == TpSplit::Reduction) out.row.gemm += seconds;
         }
       }
-      s.kernels = k.gemms * (k.routed && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0);
+      // One launch per local expert: without grouped GEMMs, or a grouped GEMM run as a loop of them.
+      const bool launches_per_expert = !plan.parallel.moe_grouped_gemm || plan.software.grouped_gemm_per_expert;
+      s.kernels = k.gemms * (k.routed && launches_per_expert ? shape.experts_per_gpu : 1.0);
       s.launch = launch * s.kernels;
     }
     (k.routed ? out.routed : out.tokens) += s;
