@@ -191,10 +191,13 @@ class TitanExport {
         continue;
       }
       if (split != want) continue;
-      const int64_t lps = (layers + f + l + stages - 1) / stages;
-      if ((layers + f + l + lps - 1) / lps != stages) continue;
-      if (per_rank != (multi ? 2 : 1) || f != 1 || l != 1)
+      // Without pipeline_parallel_layers_per_stage torchtitan runs 1 stage per rank (2 for multi-stage
+      // schedules); other counts need the layers per stage that give them.
+      if (per_rank != (multi ? 2 : 1)) {
+        const int64_t lps = (layers + f + l + stages - 1) / stages;
+        if ((layers + f + l + lps - 1) / lps != stages) continue;
         put("parallelism", "pipeline_parallel_layers_per_stage", std::to_string(lps));
+      }
       if (f != 1) put("parallelism", "pipeline_parallel_first_stage_less_layers", std::to_string(f));
       if (l != 1) put("parallelism", "pipeline_parallel_last_stage_less_layers", std::to_string(l));
       return;
