@@ -12,8 +12,9 @@ namespace stepsim {
 
 int run_export(const ExportArgs& a) {
   importers::check_export_tool(a.tool);
-  if (!a.out.empty()) io::check_output_path(a.out, "-o", io::kDashIsStdout);
+  // The plan is read first, so an -o naming it (or a file it reads) is refused as an input.
   const Plan plan = load_plan(a.plan, a.sets);
+  if (!a.out.empty()) io::check_output_path(a.out, "-o", io::kDashIsStdout);
   const std::string text = importers::export_plan(a.tool, plan);
   if (a.out.empty()) std::cout << text;
   else io::write_output_file(a.out, "-o", io::kDashIsStdout, text);

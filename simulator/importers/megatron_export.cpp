@@ -307,7 +307,11 @@ class MegatronExport {
     std::string modules;
     uint16_t covered = 0;
     for (const auto& m : kRecomputeModules)
-      if (r.has(m.value)) modules += (modules.empty() ? "" : " ") + std::string(m.name), covered |= m.value;
+      if (r.has(m.value)) {
+        if (!modules.empty()) modules.push_back(' ');
+        modules.append(m.name);
+        covered |= m.value;
+      }
     if (covered != r.modules)
       refuse("parallel.recompute", to_string(r),
              "not a set of Megatron-LM's --recompute-modules (core_attn moe_act layernorm mla_up_proj mlp moe "
@@ -339,9 +343,9 @@ class MegatronExport {
     for (const auto& o : p.overrides) from += " --set " + io::printable(o);
     comment("Megatron-LM launch of the stepsim plan " + from + ", written by `stepsim export megatron`.");
     comment(std::to_string(p.cluster.nodes) + " nodes x " + std::to_string(p.cluster.gpus_per_node) + " " +
-            p.hardware.name + " GPUs; run it on every node with NODE_RANK and MASTER_ADDR set. Every argument that "
-            "changes the step's cost is the plan's;");
-    comment("the data, tokenizer and learning-rate arguments are placeholders (mock data, NullTokenizer) to replace.");
+            p.hardware.name + " GPUs: run it on every node with NODE_RANK and MASTER_ADDR set.");
+    comment("Every argument that changes the step's cost is the plan's; the data, tokenizer and learning-rate");
+    comment("arguments are placeholders (mock data, NullTokenizer) to replace.");
     std::string back = "stepsim import megatron THIS_FILE";
     if (!opt_.preset.empty()) back += " --hardware " + opt_.preset;
     for (const auto& m : opt_.machine_sets) back += " --set " + m;
@@ -349,9 +353,9 @@ class MegatronExport {
     out += "\nGPUS_PER_NODE=" + std::to_string(p.cluster.gpus_per_node) + "\nNNODES=" + std::to_string(p.cluster.nodes) + "\n";
     const auto array = [&](const char* name, const Group& g) {
       if (g.empty()) return;
-      out += "\n" + std::string(name) + "=(\n";
-      for (const auto& a : g) out += "    " + a + "\n";
-      out += ")\n";
+      out.append("\n").append(name).append("=(\n");
+      for (const auto& a : g) out.append("    ").append(a).append("\n");
+      out.append(")\n");
     };
     array("DISTRIBUTED_ARGS", {"--nproc-per-node $GPUS_PER_NODE", "--nnodes $NNODES", "--node-rank ${NODE_RANK:-0}",
                                "--master-addr ${MASTER_ADDR:-localhost}", "--master-port ${MASTER_PORT:-6000}"});
@@ -371,7 +375,7 @@ class MegatronExport {
              {"MODEL_ARGS", &model_}, {"TOKENIZER_ARGS", &tokenizer_}, {"MOE_ARGS", &moe_}, {"PARALLEL_ARGS", &parallel_},
              {"BATCH_ARGS", &batch_}, {"PRECISION_ARGS", &precision_}, {"RECOMPUTE_ARGS", &recompute_},
              {"SOFTWARE_ARGS", &software_}})
-      if (!g->empty()) out += " \\\n    \"${" + std::string(name) + "[@]}\"";
+      if (!g->empty()) out.append(" \\\n    \"${").append(name).append("[@]}\"");
     out += " \\\n    \"${TRAINING_ARGS[@]}\" \\\n    \"${DATA_ARGS[@]}\"\n";
     return out;
   }

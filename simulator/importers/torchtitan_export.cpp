@@ -251,9 +251,8 @@ class TitanExport {
     for (const auto& o : p.overrides) from += " --set " + io::printable(o);
     comment("torchtitan job of the stepsim plan " + from + ", written by `stepsim export torchtitan`.");
     comment("Run it with torchrun --nnodes " + std::to_string(p.cluster.nodes) + " --nproc_per_node " +
-            std::to_string(p.cluster.gpus_per_node) + " (" + std::to_string(p.gpus()) + " " + p.hardware.name +
-            " GPUs); every key that changes the step's cost is the plan's, the optimizer's rates and the data are "
-            "placeholders.");
+            std::to_string(p.cluster.gpus_per_node) + " (" + std::to_string(p.gpus()) + " " + p.hardware.name + " GPUs).");
+    comment("Every key that changes the step's cost is the plan's; the optimizer's rates and the data are placeholders.");
     std::string back = "stepsim import torchtitan THIS_FILE --gpus " + std::to_string(p.gpus()) + " --gpus-per-node " +
                        std::to_string(p.cluster.gpus_per_node);
     if (!opt_.preset.empty()) back += " --hardware " + opt_.preset;

@@ -122,6 +122,19 @@ TEST(Export, TheMegatronTestLaunchesRoundTrip) {
   }
 }
 
+// Megatron-LM's NullTokenizer holds --vocab-size ids and its end-of-document token (tokenizer.py
+// _NullTokenizer: vocab_size + 1), padded as any vocabulary: 32000 + 1 to a multiple of 128 is
+// 251 x 128 = 32128; 32767 + 1 = 32768 needs no padding.
+TEST(Export, NullTokenizerCountsItsEndOfDocumentToken) {
+  const std::string launch = "--num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
+                             "--micro-batch-size 1 --bf16 --tokenizer-type NullTokenizer --vocab-size ";
+  EXPECT_EQ(megatron(launch + "32000", 1).plan.model.vocab_size, 32128);
+  EXPECT_EQ(megatron(launch + "32767", 1).plan.model.vocab_size, 32768);
+  // Another tokenizer with --vocab-size: the size as given.
+  EXPECT_EQ(megatron("--num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --micro-batch-size 1 "
+                     "--bf16 --tokenizer-type HuggingFaceTokenizer --vocab-size 32768", 1).plan.model.vocab_size, 32768);
+}
+
 // What the shipped files leave out: GELU with bias vectors, tied embeddings, an uneven first and
 // last stage, full recompute, FP8, BF16 gradient reduction, CUDA graphs, the fused cross-entropy, a
 // release newer than r0.8.
