@@ -98,9 +98,6 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"scenario.routing", to_string(p.scenario.routing)},
       {"scenario.stragglers", p.scenario.stragglers.size()},
       {"scenario.jitter_sigma", p.scenario.jitter_sigma},
-      {"sim.mode", to_string(p.sim.mode)},
-      {"sim.fidelity", to_string(p.sim.fidelity)},
-      {"sim.compute", to_string(p.sim.compute)},
       {"workload.kind", name_of(kWorkloadKinds, p.workload.kind)},
   };
   f.insert(f.end(), rest.begin(), rest.end());

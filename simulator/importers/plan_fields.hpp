@@ -20,8 +20,9 @@ struct PlanField {
 };
 
 // Every compared key of `plan`, in a fixed order. The machine (hardware.*, the cluster's topology
-// keys) is left out: neither Megatron-LM's arguments nor a torchtitan job name it. So is what
-// annotates a plan rather than changes its step: model.name, train.reported_step_s.
+// keys) is left out: neither Megatron-LM's arguments nor a torchtitan job name it. So is how
+// stepsim replays the step (sim.*), and what annotates a plan rather than changes its step:
+// model.name, train.reported_step_s.
 std::vector<PlanField> launch_fields(const Plan& plan);
 
 struct FieldDifference {

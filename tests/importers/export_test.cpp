@@ -261,7 +261,6 @@ TEST(Export, WhatTheTargetCannotExpressIsRefusedByName) {
   const std::string plan_text = example.yaml;
   // stepsim-only knobs with a non-default value, named by the --set that gave them.
   for (const auto& [set, key] : {std::pair<std::string, std::string>{"scenario.jitter_sigma=0.05", "scenario.jitter_sigma = 0.05"},
-                                 {"sim.compute=speed-of-light", "sim.compute = speed-of-light"},
                                  {"software.kernel_launch_s=1e-5", "software.kernel_launch_s = 1e-05"}}) {
     SCOPED_TRACE(set);
     const Plan p = load_plan_from_string(plan_text, "plan.yaml", {set});
