@@ -2,6 +2,7 @@
 // torchtitan_import.cpp. Every key written is one the importer reads (torchtitan_reads_key) or a
 // no-cost placeholder; the model is the importer's flavour whose shape is the plan's (each tried
 // through the importer itself); degrees named through the alias table the importer maps them with.
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -86,7 +87,9 @@ class TitanExport {
       return out;
     };
     const auto want = model_fields(p_);
-    std::string names;
+    std::string names, nearest;
+    size_t fewest = SIZE_MAX;
+    PlanField ours, theirs;  // the first difference from the nearest flavour
     for (const auto& [name, flavour] : torchtitan_flavours()) {
       names += (names.empty() ? "" : ", ") + name + " " + flavour;
       const std::string toml = "[model]\nname = " + quoted(name) + "\nflavor = " + quoted(flavour) +
@@ -97,19 +100,33 @@ class TitanExport {
       try {
         const ImportedPlan imported = import_torchtitan(toml, "flavour", o);
         const Plan plan = load_plan_from_string(plan_yaml(imported, ""), "flavour");
-        if (model_fields(plan) == want) {
+        const auto have = model_fields(plan);
+        if (have == want) {
           put("model", "name", quoted(name));
           put("model", "flavor", quoted(flavour));
           flavour_moe_ = plan.model.is_moe();
           return;
         }
+        size_t differ = 0;
+        for (size_t k = 0; k < want.size() && k < have.size(); ++k) differ += want[k] == have[k] ? 0 : 1;
+        if (differ < fewest && want.size() == have.size())
+          for (size_t k = 0; k < want.size(); ++k)
+            if (!(want[k] == have[k])) {
+              fewest = differ, nearest = name + " " + flavour, ours = want[k], theirs = have[k];
+              break;
+            }
       } catch (const ConfigError&) {
       }
     }
-    refuse("model.name", p_.model.name,
-           "no torchtitan flavour has this model's shape (" + std::to_string(p_.model.num_hidden_layers) + " layers of " +
-               std::to_string(p_.model.hidden_size) + "); torchtitan names its models by flavour (" + names +
-               "): plan one of those, or export megatron");
+    const auto shown = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : io::json_text(v); };
+    if (nearest.empty())
+      refuse("model.name", p_.model.name,
+             "no torchtitan flavour has this model's shape; torchtitan names its models by flavour (" + names +
+                 "): plan one of those, or export megatron");
+    refuse(ours.key, shown(ours.value),
+           "no torchtitan flavour has this model's shape (the nearest, " + nearest + ", has " + ours.key + " = " +
+               shown(theirs.value) + (fewest > 1 ? " and " + std::to_string(fewest - 1) + " more key(s) apart" : "") +
+               "); torchtitan names its models by flavour (" + names + "): plan one of those, or export megatron");
   }
 
   void parallelism() {

@@ -279,7 +279,8 @@ TEST(Export, WhatTheTargetCannotExpressIsRefusedByName) {
   expect_message(config_error_of([&] {
                    importers::export_plan("torchtitan", load_plan_from_string(job.yaml, "job.yaml", {"model.intermediate_size=20480"}));
                  }),
-                 {"model.name", "no torchtitan flavour has this model's shape", "llama3 70B", "export megatron"});
+                 {"model.intermediate_size = 20480", "no torchtitan flavour has this model's shape",
+                  "the nearest, llama3 70B, has model.intermediate_size = 28672", "export megatron"});
   expect_message(config_error_of([&] {
                    importers::export_plan("torchtitan", load_plan_from_string(job.yaml, "job.yaml", {"parallel.recompute=selective"}));
                  }),
