@@ -162,6 +162,25 @@ TEST(Export, AGeluLaunchWithUnevenStagesRoundTrips) {
   EXPECT_EQ(differences(first.plan, import_back("megatron", text, 0, "h100-sxm")), "");
 }
 
+// Megatron FSDP (ZeRO-3 and ZeRO-2 with its gradient overlap) and a list of recompute modules.
+TEST(Export, MegatronFsdpLaunchesRoundTrip) {
+  const std::string base = "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 2048 "
+                           "--num-attention-heads 16 --seq-length 4096 --vocab-size 32000 --swiglu --disable-bias-linear "
+                           "--untie-embeddings-and-output-weights --micro-batch-size 1 --global-batch-size 64 --bf16 "
+                           "--recompute-granularity selective --recompute-modules core_attn mlp --use-megatron-fsdp ";
+  for (const std::string sharding : {"--data-parallel-sharding-strategy optim_grads_params",
+                                     "--data-parallel-sharding-strategy optim_grads --overlap-grad-reduce"}) {
+    SCOPED_TRACE(sharding);
+    const Loaded first = megatron(base + sharding);
+    const std::string text = importers::export_plan("megatron", first.plan);
+    EXPECT_TRUE(has_line(text, "--use-megatron-fsdp")) << text;
+    EXPECT_TRUE(has_line(text, sharding.substr(0, sharding.find(" --")))) << text;
+    EXPECT_TRUE(has_line(text, "--recompute-modules core_attn mlp")) << text;
+    EXPECT_EQ(text.find("--use-distributed-optimizer"), std::string::npos) << text;
+    EXPECT_EQ(differences(first.plan, import_back("megatron", text, 0, "h100-sxm")), "");
+  }
+}
+
 TEST(Export, TheTorchtitanTestJobRoundTrips) {
   const Loaded first = torchtitan(read(kSource + "/tests/data/torchtitan-llama3-8b.toml"), 8);
   const std::string text = importers::export_plan("torchtitan", first.plan);
@@ -274,6 +293,12 @@ TEST(Export, WhatTheTargetCannotExpressIsRefusedByName) {
     expect_message(config_error_of([&] { importers::export_plan("megatron", load_plan(qwen, {set})); }),
                    {"--set " + set, key, "Megatron-LM has no setting for it", "set " + key.substr(0, key.find(' ')) + "="});
   }
+  // A vocabulary Megatron-LM's padding cannot give: no multiple of TP 8.
+  expect_message(config_error_of([&] {
+                   importers::export_plan("megatron", load_plan_from_string(plan_text, "plan.yaml", {"model.vocab_size=128260"}));
+                 }),
+                 {"--set model.vocab_size=128260", "model.vocab_size = 128260", "tensor-parallel size 8",
+                  "set model.vocab_size=128264"});
   // torchtitan: a model no flavour names, recompute it does not run, Megatron's release.
   const Loaded job = torchtitan(read(kSource + "/workloads/examples/torchtitan-llama3-70b.toml"), 64);
   expect_message(config_error_of([&] {
