@@ -47,6 +47,13 @@ struct ImportArgs {
 };
 int run_import(const ImportArgs& args);
 
+// `stepsim export`: see simulator/cli/export_command.cpp.
+struct ExportArgs {
+  std::string tool, plan, out;    // out empty: stdout
+  std::vector<std::string> sets;  // --set overrides of the plan
+};
+int run_export(const ExportArgs& args);
+
 // Calibration against a real profiler trace (simulator/calibration/): compare a capture, derive a
 // hardware profile (written to `out_path`), and the speed-of-light-to-reality waterfall.
 int run_compare(const std::string& trace_path, const Plan& plan, bool json, bool quiet);

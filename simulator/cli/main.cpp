@@ -1,4 +1,4 @@
-// The `stepsim` command line: roofline, simulate, sweep, platform, calibration and import subcommands.
+// The `stepsim` command line: roofline, simulate, sweep, platform, calibration, import and export subcommands.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -129,6 +129,14 @@ int main(int argc, char** argv) {
   import->add_option("--hardware", imp.hardware, "GPU preset written into the plan (default h100-sxm)");
   import->add_flag("-q,--quiet", imp.quiet, "no notes on stderr");
 
+  stepsim::ExportArgs exp;
+  auto* exporter = app.add_subcommand("export", "write the Megatron-LM launch script or torchtitan job TOML that runs a plan");
+  exporter->add_option("target", exp.tool, "megatron (a launch script) or torchtitan (a job TOML)")->required();
+  exporter->add_option("plan", exp.plan, "the plan's YAML config")->required();
+  exporter->add_option("--set", exp.sets, "override a config value: key=value (repeatable; value parsed as YAML)")
+      ->allow_extra_args(false);
+  exporter->add_option("-o,--output", exp.out, "file to write (default: stdout)");
+
   // A first word that is no command would otherwise read as "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
@@ -203,6 +211,7 @@ int main(int argc, char** argv) {
       return stepsim::run_report(load(rep), rep_args);
     }
     if (*import) return stepsim::run_import(imp);
+    if (*exporter) return stepsim::run_export(exp);
     if (*platform) {
       const stepsim::Plan plan = load(plat);
       const stepsim::PlatformSpec spec = stepsim::platform_spec(plan);

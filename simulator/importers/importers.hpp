@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "simulator/importers/imported_plan.hpp"
 
@@ -18,6 +21,20 @@ struct ImportOptions {
 // Megatron-LM: a launch script (bash: variables, arrays, line continuations, a torchrun prefix) or
 // a bare argument list. `source` names the file in messages. Throws ConfigError.
 ImportedPlan import_megatron(const std::string& text, const std::string& source, const ImportOptions& options);
+
+// How the Megatron importer's argument table (kArgs) reads `name` (no dashes): "key" (one to one
+// through simulator/config/key_aliases.cpp), "use" (read by the importer's code), "no-cost",
+// "same" (what stepsim models anyway), "refuse"; nullptr for a name it does not know. The exporter
+// writes only arguments the table knows.
+const char* megatron_argument_role(std::string_view name);
+
+// The model flavours torchtitan's importer knows, as (model.name, model.flavor) pairs in its
+// table's order.
+std::vector<std::pair<std::string, std::string>> torchtitan_flavours();
+
+// Whether the torchtitan importer reads `dotted_key` ("parallelism.tensor_parallel_degree"): the
+// exporter writes only keys it reads back (and no-cost placeholders).
+bool torchtitan_reads_key(std::string_view dotted_key);
 
 // torchtitan: a job config TOML (train_configs/*.toml). Throws ConfigError.
 ImportedPlan import_torchtitan(const std::string& text, const std::string& source, const ImportOptions& options);

@@ -881,7 +881,14 @@ class MegatronImport {
     int line = 0;
     if (const auto v = integer("vocab-size")) {
       raw = *v, from = shown(*given("vocab-size")), line = given("vocab-size")->option.line;
-      if (const Given* t = given("tokenizer-type")) plan_.not_imported.push_back(t->written + " (--vocab-size gives the size)");
+      const Given* t = given("tokenizer-type");
+      // NullTokenizer (megatron/training/tokenizer/tokenizer.py _NullTokenizer) holds --vocab-size
+      // ids and one more, its end-of-document token.
+      if (t && known_value(*t).text == "NullTokenizer") {
+        raw = *v + 1, from += " " + shown(*t) + " (and its end-of-document token: " + std::to_string(raw) + " ids)";
+      } else if (t) {
+        plan_.not_imported.push_back(t->written + " (--vocab-size gives the size)");
+      }
     } else {
       static const std::map<std::string, int64_t> fixed = {
           {"GPT2BPETokenizer", 50257}, {"BertWordPieceLowerCase", 30522}, {"BertWordPieceCase", 28996},
@@ -1586,6 +1593,19 @@ class MegatronImport {
 };
 
 }  // namespace
+
+const char* megatron_argument_role(std::string_view name) {
+  const ArgSpec* spec = spec_of(std::string(name));
+  if (spec == nullptr) return nullptr;
+  switch (spec->role) {
+    case Role::Key: return "key";
+    case Role::Use: return "use";
+    case Role::NoCost: return "no-cost";
+    case Role::Same: return "same";
+    case Role::Refuse: return "refuse";
+  }
+  return nullptr;
+}
 
 ImportedPlan import_megatron(const std::string& text, const std::string& source, const ImportOptions& options) {
   MegatronImport imp(source, options);

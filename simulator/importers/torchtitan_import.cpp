@@ -838,6 +838,20 @@ class TitanImport {
 
 }  // namespace
 
+bool torchtitan_reads_key(std::string_view dotted_key) {
+  for (const auto& k : kUsedKeys)
+    if (k == dotted_key) return true;
+  for (const auto& k : kReleaseKeys)
+    if (k == dotted_key) return true;
+  return false;
+}
+
+std::vector<std::pair<std::string, std::string>> torchtitan_flavours() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& f : flavours()) out.emplace_back(std::string(f.model), std::string(f.flavour));
+  return out;
+}
+
 ImportedPlan import_torchtitan(const std::string& text, const std::string& source, const ImportOptions& options) {
   TitanImport imp(source, options);
   ImportedPlan plan = imp.run(text);
