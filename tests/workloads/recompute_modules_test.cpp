@@ -12,11 +12,14 @@
 #include "vocabulary/config_error.hpp"
 #include "vocabulary/model_params.hpp"
 #include "workloads/cost/part_cost.hpp"
+#include "tests/workloads/layer_work_sums.hpp"
 #include "workloads/layers/layer_work.hpp"
 #include "workloads/memory/activation_bytes.hpp"
 
 namespace stepsim {
 namespace {
+
+using test::memory_bytes;
 
 const std::string kLlama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
 
@@ -34,14 +37,6 @@ double recompute_flops(const Plan& p, int64_t layer, LayerPart part, double rows
   double sum = 0;
   for (const Kernel& k : w.part(part).kernels)
     if (k.name.starts_with("recompute")) sum += k.flops;
-  return sum;
-}
-
-double memory_bytes(const Plan& p, int64_t layer, LayerPart part, const std::string& name) {
-  const LayerWork w = layer_work(p, layer, 1.0, 0);
-  double sum = 0;
-  for (const MemoryOp& op : w.part(part).memory)
-    if (op.name == name) sum += op.bytes_per_token;
   return sum;
 }
 

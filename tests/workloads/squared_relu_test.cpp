@@ -5,20 +5,15 @@
 
 #include "simulator/config/config_loader.hpp"
 #include "vocabulary/model_params.hpp"
+#include "tests/workloads/layer_work_sums.hpp"
 #include "workloads/layers/layer_work.hpp"
 
 namespace stepsim {
 namespace {
 
-const std::string kLlama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+using test::memory_bytes;
 
-double memory_bytes(const Plan& p, int64_t layer, LayerPart part, const std::string& name) {
-  const LayerWork w = layer_work(p, layer, 1.0, 0);
-  double sum = 0;
-  for (const MemoryOp& op : w.part(part).memory)
-    if (op.name == name) sum += op.bytes_per_token;
-  return sum;
-}
+const std::string kLlama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
 
 // Squared ReLU (Nemotron's relu2, Megatron's --squared-relu): a non-gated MLP of two matrices whose
 // activation reads and writes one BF16 value per width element (4f bytes per token), its backward
