@@ -36,8 +36,8 @@ TEST(PublishedRuns, Nemo24GrokProxiesWithinTenPercent) {
 }
 
 // Blackwell, predicted from published kernel benchmarks (workloads/hardware/b200.yaml) and profiles
-// fitted on no Blackwell row: a Llama 3 8B FP8 run on 8 B200, a 70B FP8 FSDP run on 64 GB200 and a
-// Mixtral 8x7B FP8 run on 64 GB200.
+// fitted on no Blackwell row: a Llama 3 8B FP8 run on 8 B200, a 70B FP8 FSDP run on 64 B200 (Together
+// AI's cluster) and a Mixtral 8x7B FP8 run on 64 GB200.
 TEST(PublishedRuns, BlackwellRowsWithinTenPercent) {
   const std::pair<const char*, double> rows[] = {{"L3-X-003", 4.28}, {"L3-X-018", 4.63}, {"MX-X-003", 0.85}};
   for (const auto& [row, measured_s] : rows) EXPECT_NEAR(predicted_step_s(row), measured_s, 0.10 * measured_s) << row;
