@@ -243,11 +243,10 @@ void validate_recompute(const Plan& p, const auto& fail) {
   const char* with = p.model.is_moe()                       ? "an MoE model (its experts' grouped GEMMs are not aten.mm)"
                      : p.model.is_mla()                     ? "MLA attention"
                      : p.parallel.tp > 1                    ? "tensor parallelism (its collectives would be recomputed too)"
-                     : p.train.precision == Precision::FP8 ? "FP8 GEMMs (torch._scaled_mm is not in its save list)"
                                                             : nullptr;
   if (with != nullptr)
     fail("parallel.recompute", std::string("torchtitan-op models torchtitan's per-op checkpointing of a dense Llama-style "
-                                           "block at TP 1 in BF16, not with ") + with + "; use full, selective or none");
+                                           "block at TP 1, not with ") + with + "; use full, selective or none");
 }
 
 // The schedule's own limits (microbatches, ranks, what the rest of the plan must be).

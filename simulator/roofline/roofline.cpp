@@ -55,8 +55,8 @@ ComputeTerms compute_terms(const Plan& plan, const ModelParams& p) {
     } else if (rc.has(Recompute::SharedExperts)) {
       t.recompute_flops += 2.0 * shared * double(p.moe_layers) * tokens;
     }
-    if (rc.has(Recompute::TorchtitanOps))  // wk, wo and w3 (or fc2) of every layer
-      for (const OpSacGemm& g : op_sac_recomputed_gemms(plan.model))
+    if (rc.has(Recompute::TorchtitanOps))  // wk, wo and w3 (or fc2) of every layer; float8 linears: all
+      for (const OpSacGemm& g : op_sac_recomputed_gemms(plan.model, plan.train.precision == Precision::FP8))
         t.recompute_flops += 2.0 * g.shape.n * g.shape.k * tokens * double(plan.model.num_hidden_layers);
   }
   if (fp8_gemms) {

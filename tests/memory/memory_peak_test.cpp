@@ -275,5 +275,14 @@ TEST(ActivationBytes, TorchtitansPerOpCheckpointingKeepsWhatItsSaveListSays) {
   EXPECT_DOUBLE_EQ(a.saved_per_token + a.recompute_per_token, layer_activations(none, false).saved_per_token);
 }
 
+// With torchao's float8 linears every GEMM is torch._scaled_mm, not in the save list: the block keeps
+// its input (4096) and the attention output (4096) in BF16 and the log-sum-exp (32 x FP32) only:
+// 2 x 8192 + 128 = 16512 bytes per token.
+TEST(ActivationBytes, PerOpCheckpointingOfFloat8LinearsKeepsOnlyTheAttentionOutput) {
+  const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml",
+                           {"parallel.recompute=torchtitan-op", "train.precision=fp8", "parallel.fp8_stash=false"});
+  EXPECT_DOUBLE_EQ(layer_activations(p, false).saved_per_token, 2.0 * (4096 + 4096) + 4.0 * 32);
+}
+
 }  // namespace
 }  // namespace stepsim::test

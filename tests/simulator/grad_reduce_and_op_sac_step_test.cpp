@@ -43,5 +43,16 @@ TEST(OpSacStep, RecomputesTheUnsavedGemms) {
   EXPECT_NEAR(extra, expect, 1e-6 * expect);
 }
 
+// With float8 linears (torch._scaled_mm, not in the save list) every GEMM of the block is recomputed:
+// wq, wk, wv, wo, w1, w3, w2 = 2 x 4096 x (4096 + 2 x 1024 + 4096 + 3 x 14336) FLOPs per token and
+// layer, the block's whole forward GEMM work.
+TEST(OpSacStep, Float8LinearsRecomputeEveryGemm) {
+  const double per_token_layer = 2.0 * 4096 * (4096 + 2 * 1024 + 4096 + 3 * 14336);
+  const Plan sac = load_plan(source_path("workloads/llama-3.1-8b.yaml"),
+                             {"parallel.recompute=torchtitan-op", "train.precision=fp8", "parallel.fp8_stash=false"});
+  const double tokens = double(sac.train.tokens_per_step());
+  EXPECT_NEAR(compute_roofline(sac).terms.recompute_flops, per_token_layer * tokens * 32, 1e-9 * per_token_layer * tokens * 32);
+}
+
 }  // namespace
 }  // namespace stepsim::test

@@ -340,7 +340,7 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
     return w;
   }
   if (rc.has(Recompute::TorchtitanOps)) {  // the unsaved GEMMs and every memory-bound op of the forward
-    for (const OpSacGemm& g : op_sac_recomputed_gemms(m))
+    for (const OpSacGemm& g : op_sac_recomputed_gemms(m, plan.train.precision == Precision::FP8))
       (g.mlp ? mb : ab).kernels.push_back(gemm_kernel(g.name, 2.0 * g.shape.n * g.shape.k * t, gemm_precision,
                                                       KernelPass::Forward, g.shape));
     ab.nonmatmul_s += af.nonmatmul_s;

@@ -5,9 +5,11 @@
 // attention kernel are saved; everything else is recomputed in the backward (torch.utils.checkpoint
 // replays the block's forward, serving the saved outputs from its cache). A Llama block's GEMMs run
 // wq, wk, wv, wo, w1, w3, w2: wq, wv, w1 and w2 are saved, wk, wo and w3 recomputed, with the norms,
-// RoPE, residual adds and SwiGLU. Modelled for a dense Llama-style block at TP 1 in BF16 (validated
-// in simulator/config): under TP its collectives would be recomputed too, float8 linears are
-// torch._scaled_mm (not in the save list) and MoE experts grouped GEMMs.
+// RoPE, residual adds and SwiGLU. With torchao's float8 linears (train.precision fp8) every linear
+// is torch._scaled_mm, which the save list does not hold: all seven GEMMs are recomputed, only the
+// attention kernel's output (and the amax values, aten.max) kept. Modelled for a dense Llama-style
+// block at TP 1 (validated in simulator/config): under TP its collectives would be recomputed too,
+// and MoE experts run grouped GEMMs.
 #pragma once
 
 #include <string_view>
@@ -24,11 +26,12 @@ struct OpSacGemm {
   bool mlp = false;       // recomputed before the MLP's backward (else the attention's)
 };
 
-// The forward GEMMs the backward recomputes: wk, wo and w3.
-std::vector<OpSacGemm> op_sac_recomputed_gemms(const ModelConfig& m);
+// The forward GEMMs the backward recomputes: wk, wo and w3 (float8 linears: all of them).
+std::vector<OpSacGemm> op_sac_recomputed_gemms(const ModelConfig& m, bool float8_linears);
 
 // Bytes per token a block keeps for its backward: its input (the checkpoint's), the saved GEMM
-// outputs (wq, wv, w1, w2) in BF16, the attention's output and its log-sum-exp per head in FP32.
-double op_sac_saved_bytes_per_token(const ModelConfig& m);
+// outputs (wq, wv, w1, w2; none with float8 linears) in BF16, the attention's output and its
+// log-sum-exp per head in FP32.
+double op_sac_saved_bytes_per_token(const ModelConfig& m, bool float8_linears);
 
 }  // namespace stepsim

@@ -92,7 +92,7 @@ LayerActivations layer_activations(const Plan& plan, bool moe_layer) {
   const Recompute r = plan.parallel.recompute;
   if (r == Recompute::TorchtitanOp) {  // torchtitan's save list kept; the rest rebuilt by the backward
     LayerActivations a;
-    a.saved_per_token = op_sac_saved_bytes_per_token(plan.model);
+    a.saved_per_token = op_sac_saved_bytes_per_token(plan.model, plan.train.precision == Precision::FP8);
     a.recompute_per_token =
         std::max(0.0, module_bytes(plan, moe_layer, Recompute::None).saved_per_token - a.saved_per_token);
     return a;
