@@ -97,6 +97,13 @@ class MegatronExport {
       refuse("parallel.moe_fp8_dispatch", "true",
              "Megatron-LM's flex dispatcher (DeepEP, HybridEP) sends BF16 tokens (fused_a2a.py: no FP8 dispatch); set "
              "parallel.moe_fp8_dispatch=false");
+    // Megatron-LM's validate_args turns sequence parallelism off at TP 1, then refuses
+    // --tp-comm-overlap without it: the launch would stop before training (stepsim reads the key as
+    // a no-op there).
+    if (p_.parallel.tp_comm_overlap && p_.parallel.tp == 1)
+      refuse("parallel.tp_comm_overlap", "true",
+             "Megatron-LM refuses --tp-comm-overlap without sequence parallelism, which it turns off at TP 1; set "
+             "parallel.tp_comm_overlap=false (a no-op at TP 1)");
     if (p_.parallel.split_backward && !p_.parallel.moe_overlap_ep_comm)
       refuse("parallel.split_backward", "true",
              "Megatron-LM computes weight gradients apart from input gradients only with --overlap-moe-expert-parallel-comm "
