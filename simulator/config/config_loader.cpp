@@ -202,7 +202,10 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"parallel.expert_tp", 0, 4096, "an expert split over more GPUs than a node holds is no plan"},
       {"parallel.microbatches", 0, 65534, "the replay tags ops with 16-bit microbatch indices"},
       {"parallel.ddp_bucket_size", 0, 1LL << 50, "no model holds more than 2^50 parameters"},
-      {"parallel.moe_capacity_factor", 0, 1024, "a capacity of over 1024 times the mean load is dropless (0)"},
+      // Under 1 %, an expert keeps under 1 % of its rows (and a factor near DBL_MIN leaves ops of
+      // sizes SimGrid never completes): a unit mistake. 0 (dropless) stays allowed.
+      {"parallel.moe_capacity_factor", 0.01, 1024,
+       "0 is dropless; below 1 % of the mean load drops nearly every token, over 1024 times it is dropless anyway"},
       {"hardware.sms", 0, 65536, size},
       {"hardware.comm_sms", 0, 65536, size},
       {"cluster.nodes", 0, 1 << 24, size},

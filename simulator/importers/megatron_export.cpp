@@ -97,6 +97,13 @@ class MegatronExport {
       refuse("parallel.moe_fp8_dispatch", "true",
              "Megatron-LM's flex dispatcher (DeepEP, HybridEP) sends BF16 tokens (fused_a2a.py: no FP8 dispatch); set "
              "parallel.moe_fp8_dispatch=false");
+    // Megatron-LM's validate_args turns sequence parallelism off at TP 1, then refuses
+    // --tp-comm-overlap without it: the launch would stop before training (stepsim reads the key as
+    // a no-op there).
+    if (p_.parallel.tp_comm_overlap && p_.parallel.tp == 1)
+      refuse("parallel.tp_comm_overlap", "true",
+             "Megatron-LM refuses --tp-comm-overlap without sequence parallelism, which it turns off at TP 1; set "
+             "parallel.tp_comm_overlap=false (a no-op at TP 1)");
     if (p_.parallel.split_backward && !p_.parallel.moe_overlap_ep_comm)
       refuse("parallel.split_backward", "true",
              "Megatron-LM computes weight gradients apart from input gradients only with --overlap-moe-expert-parallel-comm "
@@ -232,22 +239,28 @@ class MegatronExport {
       if (vp > 1) arg(parallel_, "num-layers-per-virtual-pipeline-stage", std::to_string(layers / pp / vp));
       return;
     }
-    for (const auto& [embedding, loss] : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}})
+    // Plain variables, not structured bindings, in the lambdas: clang before 16 (the Debian clang
+    // scripts/fuzz.sh builds with) cannot capture a binding.
+    for (const auto& accounting : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+      const bool embedding = accounting.first, loss = accounting.second;
       if (same([&] { return megatron_even_split(layers, pp, vp, embedding, loss); })) {
         virtual_count();
         if (embedding) arg(parallel_, "account-for-embedding-in-pipeline-split");
         if (loss) arg(parallel_, "account-for-loss-in-pipeline-split");
         return;
       }
+    }
     int64_t first = 0, last = 0;
     for (int64_t c = 0; c < vp; ++c) first += want[size_t(c * pp)], last += want[size_t(c * pp + pp - 1)];
-    for (const auto& [f, l] : {std::pair{first, int64_t(0)}, std::pair{int64_t(0), last}, std::pair{first, last}})
+    for (const auto& ends : {std::pair{first, int64_t(0)}, std::pair{int64_t(0), last}, std::pair{first, last}}) {
+      const int64_t f = ends.first, l = ends.second;
       if (same([&] { return megatron_uneven_split(layers, pp, vp, f, l); })) {
         virtual_count();
         if (f > 0) arg(parallel_, "decoder-first-pipeline-num-layers", std::to_string(f));
         if (l > 0) arg(parallel_, "decoder-last-pipeline-num-layers", std::to_string(l));
         return;
       }
+    }
     // --pipeline-model-parallel-layout: E, each stage's t's, the MTP layers and L; the stage count
     // over PP gives the virtual stages.
     std::string layout;

@@ -75,6 +75,11 @@ class TitanExport {
                                                  "train.adam_moments_dtype=fp32");
     if (p_.train.precision == Precision::FP8 && p_.train.low_precision == LowPrecision::Nvfp4)
       refuse("train.precision", "nvfp4", "torchtitan's converters run float8 and mx (MXFP8); use fp8, mxfp8 or bf16");
+    // In the plan's terms, not the job's (the importer's refusal names a TOML key of a file not written).
+    if (p_.parallel.tp_comm_overlap && profile != "torchtitan-compile")
+      refuse("parallel.tp_comm_overlap", "true",
+             "torchtitan runs async tensor parallelism (enable_async_tensor_parallel) only with torch.compile of the "
+             "model; set software.profile=torchtitan-compile, or parallel.tp_comm_overlap=false");
   }
 
   // The flavour whose shape is the plan's: each of the importer's flavours imported in a minimal

@@ -71,11 +71,21 @@ void untrack_temp(const char* path) {
 
 namespace {
 
-// What a path names once a symlink is followed (the file a write replaces).
-fs::path resolved(const std::string& path) {
+// What a path names once its symbolic links are followed, link by link (the file a write
+// replaces): a link to a file not there yet names that file, so its folder is checked as any
+// output's; a loop is refused. (weakly_canonical stops at a dangling link and returns the link
+// itself, which the rename then replaced with a plain file.)
+fs::path resolved(const std::string& path, const std::string& option) {
   std::error_code ec;
   fs::path target = path;
-  if (fs::is_symlink(fs::symlink_status(target, ec))) target = fs::weakly_canonical(target, ec);
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+    if (hops == 40)
+      throw ConfigError(path + ": a loop of symbolic links (or over 40 in a row); name a file to write (" + option + ")");
+    const fs::path next = fs::read_symlink(target, ec);
+    if (ec)
+      throw ConfigError(path + ": cannot read the symbolic link (" + ec.message() + "); check the path (" + option + ")");
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
   return target;
 }
 
@@ -89,7 +99,7 @@ fs::path checked_target(const std::string& path, const std::string& option, Dash
     throw ConfigError(option + " -: " + dash.refusal + ", so - cannot mean stdout here; name a file (./- for a file "
                       "named -)");
   }
-  const fs::path target = resolved(path);
+  const fs::path target = resolved(path, option);
   claim_output(path, option);
   struct stat st {};
   if (::stat(target.c_str(), &st) == 0) {

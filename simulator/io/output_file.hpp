@@ -2,7 +2,8 @@
 // target and is renamed over it only once complete, so a failure (bad input found late, a full
 // disk) never leaves the target empty or half-written, and a write error is an error, not exit 0.
 // Devices and FIFOs (/dev/null, /dev/stdout, a pipe) are written directly; a symlink is followed
-// and its target replaced. An output that is one of the command's inputs or another option's
+// link by link and its target replaced (a link to a file not there yet creates it, where its folder
+// exists; a loop is refused). An output that is one of the command's inputs or another option's
 // output is refused (command_files.hpp).
 #pragma once
 
