@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <deque>
+#include <mutex>
 #include <vector>
 #include <limits>
 
@@ -252,8 +254,33 @@ bool plain_word(const std::string& text) {
   });
 }
 
+// Texts a child has parsed in time already (the last few, per process): parsed here directly the
+// next time. A search loads one config thousands of times, and a fork per load took most of its time.
+class ParsedTexts {
+ public:
+  bool has(const std::string& text) {
+    const std::lock_guard<std::mutex> hold(lock_);
+    return std::find(texts_.begin(), texts_.end(), text) != texts_.end();
+  }
+  void add(const std::string& text) {
+    const std::lock_guard<std::mutex> hold(lock_);
+    if (std::find(texts_.begin(), texts_.end(), text) != texts_.end()) return;
+    texts_.push_back(text);
+    if (texts_.size() > 8) texts_.pop_front();
+  }
+
+ private:
+  std::mutex lock_;
+  std::deque<std::string> texts_;
+};
+
+ParsedTexts& parsed_texts() {
+  static ParsedTexts texts;
+  return texts;
+}
+
 json parse_with_time_limit(const std::string& text, const std::string& source) {
-  if (plain_word(text)) return parse_in_process(text, source);
+  if (plain_word(text) || parsed_texts().has(text)) return parse_in_process(text, source);
   const pid_t pid = io::fork_tied_child();
   if (pid == 0) {
     // The alarm must kill the child: an inherited handler (libFuzzer's, a caller's) might not.
@@ -278,6 +305,7 @@ json parse_with_time_limit(const std::string& text, const std::string& source) {
                         (timed_out ? "did not finish within " + std::to_string(kParseLimitS) + " s"
                                    : std::string("crashed")) +
                         " (yaml-cpp fails so on some malformed texts); check the syntax, e.g. unbalanced [ ] or { }");
+    parsed_texts().add(text);
   }
   return parse_in_process(text, source);
 }
