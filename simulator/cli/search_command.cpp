@@ -44,7 +44,10 @@ int run_search(const SearchArgs& a) {
     throw ConfigError("--margin " + std::to_string(a.margin_pct) + ": a percentage from 0 up to (not including) 100");
   if (a.max_replays < 1 || a.max_replays > 10000)
     throw ConfigError("--max-replays " + std::to_string(a.max_replays) + ": between 1 and 10000 replays");
+  if (a.max_plans < 1 || a.max_plans > 10'000'000)
+    throw ConfigError("--max-plans " + std::to_string(a.max_plans) + ": between 1 and 10000000 plans");
   search::SearchOptions o;
+  o.max_plans = a.max_plans;
   o.config = absolute(a.config.empty() ? default_config_path() : a.config);
   o.sets = a.sets;
   for (const auto& s : a.sets) check_override(s);

@@ -263,7 +263,7 @@ void write_scatter_png(const ScatterChart& chart, const std::string& path) {
   if (chart.x_marker >= 0) xlo = std::min(xlo, chart.x_marker), xhi = std::max(xhi, chart.x_marker);
   if (!(xlo <= xhi)) xlo = 0, xhi = 1;
   if (!(ylo <= yhi)) ylo = 0, yhi = 1;
-  const Axis y = nice_axis(ylo, yhi, true);
+  const Axis y = nice_axis(ylo, yhi, false);
   const Axis x = nice_axis(xlo, xhi, true);
   draw_frame(c, chart.title, chart.y_label, y);
   const double px0 = kLeft, px1 = kWidth - kRight, py0 = kHeight - kBottom, py1 = kTop;
@@ -281,7 +281,8 @@ void write_scatter_png(const ScatterChart& chart, const std::string& path) {
     cairo_set_dash(cr, dash, 2, 0);
     c.line(px(chart.x_marker), py0, px(chart.x_marker), py1, 1.5);
     cairo_set_dash(cr, nullptr, 0, 0);
-    c.text(chart.x_marker_label, px(chart.x_marker) - 6, py1 + 16, 11, 1);
+    const bool left_half = px(chart.x_marker) < (px0 + px1) / 2;  // the label on the side with room
+    c.text(chart.x_marker_label, px(chart.x_marker) + (left_half ? 6 : -6), py1 + 16, 11, left_half ? 0 : 1);
   }
   const auto legend = legend_layout(cr, labels, kRight);
   for (size_t k = 0; k < chart.series.size(); ++k) {

@@ -135,7 +135,7 @@ SearchResult run_search(const SearchOptions& o) {
   Plan config_storage;
   const Plan* config_plan = nullptr;
   const Plan base = load_base(text, o, config_plan, config_storage);
-  res.space = enumerate_space(base, r);
+  res.space = enumerate_space(base, r, size_t(o.max_plans));
   res.margin = o.margin;
   res.max_replays = o.max_replays;
   res.capacity_GiB = base.hardware.memory_GiB;
@@ -149,14 +149,11 @@ SearchResult run_search(const SearchOptions& o) {
     res.description = d;
   }
   if (res.space.total == 0)
-    throw ConfigError("--only/--fix: the search space is empty: a key was given no value this model and cluster admit; "
-                      "widen --only or drop a --fix");
+    throw ConfigError("--only/--fix: the search space is empty: " + res.space.empty_key +
+                      " takes no value this model and cluster admit beside " +
+                      (res.space.empty_after.empty() ? std::string("the config") : res.space.empty_after) +
+                      "; widen --only or drop a --fix");
   const int64_t n = int64_t(res.space.candidates.size());
-  if (!o.quiet) {
-    std::fprintf(stderr, "stepsim search: stage 1: %lld plans in the space%s; validating them\n",
-                 static_cast<long long>(res.space.total),
-                 res.space.truncated() ? (", the first " + std::to_string(n) + " searched (narrow it with --only or --fix)").c_str() : "");
-  }
 
   // Stages 1-3: validate, memory, estimate.
   std::vector<std::string> shared = o.sets;
@@ -169,7 +166,7 @@ SearchResult run_search(const SearchOptions& o) {
     if (!o.quiet && seconds_since(last_report) >= 2.0) {
       last_report = Clock::now();
       const double elapsed = seconds_since(start);
-      std::fprintf(stderr, "stepsim search: stage 1-3: %lld/%lld plans checked, %.0f s, ETA %.0f s\n",
+      std::fprintf(stderr, "stepsim search: stages 1-3: %lld/%lld plans checked, %.0f s, ETA %.0f s\n",
                    static_cast<long long>(i + 1), static_cast<long long>(n), elapsed, elapsed / double(i + 1) * double(n - i - 1));
     }
   }
@@ -194,8 +191,8 @@ SearchResult run_search(const SearchOptions& o) {
                       "; widen --only or drop a --fix");
   }
   if (!o.quiet)
-    std::fprintf(stderr, "stepsim search: stages 1-3: %lld plans, %lld invalid, %d out of memory (estimate), %d ranked, %.1f s\n",
-                 static_cast<long long>(n), static_cast<long long>(n - valid), valid - fit, fit, seconds_since(start));
+    std::fprintf(stderr, "stepsim search: stages 1-3: %lld plans%s, %lld invalid, %d out of memory (estimate), %d ranked, %.1f s\n",
+                 static_cast<long long>(n), res.space.truncated() ? " (the space's first: see the summary)" : "", static_cast<long long>(n - valid), valid - fit, fit, seconds_since(start));
 
   // The config's own plan, for reference.
   if (config_plan != nullptr) {
@@ -246,6 +243,8 @@ SearchResult run_search(const SearchOptions& o) {
       Evaluated& e = w == kConfig ? res.config_plan : all[w];
       const sweep::Manifest& mm = w == kConfig ? m_config : m;
       const sweep::GridPoint p = grid_point(e.candidate);
+      io::output_written(sweep::point_json_path(o.out_dir, p.index, points));  // a kept replay is read back
+      io::output_written(sweep::point_err_path(o.out_dir, p.index, points));
       const sweep::PointOutcome kept = sweep::read_point(o.out_dir, mm, p, points);
       if (kept.error.empty() && !kept.fields.empty()) {
         e.replay = kept.fields;

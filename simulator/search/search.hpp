@@ -30,6 +30,7 @@ struct SearchOptions {
   int jobs = 1;
   double margin = 0.10;
   int max_replays = 32;
+  int64_t max_plans = kMaxCandidates;  // the most candidates validated (the space's first, in order)
   bool quiet = false;
 };
 

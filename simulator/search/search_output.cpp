@@ -124,7 +124,7 @@ std::vector<const Evaluated*> pareto_front(const std::vector<const Evaluated*>& 
 void write_chart(const std::string& path, const SearchResult& r) {
   plot::ScatterChart chart;
   chart.title = "stepsim search: " + r.description.substr(0, r.description.find(", ", r.description.find(" GPUs")));
-  chart.x_label = "peak memory per GPU (GiB; static estimate where not replayed)";
+  chart.x_label = "peak memory per GPU (GiB; static estimate where not replayed); plans that fit the estimate";
   chart.y_label = "step time (s; estimate where not replayed)";
   chart.x_marker = r.capacity_GiB;
   chart.x_marker_label = "hardware.memory_GiB " + num(r.capacity_GiB, "%g");
@@ -132,7 +132,7 @@ void write_chart(const std::string& path, const SearchResult& r) {
   plot::ScatterSeries replays{"replayed", {}, {}, 0, false, false, 4};
   std::vector<const Evaluated*> fitting;
   for (const Evaluated& e : r.ranked) {
-    if (e.status == Status::Invalid || e.status == Status::ReplayFailed) continue;
+    if (e.status == Status::Invalid || e.status == Status::ReplayFailed || e.status == Status::OutOfMemory) continue;
     const Figures f = figures(e);
     if (!std::isfinite(f.step_s) || !std::isfinite(f.peak_GiB)) continue;
     plot::ScatterSeries& s = replayed(e) ? replays : estimated;
@@ -289,8 +289,7 @@ std::string write_search_outputs(const SearchOptions& o, const SearchResult& r, 
     const Figures f = figures(*best);
     std::string vs;
     if (replayed(cp)) vs = ", " + num(figures(cp).step_s / f.step_s, "%.2f") + "x the config's own plan's speed";
-    line("best plan:         " + plan_text(best->candidate) + ": " + num(f.step_s, "%.3f") + " s" + vs + "; written to " +
-         o.out_dir + "/best.yaml");
+    line("best plan:         " + plan_text(best->candidate) + ": " + num(f.step_s, "%.3f") + " s" + vs + " (best.yaml)");
   } else {
     line("best plan:         none: no replayed plan fits in memory");
   }

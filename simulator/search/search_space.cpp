@@ -214,10 +214,11 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
         if ((c == 1 || base.train.seq_len % (2 * c) == 0) && gpus % (tp * c) == 0) out.push_back(c);
       return texts(out);
     }
-    if (key == "parallel.pp") {
+    if (key == "parallel.pp") {  // stepsim balances the stages when pp does not divide the layers
       std::vector<int64_t> out;
-      for (const int64_t d : divisors(layers))
-        if (gpus % (tp * cp * d) == 0) out.push_back(d);
+      if (gpus % (tp * cp) != 0) return {"1"};
+      for (const int64_t d : divisors(gpus / (tp * cp)))
+        if (d <= layers) out.push_back(d);
       return texts(out);
     }
     if (key == "parallel.ep") {
@@ -297,6 +298,11 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
     }
     const auto given = r.values.find(keys[k]);
     const std::vector<std::string> values = given != r.values.end() ? given->second : generated(keys[k]);
+    if (values.empty() && space.empty_key.empty()) {
+      space.empty_key = keys[k];
+      for (size_t i = 0; i < k; ++i)
+        if (!chosen[i].empty()) space.empty_after += (space.empty_after.empty() ? "" : ", ") + keys[i] + "=" + chosen[i];
+    }
     for (const auto& v : values) {
       chosen[k] = v;
       walk(k + 1);

@@ -40,11 +40,13 @@ struct Candidate {
 struct Space {
   std::vector<Candidate> candidates;  // at most the limit, in enumeration order
   uint64_t total = 0;                 // every plan the space holds (may exceed candidates.size())
+  // When a key took no value at all (an empty space): the key and the choices before it.
+  std::string empty_key, empty_after;
   bool truncated() const { return total > candidates.size(); }
 };
 
-// The most candidates a search validates; a larger space is cut to its first kMaxCandidates in
-// enumeration order, and the search says so.
+// The most candidates a search validates by default (--max-plans); a larger space is cut to its
+// first ones in enumeration order, and the search says so.
 inline constexpr size_t kMaxCandidates = 20000;
 
 // Every candidate of the space around `base` (the config's plan: its model, cluster and batch),
@@ -52,7 +54,8 @@ inline constexpr size_t kMaxCandidates = 20000;
 //   parallel.tp           divisors of the NVLink domain dividing the attention heads, and dividing
 //                         or a multiple of the KV heads
 //   parallel.cp           1, 2, 4, 8 with 2 cp dividing seq_len and tp x cp dividing the GPUs
-//   parallel.pp           divisors of the layers with tp x cp x pp dividing the GPUs
+//   parallel.pp           up to the layers, with tp x cp x pp dividing the GPUs (a pp that does not
+//                         divide the layers gets uneven stages, balanced by layer_partition)
 //   parallel.ep           (MoE) divisors of the routed experts dividing the GPUs of a stage
 //   schedule              at PP 1: 1f1b and each schedule that shards parameters (fsdp); at PP > 1
 //                         every registered pipeline schedule (schedules/registry.cpp) but the
