@@ -70,7 +70,8 @@ std::string plan_text(const Candidate& c) {
   add(v("schedule") + (v("parallel.virtual_stages").empty() ? "" : " x" + v("parallel.virtual_stages")));
   add("zero " + v("parallel.zero") +
       (v("parallel.fsdp_shard_size").empty() || v("parallel.fsdp_shard_size") == "0" ? "" : " (hsdp " + v("parallel.fsdp_shard_size") + ")"));
-  add("mbs " + v("parallel.micro_batch_size"));
+  if (!v("parallel.micro_batch_size").empty()) add("mbs " + v("parallel.micro_batch_size"));
+  if (!v("parallel.microbatches").empty()) add(v("parallel.microbatches") + " microbatches");
   add("recompute " + v("parallel.recompute"));
   for (const char* k : {"parallel.tp_comm_overlap", "parallel.overlap_grad_reduce", "parallel.overlap_param_gather"})
     if (v(k) == "false") add(std::string(k).substr(9) + " off");

@@ -92,7 +92,7 @@ const std::vector<std::string>& search_keys() {
   static const std::vector<std::string> keys = {
       "parallel.tp",         "parallel.cp",        "parallel.pp",
       "parallel.ep",         "schedule",           "parallel.virtual_stages",
-      "parallel.zero",       "parallel.fsdp_shard_size", "parallel.micro_batch_size",
+      "parallel.zero",       "parallel.fsdp_shard_size", "parallel.micro_batch_size", "parallel.microbatches",
       "parallel.recompute",  "parallel.tp_comm_overlap", "parallel.overlap_grad_reduce",
       "parallel.overlap_param_gather"};
   return keys;
@@ -254,17 +254,26 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
         if (holders % s == 0) out.push_back(std::to_string(s));
       return out;
     }
+    const int64_t batch = base.train.global_batch;
+    const bool uneven = replicas > 0 && batch % replicas != 0;  // FSDP only: some replicas run one more
     if (key == "parallel.micro_batch_size") {
-      const int64_t batch = base.train.global_batch;
+      if (r.values.count("parallel.microbatches") || uneven) return {""};  // given as a count instead
       if (replicas <= 0) return {"1"};
       std::vector<int64_t> out;
-      if (batch % replicas != 0) {  // FSDP splits unevenly; a pipeline plan is refused at any size
-        for (int64_t s = 1; s <= std::min<int64_t>(kMaxMicroBatch, (batch + replicas - 1) / replicas); s *= 2) out.push_back(s);
-      } else {
-        for (const int64_t d : divisors(std::min<int64_t>(batch / replicas, kMaxMicroBatch)))
-          if ((batch / replicas) % d == 0) out.push_back(d);
+      for (const int64_t d : divisors(std::min<int64_t>(batch / replicas, kMaxMicroBatch)))
+        if ((batch / replicas) % d == 0) out.push_back(d);
+      return texts(out);
+    }
+    if (key == "parallel.microbatches") {
+      // An uneven split has no one microbatch size: the counts giving microbatches of about 1, 2, 4,
+      // ... sequences (up to 16) of the largest replica's share.
+      if (!uneven || !value_of("parallel.micro_batch_size").empty()) return {""};
+      const int64_t most = (batch + replicas - 1) / replicas;
+      std::vector<int64_t> out;
+      for (int64_t s = 1; s <= std::min<int64_t>(kMaxMicroBatch, most); s *= 2) {
+        const int64_t m = (most + s - 1) / s;
+        if (out.empty() || out.back() != m) out.push_back(m);
       }
-      if (out.empty()) out.push_back(1);
       return texts(out);
     }
     if (key == "parallel.recompute") {

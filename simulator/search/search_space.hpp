@@ -65,6 +65,8 @@ inline constexpr size_t kMaxCandidates = 20000;
 //   parallel.fsdp_shard_size  with ZeRO-3: 0 (all) and HSDP groups of gpus_per_node x 2^k GPUs
 //                         dividing the replicas x CP
 //   parallel.micro_batch_size  divisors up to 16 of the sequences per replica
+//   parallel.microbatches  where the batch does not split evenly over the replicas (FSDP), the counts
+//                         giving microbatches of about 1, 2, 4, ... 16 sequences of the largest share
 //   parallel.recompute    none, selective, full (and the config's own shorthand)
 //   parallel.tp_comm_overlap, overlap_grad_reduce, overlap_param_gather: true where they apply
 // A value of "" means the key is left as the config has it.
