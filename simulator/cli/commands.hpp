@@ -37,7 +37,7 @@ struct SearchArgs {
   int jobs = 0;            // 0: one per hardware thread
   double margin_pct = 10;  // the stopping rule's margin, percent
   int max_replays = 32;
-  long long max_plans = 20000;  // the most plans validated
+  long long max_plans = 50000;  // the most plans validated
   bool quiet = false;
 };
 int run_search(const SearchArgs& args);

@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
                                                 "than the best replayed step (default 10)");
   search->add_option("--max-replays", se.max_replays, "the most candidates replayed (default 32)");
   search->add_option("--max-plans", se.max_plans, "the most plans validated: a larger space is cut to its first, "
-                                                  "in enumeration order, and the summary says so (default 20000)");
+                                                  "in enumeration order, and the summary says so (default 50000)");
   search->add_flag("-q,--quiet", se.quiet, "no progress on stderr");
 
   stepsim::ImportArgs imp;

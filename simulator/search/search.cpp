@@ -186,7 +186,9 @@ SearchResult run_search(const SearchOptions& o) {
     int most = 0;
     for (const auto& [k, count] : by_key)
       if (count > most) key = k, most = count;
-    throw ConfigError("--only/--fix: none of the " + std::to_string(n) + " plans searched is valid; " +
+    throw ConfigError("--only/--fix: none of the " + std::to_string(n) + " plans searched" +
+                      (res.space.truncated() ? " (the first of " + std::to_string(res.space.total) + ", --max-plans)" : "") +
+                      " is valid; " +
                       std::to_string(most) + " fail on " + key + ", e.g. " + io::shortened(example[key], 300) +
                       "; widen --only or drop a --fix");
   }

@@ -47,7 +47,7 @@ struct Space {
 
 // The most candidates a search validates by default (--max-plans); a larger space is cut to its
 // first ones in enumeration order, and the search says so.
-inline constexpr size_t kMaxCandidates = 20000;
+inline constexpr size_t kMaxCandidates = 50000;
 
 // Every candidate of the space around `base` (the config's plan: its model, cluster and batch),
 // keys in search_keys() order. The generated values (where --only / --fix do not give them):
