@@ -7,12 +7,16 @@
 #include <cstdlib>
 #include <csignal>
 #include <limits>
+#include <cerrno>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <unistd.h>
 
 #include "simulator/config/config_loader.hpp"
 #include "simulator/io/command_files.hpp"
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/json_text.hpp"
+#include "simulator/io/tied_child.hpp"
 #include "simulator/search/search_dir.hpp"
 #include "simulator/sweep/collect.hpp"
 #include "simulator/sweep/manifest.hpp"
@@ -82,6 +86,99 @@ Evaluated evaluate(const std::string& text, const std::string& config, const std
     e.reason_key = key_named(e.error);
   }
   return e;
+}
+
+// Stages 1-3 over `candidates`, split over `jobs` forked workers (candidate i to worker i mod jobs),
+// each sending its results back as JSON lines; the parent evaluates any a worker did not send (it
+// died). The results are the same as one process's, in candidate order.
+std::vector<Evaluated> evaluate_all(const std::string& text, const std::string& config, const std::vector<std::string>& shared,
+                                    const std::vector<Candidate>& candidates, int jobs, bool quiet, Clock::time_point start) {
+  const size_t n = candidates.size();
+  std::vector<Evaluated> all(n);
+  std::vector<bool> done(n, false);
+  const int workers = int(std::min<size_t>(size_t(std::max(1, jobs)), std::max<size_t>(1, n / 64)));
+  const auto progress = [&](size_t checked, size_t total) {
+    const double elapsed = seconds_since(start);
+    std::fprintf(stderr, "stepsim search: stages 1-3: %zu/%zu plans checked, %.0f s, ETA %.0f s\n", checked, total,
+                 elapsed, elapsed / double(checked) * double(total - checked));
+  };
+  if (workers > 1) {
+    std::vector<std::pair<pid_t, int>> children;
+    for (int w = 0; w < workers; ++w) {
+      int fds[2];
+      if (::pipe(fds) != 0) break;
+      const pid_t pid = io::fork_tied_child();
+      if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        break;
+      }
+      if (pid == 0) {
+        ::close(fds[0]);
+        std::string out;
+        auto last = Clock::now();
+        for (size_t i = size_t(w); i < n; i += size_t(workers)) {
+          const Evaluated e = evaluate(text, config, shared, candidates[i]);
+          const Estimate& x = e.estimate;
+          out += nlohmann::json{{"i", i}, {"s", int(e.status)}, {"k", e.reason_key}, {"e", e.error},
+                                {"x", {x.compute_s, x.bubble_s, x.exposed_comm_s, x.step_s, x.memory_bytes, x.capacity_bytes,
+                                       x.fits, x.tokens_per_s_per_gpu, x.mfu}}}.dump() + "\n";
+          if (w == 0 && !quiet && seconds_since(last) >= 2.0) {  // the first worker speaks for all
+            last = Clock::now();
+            progress(i + 1, n);
+          }
+        }
+        for (size_t at = 0; at < out.size();) {
+          const ssize_t k = ::write(fds[1], out.data() + at, out.size() - at);
+          if (k > 0) at += size_t(k);
+          else if (k == 0 || errno != EINTR) break;
+        }
+        ::_exit(0);
+      }
+      ::close(fds[1]);
+      children.emplace_back(pid, fds[0]);
+    }
+    for (const auto& [pid, fd] : children) {
+      std::string in;
+      char buf[65536];
+      for (;;) {
+        const ssize_t k = ::read(fd, buf, sizeof buf);
+        if (k > 0) in.append(buf, size_t(k));
+        else if (k == 0 || errno != EINTR) break;
+      }
+      ::close(fd);
+      io::wait_for_child(pid);
+      size_t at = 0;
+      for (size_t end = in.find('\n'); end != std::string::npos; at = end + 1, end = in.find('\n', at)) {
+        try {
+          const auto j = nlohmann::json::parse(in.substr(at, end - at));
+          const size_t i = j.at("i").get<size_t>();
+          if (i >= n) continue;
+          Evaluated& e = all[i];
+          e.candidate = candidates[i];
+          e.status = Status(j.at("s").get<int>());
+          e.reason_key = j.at("k").get<std::string>();
+          e.error = j.at("e").get<std::string>();
+          const auto& x = j.at("x");
+          e.estimate = {x[0].get<double>(), x[1].get<double>(), x[2].get<double>(), x[3].get<double>(), x[4].get<double>(),
+                        x[5].get<double>(), x[6].get<bool>(), x[7].get<double>(), x[8].get<double>()};
+          done[i] = true;
+        } catch (const std::exception&) {
+          // a line cut short by a dying worker: its plan is evaluated below
+        }
+      }
+    }
+  }
+  auto last = Clock::now();
+  for (size_t i = 0; i < n; ++i) {
+    if (done[i]) continue;
+    all[i] = evaluate(text, config, shared, candidates[i]);
+    if (!quiet && workers <= 1 && seconds_since(last) >= 2.0) {
+      last = Clock::now();
+      progress(i + 1, n);
+    }
+  }
+  return all;
 }
 
 std::string fmt_s(double s) {
@@ -158,18 +255,7 @@ SearchResult run_search(const SearchOptions& o) {
   // Stages 1-3: validate, memory, estimate.
   std::vector<std::string> shared = o.sets;
   shared.insert(shared.end(), r.shared_sets.begin(), r.shared_sets.end());
-  std::vector<Evaluated> all;
-  all.reserve(size_t(n));
-  auto last_report = Clock::now();
-  for (int64_t i = 0; i < n; ++i) {
-    all.push_back(evaluate(text, o.config, shared, res.space.candidates[size_t(i)]));
-    if (!o.quiet && seconds_since(last_report) >= 2.0) {
-      last_report = Clock::now();
-      const double elapsed = seconds_since(start);
-      std::fprintf(stderr, "stepsim search: stages 1-3: %lld/%lld plans checked, %.0f s, ETA %.0f s\n",
-                   static_cast<long long>(i + 1), static_cast<long long>(n), elapsed, elapsed / double(i + 1) * double(n - i - 1));
-    }
-  }
+  std::vector<Evaluated> all = evaluate_all(text, o.config, shared, res.space.candidates, o.jobs, o.quiet, start);
   int valid = 0, fit = 0;
   std::map<std::string, int> by_key;
   std::map<std::string, std::string> example;
