@@ -126,16 +126,20 @@ void write_chart(const std::string& path, const SearchResult& r) {
   plot::ScatterChart chart;
   chart.title = "stepsim search: " + r.description.substr(0, r.description.find(", ", r.description.find(" GPUs")));
   chart.x_label = "peak memory per GPU (GiB; static estimate where not replayed); plans that fit the estimate";
-  chart.y_label = "step time (s; estimate where not replayed)";
+  chart.y_label = "step time (s; estimate where not replayed; up to 3x the fastest)";
   chart.x_marker = r.capacity_GiB;
   chart.x_marker_label = "hardware.memory_GiB " + num(r.capacity_GiB, "%g");
   plot::ScatterSeries estimated{"estimated, not replayed", {}, {}, -1, true, false, 3};
   plot::ScatterSeries replays{"replayed", {}, {}, 0, false, false, 4};
   std::vector<const Evaluated*> fitting;
+  // Plans up to 3x the fastest step: slower ones would flatten the front the chart is for.
+  double fastest = INFINITY;
+  for (const Evaluated& e : r.ranked)
+    if (e.status == Status::Estimated || e.status == Status::Replayed) fastest = std::min(fastest, figures(e).step_s);
   for (const Evaluated& e : r.ranked) {
     if (e.status == Status::Invalid || e.status == Status::ReplayFailed || e.status == Status::OutOfMemory) continue;
     const Figures f = figures(e);
-    if (!std::isfinite(f.step_s) || !std::isfinite(f.peak_GiB)) continue;
+    if (!std::isfinite(f.step_s) || !std::isfinite(f.peak_GiB) || f.step_s > 3 * fastest) continue;
     plot::ScatterSeries& s = replayed(e) ? replays : estimated;
     s.x.push_back(f.peak_GiB);
     s.y.push_back(f.step_s);
