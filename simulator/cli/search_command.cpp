@@ -72,6 +72,7 @@ int run_search(const SearchArgs& a) {
           return load_plan(o.config, neutral);
         } catch (const ConfigError&) {
           neutral.push_back("parallel.ep=1");
+          neutral.push_back("parallel.split_lone_chunks=false");
           return load_plan(o.config, neutral);
         }
       }

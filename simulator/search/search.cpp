@@ -61,7 +61,8 @@ Plan load_base(const std::string& text, const SearchOptions& o, const Plan*& con
       return load_plan_text(text, o.config, neutral);
     } catch (const ConfigError&) {
       try {
-        neutral.push_back("parallel.ep=1");
+        neutral.push_back("parallel.ep=1");  // and what DeepEP in pipeline chunks needed
+        neutral.push_back("parallel.split_lone_chunks=false");
         return load_plan_text(text, o.config, neutral);
       } catch (const ConfigError&) {
         throw first;
@@ -374,7 +375,7 @@ SearchResult run_search(const SearchOptions& o) {
   if (!o.quiet)
     std::fprintf(stderr, "stepsim search: stage 4: replaying the best of %zu candidates (at most %d, while the next "
                  "estimate less %.0f %% is below the best replayed step)\n", order.size(), cap, o.margin * 100);
-  res.stop_reason = "every ranked candidate was replayed";
+  res.stop_reason = order.empty() ? "no plan was left to replay" : "every ranked candidate was replayed";
   for (;;) {
     std::vector<size_t> batch;
     for (size_t p = next; p < order.size() && int(batch.size()) < std::max(1, o.jobs) && accepted + int(batch.size()) < cap; ++p) {
