@@ -17,6 +17,9 @@
 #   cable       a 1:1 fat tree with the cable from leaf 0 to spine 3 down, auto mode, baseline included
 #   16k         16,384 GPUs in full (2048 nodes, global batch 122880): long
 #   sweep100    a 100-point reduced sweep (scenario.seed=1..100), wall time only
+#   search70b   `stepsim search` of Llama 3.1 70B on 512 H100s (64 nodes, 8M tokens per step: the whole
+#               default space, 32 replays at most, -j 2), whatever CONFIG says; wall time, peak RSS and
+#               the best step found (target: under 3 minutes on 2 cores)
 #   python      the reduced replay as a Python call, plan.simulate() (the module in the binary's build
 #               folder), beside the same replay by the binary, alternating; both rows, the call's
 #               overhead in wall and CPU time (target: under 5 %) and what stepsim.load() adds
@@ -73,7 +76,7 @@ case_args() {
     straggler) echo '--set scenario.stragglers=[{"gpu":5,"clock":0.8}]' ;;
     cable) echo '--set cluster.topology=fat-tree --set scenario.stragglers=[{"leaf":0,"spine":3,"link":"down"}]' ;;
     16k) echo "--set sim.mode=full --set cluster.nodes=2048 --set train.global_batch=122880" ;;
-    *) echo "benchmark.sh: unknown case $1 (reduced, full, zipf, straggler, cable, 16k, sweep100, python)" >&2; exit 2 ;;
+    *) echo "benchmark.sh: unknown case $1 (reduced, full, zipf, straggler, cable, 16k, sweep100, search70b, python)" >&2; exit 2 ;;
   esac
 }
 
@@ -137,6 +140,17 @@ for c in "${list[@]}"; do
     bin=${bins[$i]}
     if [ "$c" = python ]; then
       python_case "$bin" "${labels[$i]}"
+      continue
+    fi
+    if [ "$c" = search70b ]; then
+      rm -rf "$out/search$i"
+      /usr/bin/time -f '%e %M' -o "$out/time" "$bin" search workloads/llama-3.1-8b.yaml \
+        --set model.config_json=workloads/models/llama-3.1-70b.config.json --set hardware.preset=h100-sxm \
+        --gpus 512 --tokens-per-step 8388608 -j 2 -o "$out/search$i" --quiet >/dev/null 2>"$out/err" ||
+        { echo "$c ${labels[$i]}: failed: $(tail -1 "$out/err")"; continue; }
+      read -r wall kib <"$out/time"
+      best=$(awk -F, 'NR == 2 { print $17 }' "$out/search$i/search.csv")
+      printf '%-10s %-9s %9.2f %9.0f %12s %12s %10s\n' "$c" "${labels[$i]}" "$wall" "$((kib / 1024))" - - "$best"
       continue
     fi
     if [ "$c" = sweep100 ]; then

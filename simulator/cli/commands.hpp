@@ -26,6 +26,22 @@ struct SweepArgs {
 };
 int run_sweep(const SweepArgs& args);
 
+// `stepsim search`: see simulator/cli/search_command.cpp.
+struct SearchArgs {
+  std::string config;               // empty: the default config
+  std::vector<std::string> sets;    // applied to every plan
+  std::string gpus, tokens_per_step, global_batch;  // as typed (empty: the config's)
+  std::vector<std::string> only, fix;
+  std::string out_dir;
+  int top = 10;
+  int jobs = 0;            // 0: one per hardware thread
+  double margin_pct = 10;  // the stopping rule's margin, percent
+  int max_replays = 32;
+  long long max_plans = 50000;  // the most plans validated
+  bool quiet = false;
+};
+int run_search(const SearchArgs& args);
+
 // `stepsim report`: one self-contained HTML page of the simulated step (simulator/cli/report_command.cpp).
 struct ReportArgs {
   std::string out_path;      // -o: the HTML file

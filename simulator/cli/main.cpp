@@ -119,6 +119,27 @@ int main(int argc, char** argv) {
   sweep->add_option("--title", sw.title, "chart title (default: the config and --set values)");
   sweep->add_flag("-q,--quiet", sw.quiet, "no progress on stderr");
 
+  stepsim::SearchArgs se;
+  auto* search = app.add_subcommand("search", "the fastest plan for a model, cluster and batch: validate, prune, "
+                                              "estimate and replay the plans they admit; results in -o DIR");
+  search->add_option("config", se.config, "YAML config: the model, cluster and batch (default: workloads/deepseek-v3.yaml)");
+  search->add_option("--set", se.sets, "override a config value for every plan: key=value")->allow_extra_args(false);
+  search->add_option("--gpus", se.gpus, "the number of GPUs (whole nodes of cluster.gpus_per_node)");
+  search->add_option("--tokens-per-step", se.tokens_per_step, "the batch in tokens (train.global_batch_tokens)");
+  search->add_option("--global-batch", se.global_batch, "the batch in sequences (train.global_batch)");
+  search->add_option("--only", se.only, "key=v1,v2,...: the only values a searched key takes (repeatable)")
+      ->allow_extra_args(false);
+  search->add_option("--fix", se.fix, "key=value: one value for a key in every plan (repeatable)")->allow_extra_args(false);
+  search->add_option("--top", se.top, "rows of the printed table (default 10)");
+  search->add_option("-o,--output", se.out_dir, "search directory: search.csv, pruned.csv, summary.txt, pareto.png, best.yaml, points/");
+  search->add_option("-j,--jobs", se.jobs, "replays run at once (default: all cores)");
+  search->add_option("--margin", se.margin_pct, "percent: replays stop when the next estimate less this is no faster "
+                                                "than the best replayed step (default 10)");
+  search->add_option("--max-replays", se.max_replays, "the most candidates replayed (default 32)");
+  search->add_option("--max-plans", se.max_plans, "the most plans validated: a larger space is cut to its first, "
+                                                  "in enumeration order, and the summary says so (default 50000)");
+  search->add_flag("-q,--quiet", se.quiet, "no progress on stderr");
+
   stepsim::ImportArgs imp;
   auto* import = app.add_subcommand("import", "read a Megatron-LM launch script or a torchtitan job TOML into a stepsim plan");
   import->add_option("source", imp.tool, "megatron (a launch script or argument list) or torchtitan (a job TOML)")->required();
@@ -200,6 +221,7 @@ int main(int argc, char** argv) {
     if (*simulate) return stepsim::run_simulate(load(sim), sim.json, sim.quiet, sim.trace, sim.trace_ranks,
                                                       sim.trace_window, sim.strict);
     if (*sweep) return stepsim::run_sweep(sw);
+    if (*search) return stepsim::run_search(se);
     if (*report) {
       // The exact command, run from the same folder, writes the same page.
       std::string command = "cd " + stepsim::io::shell_quote(std::filesystem::current_path().string()) + " &&";

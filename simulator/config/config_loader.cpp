@@ -1,4 +1,5 @@
 #include "simulator/config/config_loader.hpp"
+#include "simulator/config/config_tree.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -1589,6 +1590,33 @@ std::string origin_of(const Plan& plan, const std::string& key, const std::vecto
   for (const auto& [k, text] : plan.set_by)
     if (std::find(related.begin(), related.end(), k) != related.end()) return shown(text);
   return plan.source;
+}
+
+nlohmann::json config_tree(const std::string& path, const std::string& text, const std::vector<std::string>& overrides) {
+  json root = yaml_text_to_json(text, path);
+  if (!root.is_object())
+    throw ConfigError(path + ": expected a map of sections (model, train, parallel, hardware, cluster)");
+  std::map<std::string, std::string> set_keys;
+  apply_overrides(root, overrides, path, set_keys);
+  // The file's relative paths are found next to it (then in the current directory); --set made
+  // its own absolute already.
+  const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  for (const char* key : {"model.config_json", "hardware.profile", "software.profile", "scenario.load_file"}) {
+    const auto parts = split_dots(key);
+    json* cur = &root;
+    for (size_t i = 0; i + 1 < parts.size() && cur != nullptr; ++i)
+      cur = cur->is_object() && cur->contains(parts[i]) ? &(*cur)[parts[i]] : nullptr;
+    if (cur == nullptr || !cur->is_object() || !cur->contains(parts.back()) || !(*cur)[parts.back()].is_string()) continue;
+    const std::string given = (*cur)[parts.back()].get<std::string>();
+    const bool release = std::string(key) == "software.profile" && given.find('/') == std::string::npos &&
+                         !given.ends_with(".yaml") && !given.ends_with(".yml");
+    if (release || std::filesystem::path(given).is_absolute()) continue;
+    std::error_code ec;
+    const std::filesystem::path found =
+        std::string(key) == "model.config_json" ? base / given : config_relative(given, base);
+    (*cur)[parts.back()] = std::filesystem::absolute(found, ec).lexically_normal().string();
+  }
+  return root;
 }
 
 bool is_config_key(const std::string& dotted_key) { return schema().count(dotted_key) > 0; }

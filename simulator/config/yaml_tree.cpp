@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <deque>
+#include <mutex>
 #include <vector>
 #include <limits>
 
@@ -252,8 +254,42 @@ bool plain_word(const std::string& text) {
   });
 }
 
+// Texts parsed before (the last few, per process) with their trees: a search loads one config, its
+// preset and its software profile thousands of times, and a fork and a parse per load took most of
+// its time. A text's tree does not depend on where it came from (`source` only names it in errors,
+// and a text that fails is never kept).
+class ParsedTexts {
+ public:
+  bool find(const std::string& text, json& tree) {
+    const std::lock_guard<std::mutex> hold(lock_);
+    for (const auto& [t, j] : texts_)
+      if (t == text) {
+        tree = j;
+        return true;
+      }
+    return false;
+  }
+  void add(const std::string& text, const json& tree) {
+    const std::lock_guard<std::mutex> hold(lock_);
+    for (const auto& [t, j] : texts_)
+      if (t == text) return;
+    texts_.emplace_back(text, tree);
+    if (texts_.size() > 8) texts_.pop_front();
+  }
+
+ private:
+  std::mutex lock_;
+  std::deque<std::pair<std::string, json>> texts_;
+};
+
+ParsedTexts& parsed_texts() {
+  static ParsedTexts texts;
+  return texts;
+}
+
 json parse_with_time_limit(const std::string& text, const std::string& source) {
   if (plain_word(text)) return parse_in_process(text, source);
+  if (json tree; parsed_texts().find(text, tree)) return tree;
   const pid_t pid = io::fork_tied_child();
   if (pid == 0) {
     // The alarm must kill the child: an inherited handler (libFuzzer's, a caller's) might not.
@@ -279,7 +315,9 @@ json parse_with_time_limit(const std::string& text, const std::string& source) {
                                    : std::string("crashed")) +
                         " (yaml-cpp fails so on some malformed texts); check the syntax, e.g. unbalanced [ ] or { }");
   }
-  return parse_in_process(text, source);
+  json tree = parse_in_process(text, source);
+  if (pid > 0) parsed_texts().add(text, tree);
+  return tree;
 }
 
 }  // namespace

@@ -244,6 +244,82 @@ void write_line_chart_png(const LineChart& chart, const std::string& path) {
   c.write(path);
 }
 
+void write_scatter_png(const ScatterChart& chart, const std::string& path) {
+  std::vector<std::string> labels;
+  for (const ScatterSeries& s : chart.series) labels.push_back(s.label);
+  double legend_bottom = 0;
+  {
+    Canvas probe = chart_canvas(1);
+    for (const auto& [x, y] : legend_layout(probe.cr.get(), labels, kRight)) legend_bottom = std::max(legend_bottom, y);
+  }
+  Canvas c = chart_canvas(std::max(kHeight, int(std::ceil(legend_bottom)) + 12));
+  cairo_t* cr = c.cr.get();
+  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
+  for (const ScatterSeries& s : chart.series)
+    for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
+      xlo = std::min(xlo, s.x[i]), xhi = std::max(xhi, s.x[i]);
+      ylo = std::min(ylo, s.y[i]), yhi = std::max(yhi, s.y[i]);
+    }
+  if (chart.x_marker >= 0) xlo = std::min(xlo, chart.x_marker), xhi = std::max(xhi, chart.x_marker);
+  if (!(xlo <= xhi)) xlo = 0, xhi = 1;
+  if (!(ylo <= yhi)) ylo = 0, yhi = 1;
+  const Axis y = nice_axis(ylo, yhi, false);
+  const Axis x = nice_axis(xlo, xhi, true);
+  draw_frame(c, chart.title, chart.y_label, y);
+  const double px0 = kLeft, px1 = kWidth - kRight, py0 = kHeight - kBottom, py1 = kTop;
+  const auto px = [&](double v) { return px0 + (v - x.lo) / (x.hi - x.lo) * (px1 - px0); };
+  const auto py = [&](double v) { return py0 - (v - y.lo) / (y.hi - y.lo) * (py0 - py1); };
+  c.colour({0.2, 0.2, 0.2});
+  for (double v = x.lo; v <= x.hi + x.step * 1e-9; v += x.step) {
+    c.line(px(v), py0, px(v), py0 + 5, 1);
+    c.text(format_tick(v, x.step), px(v), py0 + 20, 11, 0.5);
+  }
+  c.text(chart.x_label, (px0 + px1) / 2, py0 + 45, 13, 0.5);
+  if (chart.x_marker >= 0) {
+    c.colour({0.75, 0.1, 0.1});
+    const double dash[] = {6, 4};
+    cairo_set_dash(cr, dash, 2, 0);
+    c.line(px(chart.x_marker), py0, px(chart.x_marker), py1, 1.5);
+    cairo_set_dash(cr, nullptr, 0, 0);
+    const bool left_half = px(chart.x_marker) < (px0 + px1) / 2;  // the label on the side with room
+    c.text(chart.x_marker_label, px(chart.x_marker) + (left_half ? 6 : -6), py1 + 16, 11, left_half ? 0 : 1);
+  }
+  const auto legend = legend_layout(cr, labels, kRight);
+  for (size_t k = 0; k < chart.series.size(); ++k) {
+    const ScatterSeries& s = chart.series[k];
+    const Rgb col = s.colour < 0 ? Rgb{0.62, 0.62, 0.62} : kPalette[size_t(s.colour) % std::size(kPalette)];
+    const size_t n = std::min(s.x.size(), s.y.size());
+    c.colour(col);
+    if (s.line && n > 1) {
+      cairo_new_path(cr);
+      cairo_set_line_width(cr, 2);
+      for (size_t i = 0; i < n; ++i) {
+        if (i == 0) cairo_move_to(cr, px(s.x[i]), py(s.y[i]));
+        else cairo_line_to(cr, px(s.x[i]), py(s.y[i]));
+      }
+      cairo_stroke(cr);
+    }
+    const auto mark = [&](double cx, double cy) {
+      cairo_new_path(cr);
+      cairo_arc(cr, cx, cy, s.radius, 0, 2 * M_PI);
+      if (s.hollow) {
+        cairo_set_line_width(cr, 1.5);
+        cairo_stroke(cr);
+      } else {
+        cairo_fill(cr);
+      }
+    };
+    for (size_t i = 0; i < n; ++i) mark(px(s.x[i]), py(s.y[i]));
+    const auto [lx, ly] = legend[k];
+    c.colour(col);
+    if (s.line) c.line(lx, ly - 4, lx + 30, ly - 4, 2);
+    mark(lx + 15, ly - 4);
+    c.colour({0, 0, 0});
+    c.text(s.label, lx + 38, ly, 12);
+  }
+  c.write(path);
+}
+
 void write_waterfall_png(const WaterfallChart& chart, const std::string& path) {
   Canvas c = chart_canvas();
   cairo_t* cr = c.cr.get();

@@ -32,6 +32,27 @@ struct LineChart {
 // Throws stepsim::ConfigError naming `path` when the file cannot be written.
 void write_line_chart_png(const LineChart& chart, const std::string& path);
 
+// A scatter of points (a search's plans: step time against peak memory), each series its marks
+// and, optionally, a line through its points in order (a Pareto front).
+struct ScatterSeries {
+  std::string label;
+  std::vector<double> x, y;
+  int colour = -1;      // palette index; -1 = grey (background points)
+  bool hollow = false;  // a ring instead of a dot
+  bool line = false;    // join the points in the order given
+  double radius = 4;
+};
+
+struct ScatterChart {
+  std::string title, x_label, y_label;
+  std::vector<ScatterSeries> series;  // drawn in order: later series on top
+  double x_marker = -1;               // a vertical reference line (e.g. the GPU's memory); < 0 = none
+  std::string x_marker_label;
+};
+
+// Throws stepsim::ConfigError naming `path` when the file cannot be written.
+void write_scatter_png(const ScatterChart& chart, const std::string& path);
+
 // One bar of a waterfall: a total drawn from zero, or a step from the previous bar's top to
 // `value` (up or down), or what is left unexplained (hatched grey, also from the previous top).
 struct WaterfallBar {

@@ -118,6 +118,26 @@ std::vector<int64_t> v_shape_cuts(int64_t ranks, int64_t layers, const std::vect
   return cut;
 }
 
+// The V-shape search above is a dynamic programme over ranks x layers^2 x widths^2; every stage that
+// asks for a plan's partition (memory, compute breakdown, workload) would run it again. Its result
+// depends only on its arguments: the last few are kept, per thread, and compared exactly.
+std::vector<int64_t> v_shape_cuts_kept(int64_t ranks, int64_t layers, const std::vector<double>& cum, double head,
+                                       double rank_cap) {
+  struct Kept {
+    int64_t ranks, layers;
+    std::vector<double> cum;
+    double head, rank_cap;
+    std::vector<int64_t> cut;
+  };
+  thread_local std::vector<Kept> kept;
+  for (const Kept& k : kept)
+    if (k.ranks == ranks && k.layers == layers && k.head == head && k.rank_cap == rank_cap && k.cum == cum) return k.cut;
+  std::vector<int64_t> cut = v_shape_cuts(ranks, layers, cum, head, rank_cap);
+  if (kept.size() >= 16) kept.erase(kept.begin());
+  kept.push_back({ranks, layers, cum, head, rank_cap, cut});
+  return cut;
+}
+
 }  // namespace
 
 std::vector<StageLayers> partition_layers(const Plan& plan) {
@@ -139,7 +159,7 @@ std::vector<StageLayers> partition_layers(const Plan& plan) {
   std::vector<int64_t> cut;
   if (schedule->v_shape()) {
     const int64_t ranks = stages / 2;
-    cut = v_shape_cuts(ranks, layers, cum, head, kInf);
+    cut = v_shape_cuts_kept(ranks, layers, cum, head, kInf);
     double busiest = 0;
     for (int64_t r = 0; r < ranks; ++r) {
       const int64_t back = 2 * ranks - 1 - r;
@@ -147,7 +167,7 @@ std::vector<StageLayers> partition_layers(const Plan& plan) {
                                       cum[size_t(cut[size_t(back + 1)])] - cum[size_t(cut[size_t(back)])] +
                                       (r == 0 ? head : 0.0));
     }
-    cut = v_shape_cuts(ranks, layers, cum, head, busiest * 1.005);
+    cut = v_shape_cuts_kept(ranks, layers, cum, head, busiest * 1.005);
   } else {
     cut = linear_cuts(stages, layers, cum, head);
   }

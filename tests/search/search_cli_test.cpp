@@ -1,0 +1,319 @@
+// `stepsim search` end to end through the binary, on Llama 3.1 8B over 16 H800 GPUs: the space and
+// its pruning against a closed form, the winner against the shipped plan, the same bytes on every
+// run (and at any -j), resuming from the points of an interrupted search, hostile --only / --fix.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cli_runner.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using stepsim::test::run_stepsim;
+
+const std::string kConfig = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_dir(const std::string& name) {
+  const std::string d = stepsim::test::process_scratch().file("search_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+// One CSV line's cells, RFC 4180 quoting undone.
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += c, ++i;
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::string at(size_t row, const std::string& column) const {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == column) return rows[row][i];
+    ADD_FAILURE() << "no column " << column;
+    return "";
+  }
+};
+
+Csv read_csv(const std::string& path) {
+  Csv c;
+  const auto lines = lines_of(slurp(path));
+  if (lines.empty()) return c;
+  c.header = csv_cells(lines[0]);
+  for (size_t i = 1; i < lines.size(); ++i) c.rows.push_back(csv_cells(lines[i]));
+  return c;
+}
+
+// The shipped config on 16 GPUs (2 nodes of 8).
+const std::string kSmall = "'" + kConfig + "' --gpus 16";
+
+// The closed form of the space below (--only schedule=1f1b,interleaved,fsdp, recompute none, CP 1),
+// from the rules docs/search.md states: Llama 3.1 8B has 32 layers, 32 heads and 8 KV heads, so
+// TP is each divisor of the 8-GPU node; PP each divisor of 16 / TP (all at most 32 layers); each
+// schedule of the list at every (TP, PP) -- --only sets a key everywhere; interleaved with v of
+// 2..8 where PP x v divides 32; ZeRO 1 and 2 beside 1f1b and interleaved, 3 beside fsdp with the
+// whole group or HSDP groups of 8 x 2^k GPUs dividing (and below) the 16 / (TP x PP) replicas; the
+// micro-batch size each divisor up to 16 of the 512 x TP x PP / 16 sequences per replica (all 32 x
+// TP x PP, so 1, 2, 4, 8, 16). Invalid: fsdp with a pipeline (it needs PP 1); 1f1b runs any count of
+// microbatches, interleaved any multiple of PP (512 TP PP / (16 mbs) is one), fsdp at PP 1 any.
+struct Counts {
+  int total = 0, invalid = 0;
+};
+Counts closed_form() {
+  Counts c;
+  const int gpus = 16, layers = 32;
+  for (const int tp : {1, 2, 4, 8})
+    for (int pp = 1; pp <= gpus / tp; ++pp) {
+      if ((gpus / tp) % pp != 0) continue;
+      const int replicas = gpus / (tp * pp);
+      for (const std::string schedule : {"1f1b", "interleaved", "fsdp"}) {
+        int vs = 1;
+        if (schedule == "interleaved") {
+          vs = 0;
+          for (int v = 2; v <= 8; ++v) vs += layers % (pp * v) == 0 ? 1 : 0;
+        }
+        int zero_settings = 2;  // ZeRO 1 and 2
+        if (schedule == "fsdp") {
+          zero_settings = 1;  // the whole group
+          for (int s = 8; s < replicas; s *= 2) zero_settings += replicas % s == 0 ? 1 : 0;
+        }
+        const int plans = vs * zero_settings * 5;
+        c.total += plans;
+        if (schedule == "fsdp" && pp > 1) c.invalid += plans;
+      }
+    }
+  return c;
+}
+
+const std::string kCounted = kSmall + " --only schedule=1f1b,interleaved,fsdp --fix parallel.recompute=none --fix parallel.cp=1";
+
+TEST(SearchCli, TheSpaceAndItsPruningMatchTheClosedForm) {
+  const Counts want = closed_form();
+  ASSERT_EQ(want.total, 595);  // the closed form itself, worked by hand: (1f1b 10 + interleaved 18 + fsdp 6) x 5 at TP 1, ...
+  const std::string dir = temp_dir("counts");
+  // Memory that holds every plan: only validation prunes.
+  const auto r = run_stepsim("search " + kCounted + " --set hardware.memory_GiB=100000 --max-replays 2 -q -o '" + dir + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("space:             " + std::to_string(want.total) + " plans (the whole space)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 validation:      " + std::to_string(want.invalid) + " invalid (by the key refused: parallel.pp " +
+                       std::to_string(want.invalid) + ")"),
+            std::string::npos)
+      << r.out;
+  const Csv ranked = read_csv(dir + "/search.csv"), pruned = read_csv(dir + "/pruned.csv");
+  EXPECT_EQ(int(ranked.rows.size()), want.total - want.invalid);
+  ASSERT_EQ(int(pruned.rows.size()), want.invalid);
+  for (size_t i = 0; i < pruned.rows.size(); ++i) {
+    EXPECT_EQ(pruned.at(i, "schedule"), "fsdp");
+    EXPECT_NE(pruned.at(i, "parallel.pp"), "1");
+    EXPECT_EQ(pruned.at(i, "key"), "parallel.pp");
+  }
+  // Two replays (the cap), the best first; every other row estimated.
+  EXPECT_EQ(ranked.at(0, "status"), "replayed");
+  EXPECT_EQ(ranked.at(1, "status"), "replayed");
+  EXPECT_EQ(ranked.at(2, "status"), "estimated");
+  EXPECT_LE(std::stod(ranked.at(0, "step_time_s")), std::stod(ranked.at(1, "step_time_s")));
+}
+
+TEST(SearchCli, MemoryPruningIsTheRooflinesStaticEstimate) {
+  const std::string dir = temp_dir("memory");
+  const auto r = run_stepsim("search " + kCounted + " --max-replays 1 -q -o '" + dir + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Csv ranked = read_csv(dir + "/search.csv"), pruned = read_csv(dir + "/pruned.csv");
+  // The first plan pruned for memory and the best: `stepsim roofline` (the static estimate it
+  // prints) says the first does not fit in 80 GiB and the second does.
+  const auto roofline_fits = [&](const Csv& csv, size_t row) {
+    std::string sets;
+    for (const std::string key : {"parallel.tp", "parallel.cp", "parallel.pp", "schedule", "parallel.virtual_stages",
+                                  "parallel.zero", "parallel.fsdp_shard_size", "parallel.micro_batch_size", "parallel.recompute"})
+      if (!csv.at(row, key).empty()) sets += " --set " + key + "=" + csv.at(row, key);
+    const auto out = run_stepsim("roofline '" + kConfig + "' --set cluster.nodes=2" + sets + " --json");
+    EXPECT_EQ(out.code, 0) << out.err;
+    return nlohmann::json::parse(out.out)["memory"]["fits"].get<bool>();
+  };
+  size_t oom = pruned.rows.size();
+  for (size_t i = 0; i < pruned.rows.size() && oom == pruned.rows.size(); ++i)
+    if (pruned.at(i, "stage") == "2 memory") oom = i;
+  ASSERT_LT(oom, pruned.rows.size()) << "no plan pruned for memory";
+  EXPECT_FALSE(roofline_fits(pruned, oom));
+  EXPECT_TRUE(roofline_fits(ranked, 0));
+}
+
+TEST(SearchCli, TheWinnerBeatsTheShippedPlanAndItsConfigReplaysIt) {
+  const std::string dir = temp_dir("winner");
+  const auto r = run_stepsim("search " + kSmall + " --fix parallel.recompute=none --fix parallel.cp=1 --max-replays 6 -q -o '" + dir + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The shipped file's plan at 16 GPUs keeps its 32 microbatches: 4 sequences each, beyond 80 GiB.
+  EXPECT_NE(r.out.find("config's own plan: out of memory (estimate)"), std::string::npos) << r.out;
+  // The shipped plan with its one-sequence microbatches (PP 4, 1F1B, ZeRO-1), replayed on its own.
+  const auto shipped = run_stepsim("simulate '" + kConfig + "' --set cluster.nodes=2 --set parallel.micro_batch_size=1 "
+                                   "--set sim.mode=reduced --json -q");
+  ASSERT_EQ(shipped.code, 0) << shipped.err;
+  const double shipped_s = nlohmann::json::parse(shipped.out)["step_time_s"].get<double>();
+  const Csv ranked = read_csv(dir + "/search.csv");
+  ASSERT_EQ(ranked.at(0, "status"), "replayed");
+  const double best_s = std::stod(ranked.at(0, "step_time_s"));
+  EXPECT_LT(best_s, shipped_s);
+  // best.yaml is a config: simulate loads it from any folder and replays the same step.
+  const auto again = run_stepsim("simulate '" + dir + "/best.yaml' --json -q", "/");
+  ASSERT_EQ(again.code, 0) << again.err;
+  const auto j = nlohmann::json::parse(again.out);
+  EXPECT_NEAR(j["step_time_s"].get<double>(), best_s, 1e-5 * best_s);  // the CSV's 6 significant digits
+  EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+  EXPECT_TRUE(fs::exists(dir + "/pareto.png"));
+}
+
+const std::vector<std::string> kOutputs = {"search.csv", "pruned.csv", "summary.txt", "best.yaml", "pareto.png"};
+
+TEST(SearchCli, TheSameSearchGivesTheSameBytesAtAnyJobs) {
+  const std::string a = temp_dir("same_a"), b = temp_dir("same_b");
+  const std::string args = kCounted + " --max-replays 5 -q";
+  const auto ra = run_stepsim("search " + args + " -j 1 -o '" + a + "'");
+  const auto rb = run_stepsim("search " + args + " -j 2 -o '" + b + "'");
+  ASSERT_EQ(ra.code, 0) << ra.err;
+  ASSERT_EQ(rb.code, 0) << rb.err;
+  EXPECT_EQ(ra.out, rb.out);
+  for (const auto& f : kOutputs) {
+    EXPECT_FALSE(slurp(a + "/" + f).empty()) << f;
+    EXPECT_EQ(slurp(a + "/" + f), slurp(b + "/" + f)) << f;
+  }
+}
+
+TEST(SearchCli, AnInterruptedSearchResumesFromItsPoints) {
+  const std::string dir = temp_dir("resume"), fresh = temp_dir("resume_fresh");
+  const std::string args = kCounted + " --max-replays 4 -j 1";
+  const auto whole = run_stepsim("search " + args + " -q -o '" + fresh + "'");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  // Interrupted: SIGINT once the first replay's report is written.
+  const std::string cmd = std::string(STEPSIM_BINARY) + " search " + args + " -q -o '" + dir + "'";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd + " > /dev/null 2>&1").c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto reports = [&] {
+    int n = 0;
+    std::error_code ec;
+    if (fs::exists(dir + "/points"))
+      for (const auto& e : fs::directory_iterator(dir + "/points", ec))
+        if (e.path().extension() == ".json" && fs::file_size(e.path(), ec) > 0) ++n;
+    return n;
+  };
+  for (int i = 0; i < 600 && reports() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const int kept = reports();
+  ASSERT_GE(kept, 1);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) GTEST_SKIP() << "the search finished before the signal";
+  // Stopped between replays (128 + SIGINT) or, between two batches, by the signal itself.
+  EXPECT_TRUE((WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGINT) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT))
+      << status;
+  EXPECT_FALSE(fs::exists(dir + "/search.csv"));
+  // The same command again: the kept replays are read back, the rest run, the outputs are a fresh run's.
+  const auto resumed = run_stepsim("search " + args + " -o '" + dir + "'");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  // The cap's 4 replays (the config's own plan does not fit: not replayed), less those kept.
+  EXPECT_NE(resumed.err.find("(" + std::to_string(4 - kept) + " run now"), std::string::npos) << resumed.err;
+  EXPECT_EQ(resumed.out, whole.out);
+  for (const auto& f : kOutputs) EXPECT_EQ(slurp(dir + "/" + f), slurp(fresh + "/" + f)) << f;
+  // A search directory belongs to one search.
+  const auto other = run_stepsim("search " + kSmall + " --fix parallel.recompute=full -q -o '" + dir + "'");
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("holds another search"), std::string::npos) << other.err;
+}
+
+TEST(SearchCli, HostileSpacesGetOneErrorLine) {
+  const std::string dir = temp_dir("hostile");
+  const std::string o = " -o '" + dir + "'";
+  using stepsim::test::expect_rejected;
+  // Empty after --only / --fix: every plan refused, one line naming the key.
+  expect_rejected("search " + kSmall + " --only parallel.tp=3" + o, {"--only/--fix", "empty", "parallel.cp", "parallel.tp=3"});
+  expect_rejected("search " + kSmall + " --only parallel.micro_batch_size=3 --fix parallel.cp=1" + o, {"--only/--fix", "none of the", "parallel.micro_batch_size"});
+  expect_rejected("search " + kSmall + " --fix schedule=fsdp --fix parallel.pp=2" + o, {"none of the", "parallel.pp"});
+  // Contradictory.
+  expect_rejected("search " + kSmall + " --fix parallel.tp=2 --only parallel.tp=4,8" + o, {"--fix parallel.tp=2", "contradicts", "--only"});
+  expect_rejected("search " + kSmall + " --fix parallel.tp=2 --fix parallel.tp=4" + o, {"contradicts"});
+  expect_rejected("search " + kSmall + " --set parallel.tp=2 --only parallel.tp=4,8" + o, {"contradicts"});
+  expect_rejected("search " + kSmall + " --fix parallel.moe_dispatcher=deepep --fix parallel.moe_dispatcher=alltoall" + o, {"contradicts"});
+  // Not a searched key, unknown, empty, of the wrong type.
+  expect_rejected("search " + kSmall + " --only parallel.moe_dispatcher=alltoall,deepep" + o, {"--only parallel.moe_dispatcher", "--fix"});
+  expect_rejected("search " + kSmall + " --only parallel.tpp=1,2" + o, {"--only parallel.tpp", "unknown key"});
+  expect_rejected("search " + kSmall + " --only parallel.tp=" + o, {"--only", "empty value"});
+  expect_rejected("search " + kSmall + " --only parallel.tp=two" + o, {"--only", "parallel.tp", "integer"});
+  expect_rejected("search " + kSmall + " --fix schedule=pipedream" + o, {"--fix", "schedule", "use one of"});
+  // Scale and batch.
+  expect_rejected("search '" + kConfig + "' --gpus 12" + o, {"--gpus 12", "multiple of 8"});
+  expect_rejected("search '" + kConfig + "' --gpus 0" + o, {"--gpus 0"});
+  expect_rejected("search " + kSmall + " --tokens-per-step 4194304 --global-batch 512" + o, {"--tokens-per-step", "--global-batch"});
+  expect_rejected("search " + kSmall, {"-o", "missing"});
+  expect_rejected("search " + kSmall + " --max-replays 0" + o, {"--max-replays"});
+  // Nothing was written for any of them.
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(SearchCli, ALargeSpaceIsCutAndSaysSo) {
+  const std::string dir = temp_dir("cut");
+  const auto r = run_stepsim("search " + kCounted + " --max-plans 40 --max-replays 1 -q -o '" + dir + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("40 plans searched, the first of 595 in enumeration order"), std::string::npos) << r.out;
+  const Csv ranked = read_csv(dir + "/search.csv"), pruned = read_csv(dir + "/pruned.csv");
+  // search.csv: every plan past validation (those out of memory last); pruned.csv: the rest too.
+  size_t invalid = 0;
+  for (size_t i = 0; i < pruned.rows.size(); ++i) invalid += pruned.at(i, "stage") == "1 validation" ? 1 : 0;
+  EXPECT_EQ(ranked.rows.size() + invalid, 40u);
+  // The first 40 in enumeration order: TP 1, PP 1, 1f1b (2 ZeRO x 5 sizes) and interleaved (v 2, 4, 8 x 2 x 5).
+  for (size_t i = 0; i < ranked.rows.size(); ++i) {
+    EXPECT_EQ(ranked.at(i, "parallel.tp"), "1");
+    EXPECT_EQ(ranked.at(i, "parallel.pp"), "1");
+  }
+}
+
+TEST(SearchCli, ASetOfASearchedKeyFixesIt) {
+  const std::string dir = temp_dir("set");
+  const auto r = run_stepsim("search " + kCounted + " --set parallel.tp=2 --max-replays 1 -q -o '" + dir + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Csv ranked = read_csv(dir + "/search.csv");
+  ASSERT_FALSE(ranked.rows.empty());
+  for (size_t i = 0; i < ranked.rows.size(); ++i) EXPECT_EQ(ranked.at(i, "parallel.tp"), "2");
+}
+
+}  // namespace
