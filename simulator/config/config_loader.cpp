@@ -1527,11 +1527,11 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
     const HardwareConfig& hw = plan.hardware;
     if (plan.train.low_precision == LowPrecision::Mxfp8 && !(hw.gemm_mxfp8_peak_share > 0))
       throw ConfigError(source + ": train.precision: mxfp8 needs block-scaled FP8 tensor cores, and " + hw.name +
-                        " has no hardware.gemm_mxfp8_peak_share; use fp8, or set that share (no shipped preset has one yet)");
+                        " has no hardware.gemm_mxfp8_peak_share; use fp8, or set that share (the b200 and gb200 presets have one)");
     if (plan.train.low_precision == LowPrecision::Nvfp4 && !(hw.peak_fp4_tflops > 0 && hw.gemm_nvfp4_peak_share > 0))
       throw ConfigError(source + ": train.precision: nvfp4 needs FP4 tensor cores, and " + hw.name +
                         " has no hardware.peak_fp4_tflops and gemm_nvfp4_peak_share; use fp8, or set them "
-                        "(no shipped preset has them yet)");
+                        "(the b200 and gb200 presets have them)");
   }
   // DeepSeek-V3 kept Adam's moments in BF16 (report 3.3.4); PyTorch, Megatron and torchtitan in FP32.
   if (!leaves.count("train.adam_moments_dtype"))

@@ -75,7 +75,7 @@ namespace {
 // replaces): a link to a file not there yet names that file, so its folder is checked as any
 // output's; a loop is refused. (weakly_canonical stops at a dangling link and returns the link
 // itself, which the rename then replaced with a plain file.)
-fs::path resolved(const std::string& path, const std::string& option) {
+fs::path followed_path(const std::string& path, const std::string& option) {
   std::error_code ec;
   fs::path target = path;
   for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
@@ -99,7 +99,7 @@ fs::path checked_target(const std::string& path, const std::string& option, Dash
     throw ConfigError(option + " -: " + dash.refusal + ", so - cannot mean stdout here; name a file (./- for a file "
                       "named -)");
   }
-  const fs::path target = resolved(path, option);
+  const fs::path target = followed_path(path, option);
   claim_output(path, option);
   struct stat st {};
   if (::stat(target.c_str(), &st) == 0) {

@@ -155,5 +155,24 @@ TEST(HardwarePreset, UnknownPresetIsOneLineError) {
                             {"bad.yaml", "hardware.preset", "A100", "use one of"});
 }
 
+// Blackwell's block-scaled formats run only on a preset that names their tensor cores' share: the
+// B200 and GB200 presets carry the datasheets' dense FP4 peaks (DGX B200: 144 PFLOP/s sparse FP4 per
+// 8 GPUs, 9 dense each; GB200 NVL72: 1,440 per 72, 10 dense); the H800 has no MXFP8 or FP4 path
+// (checked where GEMMs are costed per op, sim.compute: predicted).
+TEST(HardwarePreset, BlockScaledFormatsNeedABlackwellPreset) {
+  test::expect_default_rejects({"sim.compute=predicted", "train.precision=mxfp8"},
+                               {"train.precision: mxfp8", "H800", "hardware.gemm_mxfp8_peak_share", "use fp8",
+                                "the b200 and gb200 presets have one"});
+  test::expect_default_rejects({"sim.compute=predicted", "train.precision=nvfp4"},
+                               {"train.precision: nvfp4", "H800", "hardware.peak_fp4_tflops", "use fp8"});
+  for (const auto& [preset, fp4] : {std::pair<const char*, double>{"b200", 9000}, {"gb200", 10000}}) {
+    SCOPED_TRACE(preset);
+    const Plan p = load_plan(default_yaml(), {std::string("hardware.preset=") + preset, "sim.compute=predicted", "train.precision=nvfp4"});
+    EXPECT_EQ(p.hardware.peak_fp4_tflops, fp4);
+    EXPECT_EQ(p.train.low_precision, LowPrecision::Nvfp4);
+    EXPECT_NO_THROW(load_plan(default_yaml(), {std::string("hardware.preset=") + preset, "sim.compute=predicted", "train.precision=mxfp8"}));
+  }
+}
+
 }  // namespace
 }  // namespace stepsim
