@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "simulator/cli/cli_paths.hpp"
 #include "simulator/cli/commands.hpp"
 #include "simulator/config/config_loader.hpp"
 #include "simulator/io/command_files.hpp"
@@ -20,7 +21,7 @@
 namespace stepsim {
 namespace {
 
-std::string absolute(const std::string& path) { return std::filesystem::absolute(path).lexically_normal().string(); }
+using cli::absolute_path;
 
 // A positive whole number given to `option`, as typed; ConfigError naming it otherwise.
 long long positive(const std::string& text, const std::string& option, long long max) {
@@ -48,7 +49,7 @@ int run_search(const SearchArgs& a) {
     throw ConfigError("--max-plans " + std::to_string(a.max_plans) + ": between 1 and 10000000 plans");
   search::SearchOptions o;
   o.max_plans = a.max_plans;
-  o.config = absolute(a.config.empty() ? default_config_path() : a.config);
+  o.config = absolute_path(a.config.empty() ? default_config_path() : a.config);
   o.sets = a.sets;
   for (const auto& s : a.sets) check_override(s);
   if (!a.tokens_per_step.empty() && !a.global_batch.empty())

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "simulator/cli/cli_paths.hpp"
 #include "simulator/cli/commands.hpp"
 #include "vocabulary/config_error.hpp"
 #include "simulator/config/config_loader.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 using namespace stepsim::sweep;
 
-std::string absolute(const std::string& path) { return std::filesystem::absolute(path).lexically_normal().string(); }
+using cli::absolute_path;
 
 void refuse_dash_dir(const std::string& dir, const std::string& option) {
   if (io::is_stdout(dir))
@@ -92,7 +93,7 @@ int collect_only(const SweepArgs& a) {
   if (!a.plot_x.empty()) m.plot_x = a.plot_x;
   if (!a.plot_y.empty()) m.plot_y = a.plot_y;
   if (!a.png.empty()) io::check_output_path(a.png, "--png", io::kDashBinary);
-  if (!a.png.empty()) m.png = absolute(a.png);
+  if (!a.png.empty()) m.png = absolute_path(a.png);
   if (!m.png.empty()) io::check_output_path(m.png, "--png", io::kDashBinary);
   if (!a.title.empty()) m.title = a.title;
   check_plot_x(m);
@@ -120,7 +121,7 @@ void check_some_point_loads(const Manifest& m, const std::vector<GridPoint>& gri
 
 // Every line is built (and checked) before the manifest or the job list is written.
 int emit_jobs(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint>& grid) {
-  const std::string dir = absolute(a.out_dir);
+  const std::string dir = absolute_path(a.out_dir);
   std::string lines;
   for (const auto& p : grid) lines += point_shell_line(m, p, dir, int(grid.size())) + "\n";
   io::write_output_file(a.emit_jobs, "--emit-jobs", io::kDashIsStdout, lines);  // first: a full disk leaves no half sweep
@@ -176,11 +177,11 @@ int run_sweep(const SweepArgs& a) {
   for (const auto& g : a.grids) m.axes.push_back(parse_grid_axis(g));
   check_grid(m.axes);
   for (const auto& s : a.sets) check_override(s);
-  m.config = absolute(a.config.empty() ? default_config_path() : a.config);
+  m.config = absolute_path(a.config.empty() ? default_config_path() : a.config);
   m.sets = a.sets;
   m.plot_x = a.plot_x;
   m.plot_y = a.plot_y;
-  m.png = a.png.empty() ? "" : absolute(a.png);
+  m.png = a.png.empty() ? "" : absolute_path(a.png);
   m.title = a.title;
   check_plot_x(m);
   check_plot_y(m.plot_y);
