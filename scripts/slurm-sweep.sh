@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the job lines of `stepsim sweep --emit-jobs JOBS -o DIR` as one Slurm job array: task i runs
-# line i+1 of JOBS (each line writes DIR/points/NNN.json and .err). Then merge with
-# `stepsim sweep --collect DIR`.
+# Runs the job lines of `stepsim sweep --emit-jobs JOBS -o DIR` (or of `stepsim search --emit-jobs`)
+# as one Slurm job array: task i runs line i+1 of JOBS (each line writes DIR/points/NNN.json and
+# .err). Then merge with `stepsim sweep --collect DIR` (a search: the same search again, without
+# --emit-jobs).
 #
 #   scripts/slurm-sweep.sh JOBS [sbatch options...]     # submits; prints the array job id
 #
@@ -11,7 +12,7 @@
 set -euo pipefail
 
 if [[ $# -lt 1 || "$1" == -h || "$1" == --help ]]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 jobs_file=$(realpath "$1")

@@ -17,6 +17,8 @@
 
 #include "python/binding/replay_process.hpp"
 #include "simulator/config/config_loader.hpp"
+#include "simulator/config/config_tree.hpp"
+#include "simulator/importers/exporters.hpp"
 #include "simulator/importers/import_file.hpp"
 #include "simulator/io/command_files.hpp"
 #include "simulator/io/input_file.hpp"
@@ -178,5 +180,22 @@ PYBIND11_MODULE(_core, m) {
         py::arg("progress"), "`stepsim simulate --json` as text; the replay runs in its own process (`program`).");
   m.def("import_yaml", &python::import_yaml, py::arg("tool"), py::arg("path"), py::arg("gpus"),
         py::arg("gpus_per_node"), py::arg("hardware"), "`stepsim import TOOL FILE`: (plan YAML, notes).");
+  m.def(
+      "export_text",
+      [](const Plan& plan, const std::string& tool) {
+        const io::CommandFiles files;
+        importers::check_export_tool(tool);
+        return importers::export_plan(tool, plan);
+      },
+      py::arg("plan"), py::arg("tool"), "`stepsim export TOOL PLAN.yaml` without -o: the job's text, checked by importing it back.");
+  m.def(
+      "config_json",
+      [](const std::string& text, const std::string& path) {
+        const io::CommandFiles files;
+        return io::json_text(config_tree(path, text, {}), 2) + "\n";
+      },
+      py::arg("text"), py::arg("path"),
+      "A config's YAML text as JSON (which YAML reads) with its relative paths made absolute against `path`'s folder.");
+  m.def("cli_program", [] { return std::string(STEPSIM_CLI); }, "The stepsim command-line program this module was built with.");
   m.def("interrupt_all", &python::interrupt_all, "Stops every replay running in this process (KeyboardInterrupt).");
 }

@@ -7,7 +7,9 @@
 The same library, schema, checks and reports as the ``stepsim`` command: ``load`` reads a config
 (file or dict) with --set-style overrides, ``Plan.with_`` makes variants, ``import_megatron`` and
 ``import_torchtitan`` read other tools' jobs; ``Plan.roofline()``, ``Plan.memory()`` and
-``Plan.simulate()`` answer with typed results whose ``to_dict()`` is the command line's --json.
+``Plan.simulate()`` answer with typed results whose ``to_dict()`` is the command line's --json;
+``Plan.export_megatron()`` and ``Plan.export_torchtitan()`` write the job that runs a plan, and
+``search`` finds the fastest plan (``stepsim search``).
 Bad input raises ConfigError with the command line's one-line message. See docs/python.md.
 """
 
@@ -19,6 +21,7 @@ import threading as _threading
 from . import _core
 from ._plan import Plan, import_megatron, import_torchtitan, load
 from ._results import MemoryEstimate, Progress, Roofline, SimulatedMemory, Simulation
+from ._search import SearchResult, search
 
 __version__: str = _core.version
 
@@ -62,6 +65,7 @@ __all__ = [
     "Plan",
     "Progress",
     "Roofline",
+    "SearchResult",
     "SimulatedMemory",
     "Simulation",
     "SimulationError",
@@ -69,4 +73,5 @@ __all__ = [
     "import_torchtitan",
     "interrupt",
     "load",
+    "search",
 ]

@@ -179,6 +179,10 @@ class Plan:
         progress: Union[None, bool, Callable[[Progress], Any]] = None,
     ) -> Simulation:
         """Replays the step in SimGrid (`stepsim simulate --json`) in a process of its own; Ctrl-C stops it."""
+    def export_megatron(self) -> str:
+        """The Megatron-LM launch script that runs the plan (`stepsim export megatron`); raises ConfigError."""
+    def export_torchtitan(self) -> str:
+        """The torchtitan job TOML that runs the plan (`stepsim export torchtitan`); raises ConfigError."""
     @property
     def source(self) -> str: ...
     @property
@@ -240,6 +244,39 @@ def import_torchtitan(
     path: _Path, gpus: int, *, gpus_per_node: Optional[int] = None, hardware: Optional[str] = None
 ) -> Plan:
     """A torchtitan job TOML as a plan on `gpus` GPUs (`stepsim import torchtitan`)."""
+
+class SearchResult:
+    """What `stepsim search` wrote into its directory: the ranked table, the pruned plans, the summary, the winner."""
+    @property
+    def out_dir(self) -> str: ...
+    @property
+    def table(self) -> _Table: ...
+    @property
+    def pruned(self) -> _Table: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def best(self) -> Optional[Plan]: ...
+
+def search(
+    config: Union[None, _Path, Plan] = None,
+    /,
+    overrides: Optional[Mapping[str, Any]] = None,
+    *,
+    out_dir: _Path,
+    gpus: Optional[int] = None,
+    tokens_per_step: Optional[int] = None,
+    global_batch: Optional[int] = None,
+    only: Optional[Mapping[str, Any]] = None,
+    fix: Optional[Mapping[str, Any]] = None,
+    top: int = 10,
+    jobs: Optional[int] = None,
+    margin_pct: float = 10,
+    max_replays: int = 32,
+    max_plans: int = 50000,
+    quiet: bool = True,
+) -> SearchResult:
+    """The fastest plan for the config's model, cluster and batch (`stepsim search -o out_dir`); raises ConfigError."""
 
 def interrupt() -> None:
     """Stops every simulation running in this process (each raises KeyboardInterrupt)."""

@@ -123,6 +123,20 @@ class Plan:
             _option(trace_ranks, "trace_ranks"), _option(trace_window, "trace_window"), progress is True, callback)
         return Simulation(json.loads(text), os.fsdecode(trace_bytes) if trace is not None else None)
 
+    # --- the job that runs it ---
+
+    def export_megatron(self) -> str:
+        """The Megatron-LM launch script that runs this plan (torchrun and every cost-relevant
+        argument): the text ``stepsim export megatron`` writes, checked by importing it back.
+        Raises ConfigError, with the command line's line, for a plan Megatron-LM cannot express."""
+        return _core.export_text(self._handle, "megatron")
+
+    def export_torchtitan(self) -> str:
+        """The torchtitan job TOML that runs this plan: the text ``stepsim export torchtitan``
+        writes, checked by importing it back. Raises ConfigError, with the command line's line,
+        for a plan torchtitan cannot express (ZeRO-1/2, a schedule it lacks, ...)."""
+        return _core.export_text(self._handle, "torchtitan")
+
     # --- what the plan is ---
 
     @property

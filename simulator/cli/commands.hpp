@@ -39,6 +39,7 @@ struct SearchArgs {
   int max_replays = 32;
   long long max_plans = 50000;  // the most plans validated
   bool quiet = false;
+  std::string emit_jobs;  // not empty: write the replays' command lines there ("-": stdout) instead of running them
 };
 int run_search(const SearchArgs& args);
 

@@ -138,6 +138,9 @@ int main(int argc, char** argv) {
   search->add_option("--max-replays", se.max_replays, "the most candidates replayed (default 32)");
   search->add_option("--max-plans", se.max_plans, "the most plans validated: a larger space is cut to its first, "
                                                   "in enumeration order, and the summary says so (default 50000)");
+  search->add_option("--emit-jobs", se.emit_jobs, "validate, prune and rank, then write one shell command per replay to this "
+                                                  "file (the first --max-replays ranked plans and the config's own; e.g. for "
+                                                  "a Slurm array) instead of running them; the same search again reads them back");
   search->add_flag("-q,--quiet", se.quiet, "no progress on stderr");
 
   stepsim::ImportArgs imp;

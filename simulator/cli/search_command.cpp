@@ -14,6 +14,7 @@
 #include "simulator/config/config_loader.hpp"
 #include "simulator/io/command_files.hpp"
 #include "simulator/io/output_file.hpp"
+#include "simulator/io/shell_quote.hpp"
 #include "simulator/search/search.hpp"
 #include "simulator/search/search_output.hpp"
 #include "vocabulary/config_error.hpp"
@@ -31,6 +32,22 @@ long long positive(const std::string& text, const std::string& option, long long
   if (text.empty() || !end || *end != '\0' || errno != 0 || v <= 0 || v > max)
     throw ConfigError(option + " " + text + ": expected a whole number between 1 and " + std::to_string(max));
   return v;
+}
+
+// --emit-jobs FILE: refused before any work runs when the search directory would clobber it (its
+// outputs and points are claimed as -o's, which refuses those; its manifest is read before it is
+// written, so it is compared here).
+void check_job_list(const std::string& path, const std::string& dir) {
+  if (!io::is_stdout(path)) {
+    std::error_code ec;
+    const auto canon = [&](const std::string& p) {
+      return std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec).lexically_normal();
+    };
+    if (canon(path) == canon(dir + "/search.json"))
+      throw ConfigError("--emit-jobs " + path + ": is the search's manifest, which the search writes into -o " + dir +
+                        "; write the job list elsewhere, for example " + dir + "/jobs.txt");
+  }
+  io::check_output_path(path, "--emit-jobs", io::kDashIsStdout);
 }
 
 }  // namespace
@@ -103,7 +120,25 @@ int run_search(const SearchArgs& a) {
   // No output may replace an input (checked before any work runs); DIR is made once the plans
   // have been validated.
   for (const auto& [path, option] : search::output_files(o.out_dir)) io::claim_output(path, option);
+  if (!a.emit_jobs.empty()) check_job_list(a.emit_jobs, o.out_dir);
+  o.emit_jobs = a.emit_jobs;
   const search::SearchResult r = search::run_search(o);
+  if (r.jobs_emitted >= 0) {
+    const std::string where = io::is_stdout(a.emit_jobs) ? "stdout" : a.emit_jobs;
+    const std::string file = io::is_stdout(a.emit_jobs) ? "JOBS" : io::shell_quote(a.emit_jobs);
+    if (!a.quiet && r.jobs_emitted > 0)
+      std::fprintf(stderr,
+                   "stepsim search: wrote %d job lines to %s (the first %d ranked plans at most, --max-replays, then the "
+                   "config's own plan when it fits: every replay the stopping rule could run); run each, e.g. as a Slurm "
+                   "array (scripts/slurm-sweep.sh %s, or sbatch --array=1-%d with each task running "
+                   "sed -n \"${SLURM_ARRAY_TASK_ID}p\" %s | bash), then run this search again without --emit-jobs: it "
+                   "reads their reports back from %s/points and writes its outputs\n",
+                   r.jobs_emitted, where.c_str(), a.max_replays, file.c_str(), r.jobs_emitted, file.c_str(), o.out_dir.c_str());
+    if (r.jobs_emitted == 0)
+      std::fprintf(stderr, "stepsim search: no plan fits in memory (by the static estimate), so there is nothing to "
+                   "replay; %s holds no job line\n", where.c_str());
+    return r.jobs_emitted > 0 ? 0 : 1;
+  }
   if (r.stopped_by_signal) {
     std::fprintf(stderr, "stepsim search: stopped by %s; the finished replays are in %s/points (rerun the same command "
                  "to resume)\n", r.signal == 2 ? "SIGINT" : "SIGTERM", o.out_dir.c_str());

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <limits>
 #include <cerrno>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include "simulator/io/command_files.hpp"
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/json_text.hpp"
+#include "simulator/io/output_file.hpp"
+#include "simulator/io/shell_quote.hpp"
 #include "simulator/io/tied_child.hpp"
 #include "simulator/search/search_dir.hpp"
 #include "simulator/sweep/collect.hpp"
@@ -302,7 +305,7 @@ SearchResult run_search(const SearchOptions& o) {
     io::claim_output(sweep::point_json_path(o.out_dir, int(i), int(n + 1)), "-o");
     io::claim_output(sweep::point_err_path(o.out_dir, int(i), int(n + 1)), "-o");
   }
-  write_search_manifest(o.out_dir, SearchManifest{o.config, o.sets, o.only, o.fix});
+  if (o.emit_jobs.empty()) write_search_manifest(o.out_dir, SearchManifest{o.config, o.sets, o.only, o.fix});
   std::vector<size_t> order;
   for (size_t i = 0; i < all.size(); ++i)
     if (all[i].status == Status::Estimated) order.push_back(i);
@@ -323,6 +326,32 @@ SearchResult run_search(const SearchOptions& o) {
       if (!v.empty()) p.values.emplace_back(k, v);
     return p;
   };
+  if (!o.emit_jobs.empty()) {
+    // No replay runs here, so the stopping rule has no step to stop at: every candidate it could
+    // accept is written, the first max_replays in rank order, then the config's own plan as the
+    // search replays it beside them. Each line runs in this folder (a --set may name a relative
+    // path) and stores its report where stage 4 reads it back; the lines are built (and checked)
+    // before anything is written, the job list first (a full disk leaves no half search).
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path(ec).string();
+    if (ec || cwd.find_first_of("\n\r") != std::string::npos)
+      throw ConfigError("--emit-jobs: the current folder " + (ec ? "cannot be read (" + ec.message() + ")" : "holds a line break") +
+                        ", so a job line cannot return to it; run the search from another folder");
+    const std::string dir = std::filesystem::absolute(o.out_dir, ec).lexically_normal().string();
+    const std::string cd = "cd " + io::shell_quote(cwd) + " && ";
+    std::string lines;
+    int count = 0;
+    for (size_t p = 0; p < order.size() && count < o.max_replays; ++p, ++count)
+      lines += cd + sweep::point_shell_line(m, grid_point(all[order[p]].candidate), dir, points) + "\n";
+    if (res.config_plan.status == Status::Estimated) {
+      lines += cd + sweep::point_shell_line(m_config, grid_point(res.config_plan.candidate), dir, points) + "\n";
+      ++count;
+    }
+    io::write_output_file(o.emit_jobs, "--emit-jobs", io::kDashIsStdout, lines);
+    write_search_manifest(o.out_dir, SearchManifest{o.config, o.sets, o.only, o.fix});
+    res.jobs_emitted = count;
+    return res;
+  }
   // Runs (or reads back) the replays of `which` (indices into `all`; SIZE_MAX: the config's plan).
   const size_t kConfig = size_t(-1);
   const auto replay = [&](const std::vector<size_t>& which) {

@@ -32,6 +32,10 @@ struct SearchOptions {
   int max_replays = 32;
   int64_t max_plans = kMaxCandidates;  // the most candidates validated (the space's first, in order)
   bool quiet = false;
+  // Not empty: stages 1-3 only, then the replays' command lines written here ("-": stdout), one a
+  // line, each storing its report where stage 4 reads it back (DIR/points/NNN.json), and
+  // DIR/search.json, so that the same search run again afterwards replays none of them.
+  std::string emit_jobs;
 };
 
 enum class Status { Invalid, OutOfMemory, Estimated, Replayed, ReplayOutOfMemory, ReplayFailed };
@@ -61,6 +65,7 @@ struct SearchResult {
   int best = -1;                    // index into `ranked` of the fastest replayed plan that fits; -1 none
   bool stopped_by_signal = false;
   int signal = 0;
+  int jobs_emitted = -1;            // with emit_jobs: the lines written (stage 4 did not run)
 };
 
 // The shared --set values each replay runs with (the options' sets, the --fix values of keys the
