@@ -220,12 +220,13 @@ def search(config: Union[None, PathLike, Plan] = None, /, overrides: Optional[Ma
     if quiet:
         args.append("--quiet")
 
-    made_dir = False
+    made_dir = made_file = False
     if written is not None:
         path, text = written
         if not os.path.isdir(out):
             os.makedirs(out)
             made_dir = True
+        made_file = not os.path.exists(path)
         tmp = path + ".stepsim-tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
@@ -251,15 +252,17 @@ def search(config: Union[None, PathLike, Plan] = None, /, overrides: Optional[Ma
         child.wait()
         raise
     if code == 2:
-        if made_dir and written is not None:  # nothing left behind for refused input
-            try:
+        try:  # nothing of this call's left behind for refused input
+            if made_file:
                 os.remove(written[0])
+            if made_dir:
                 os.rmdir(out)
-            except OSError:
-                pass
+        except OSError:
+            pass
         raise ConfigError(_error_line(lines))
     if code == 128 + signal.SIGINT:
         raise KeyboardInterrupt
-    if code not in (0, 1):
+    failed = any(line.startswith("stepsim: internal error: ") for line in lines)
+    if code not in (0, 1) or failed or not os.path.exists(os.path.join(out, "summary.txt")):
         raise SimulationError(f"stepsim search exited with status {code}: {_error_line(lines)}")
     return SearchResult._read(out)
