@@ -2,6 +2,8 @@
 // and cluster admit (narrowed by --only and --fix), validates them, prunes those that do not fit
 // in memory, ranks the rest by a fast estimate and replays the best (simulator/search/), then
 // writes the ranked table, the pruning, a Pareto chart and the winner as a config into -o DIR.
+// With --emit-jobs FILE it stops before the replays and writes them as shell lines for a cluster
+// (the sweep's job lines, simulator/sweep/manifest.hpp); the same search run again reads them back.
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>

@@ -338,6 +338,9 @@ SearchResult run_search(const SearchOptions& o) {
       throw ConfigError("--emit-jobs: the current folder " + (ec ? "cannot be read (" + ec.message() + ")" : "holds a line break") +
                         ", so a job line cannot return to it; run the search from another folder");
     const std::string dir = std::filesystem::absolute(o.out_dir, ec).lexically_normal().string();
+    if (dir.find_first_of("\n\r") != std::string::npos)
+      throw ConfigError("-o: the search directory's name holds a line break, which a job line cannot hold; name "
+                        "another directory for --emit-jobs");
     const std::string cd = "cd " + io::shell_quote(cwd) + " && ";
     std::string lines;
     int count = 0;
