@@ -309,8 +309,17 @@ struct SoftwareConfig {
   // And of that, what the release's low-precision recipe keeps of its GEMMs' rate (its scaling, the
   // casts and transposes around each GEMM that the memory-bound model does not see): FP8 and MXFP8,
   // NVFP4 (random Hadamard transforms, 2D weight scales, stochastic rounding). 1 = none lost.
+  // MXFP8 has its own (its 1x32 block scales and the two quantised copies each GEMM operand needs);
+  // 0 = fp8_efficiency.
   double fp8_efficiency = 1;
+  double mxfp8_efficiency = 0;
   double nvfp4_efficiency = 1;
+  // The low-precision recipe's share for the plan's format (train.low_precision).
+  double low_precision_efficiency(LowPrecision f) const {
+    if (f == LowPrecision::Nvfp4) return nvfp4_efficiency;
+    if (f == LowPrecision::Mxfp8 && mxfp8_efficiency > 0) return mxfp8_efficiency;
+    return fp8_efficiency;
+  }
   CudaGraphs cuda_graphs = CudaGraphs::None;
   // Host-device synchronisations per MoE layer and microbatch in the forward (a dispatcher copying
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.

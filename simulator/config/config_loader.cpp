@@ -261,6 +261,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.gemm_efficiency", 0.01, 1, "a share of the GPU's benchmarked GEMM rate; below 1 % is a unit mistake"},
       {"software.fp8_efficiency", 0.01, 1, "a share of the FP8 GEMMs' rate; below 1 % is a unit mistake"},
+      {"software.mxfp8_efficiency", 0.01, 1, "a share of the MXFP8 GEMMs' rate; below 1 % is a unit mistake"},
       {"software.nvfp4_efficiency", 0.01, 1, "a share of the NVFP4 GEMMs' rate; below 1 % is a unit mistake"},
       {"software.host_syncs_per_moe_layer", 0, 64, "a dispatcher synchronises a few times per layer; more is a typo"},
       {"hardware.gemm_mxfp8_peak_share", 0.01, 1, "a share of the dense peak; below 1 % is a unit mistake"},
@@ -556,6 +557,7 @@ const std::map<std::string, Field>& schema() {
     f["software.host_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::host_launch_s)};
     f["software.gemm_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::gemm_efficiency)};
     f["software.fp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::fp8_efficiency)};
+    f["software.mxfp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::mxfp8_efficiency)};
     f["software.nvfp4_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::nvfp4_efficiency)};
     f["software.cuda_graphs"] = choice<CudaGraphs>(kCudaGraphs, [](Plan& p, CudaGraphs v) { p.software.cuda_graphs = v; });
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,

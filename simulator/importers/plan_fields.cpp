@@ -89,6 +89,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.host_launch_s", s.host_launch_s},
       {"software.gemm_efficiency", s.gemm_efficiency},
       {"software.fp8_efficiency", s.fp8_efficiency},
+      {"software.mxfp8_efficiency", s.mxfp8_efficiency},
       {"software.nvfp4_efficiency", s.nvfp4_efficiency},
       {"software.cuda_graphs", to_string(s.cuda_graphs)},
       {"software.host_syncs_per_moe_layer", s.host_syncs_per_moe_layer},

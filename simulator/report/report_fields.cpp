@@ -236,6 +236,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.host_launch_s", Kind::Number},
       {"software.host_syncs_per_moe_layer", Kind::Number},
       {"software.kernel_launch_s", Kind::Number},
+      {"software.mxfp8_efficiency", Kind::Number},
       {"software.name", Kind::Text},
       {"software.nvfp4_efficiency", Kind::Number},
       {"software.profile", Kind::Text},

@@ -21,6 +21,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"host_launch_s", sw.host_launch_s},
                    {"gemm_efficiency", sw.gemm_efficiency},
                    {"fp8_efficiency", sw.fp8_efficiency},
+                   {"mxfp8_efficiency", sw.low_precision_efficiency(LowPrecision::Mxfp8)},
                    {"nvfp4_efficiency", sw.nvfp4_efficiency},
                    {"cuda_graphs", to_string(sw.cuda_graphs)},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
@@ -36,9 +37,7 @@ std::string software_text(const Plan& plan) {
   for (const auto& [on, what] : {std::pair{sw.fused_cross_entropy, "cross-entropy"}, std::pair{sw.fused_norm_cast, "norm + cast"},
                                  std::pair{sw.fused_activation_cast, "activation + cast"}})
     if (on) fused += (fused.empty() ? "" : ", ") + std::string(what);
-  const double low = plan.train.precision == Precision::BF16 ? 1.0
-                     : plan.train.low_precision == LowPrecision::Nvfp4 ? sw.nvfp4_efficiency
-                                                                        : sw.fp8_efficiency;
+  const double low = plan.train.precision == Precision::BF16 ? 1.0 : sw.low_precision_efficiency(plan.train.low_precision);
   return fmt::format("{} (software.profile {}): GEMMs at {:g} of the preset's rate{}, {:g} us per kernel on the GPU, {:g} "
                      "us per kernel on the host, CUDA graphs {}, fused {}",
                      sw.name, sw.profile, sw.gemm_efficiency,

@@ -33,7 +33,7 @@ MicrobatchShape mean_microbatch_shape(const Plan& plan) {
 double software_gemm_share(const Plan& plan, Precision p) {
   const SoftwareConfig& sw = plan.software;
   if (p == Precision::BF16) return sw.gemm_efficiency;
-  return sw.gemm_efficiency * (plan.train.low_precision == LowPrecision::Nvfp4 ? sw.nvfp4_efficiency : sw.fp8_efficiency);
+  return sw.gemm_efficiency * sw.low_precision_efficiency(plan.train.low_precision);
 }
 
 bool host_launched(const Plan& plan, OpScope scope) {

@@ -25,7 +25,7 @@ struct ClassSeconds {
 };
 
 // The share of the GPU preset's GEMM rate the software keeps for GEMMs of this number format
-// (software.gemm_efficiency, times fp8_efficiency or nvfp4_efficiency for the quantised ones).
+// (software.gemm_efficiency, times the format's fp8_efficiency, mxfp8_efficiency or nvfp4_efficiency for the quantised ones).
 double software_gemm_share(const Plan& plan, Precision p);
 
 // Where an op runs, for software.cuda_graphs: a transformer layer's part, the LM head, or the
