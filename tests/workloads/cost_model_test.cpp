@@ -221,6 +221,25 @@ TEST(PartCost, OptimizerStepMovesAdamsStatesOverTheShard) {
   EXPECT_NEAR(cost::optimizer_seconds(bf16, 1e9, 1e8).memory, (22 * 1e8 + 8 * 1e9) / (3350e9 * 0.896), 1e-12);
 }
 
+// The profile's shares of the GEMM rate (workloads/software/*.yaml): gemm_efficiency for every GEMM,
+// times the low-precision recipe's own share for the format the plan quantises to; MXFP8 falls back to
+// fp8_efficiency when its own share is unset (0), and BF16 GEMMs see neither.
+TEST(PartCost, EachLowPrecisionFormatTakesItsRecipesShare) {
+  auto share = [](const std::string& precision, const std::vector<std::string>& extra) {
+    std::vector<std::string> sets = {"hardware.preset=b200", "train.precision=" + precision,
+                                     "software.gemm_efficiency=0.9", "software.fp8_efficiency=0.8",
+                                     "software.nvfp4_efficiency=0.6"};
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    const Plan p = load_plan(kLlama, sets);
+    return std::pair{cost::software_gemm_share(p, Precision::FP8), cost::software_gemm_share(p, Precision::BF16)};
+  };
+  EXPECT_DOUBLE_EQ(share("fp8", {"software.mxfp8_efficiency=0.5"}).first, 0.9 * 0.8);
+  EXPECT_DOUBLE_EQ(share("mxfp8", {"software.mxfp8_efficiency=0.5"}).first, 0.9 * 0.5);
+  EXPECT_DOUBLE_EQ(share("mxfp8", {}).first, 0.9 * 0.8);
+  EXPECT_DOUBLE_EQ(share("nvfp4", {"software.mxfp8_efficiency=0.5"}).first, 0.9 * 0.6);
+  EXPECT_DOUBLE_EQ(share("mxfp8", {"software.mxfp8_efficiency=0.5"}).second, 0.9);
+}
+
 TEST(ComputeBreakdown, DualPipesMirroredRanksStepTheSameOptimizerShard) {
   // DualPipe runs stages 0 and 2P-1 on rank 0 and stages P-1 and P on rank P-1; stage P is layer
   // slot 0 again, so the last rank holds the embedding as well as the head, like rank 0: both
