@@ -127,7 +127,10 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     // width is split by etp where its rows are multiplied by it, so the bytes stay per received row).
     row.memory = memory ? memory_seconds(op.bytes_per_row * shape.routed_rows / etp, hw) : 0.0;
     // Per-expert kernels (an expert's activation) launch once per expert without grouped GEMMs.
-    tok.kernels = op.kernels * (op.per_expert && !plan.parallel.moe_grouped_gemm ? shape.experts_per_gpu : 1.0);
+    const bool expert_gemms_launch_per_expert = !plan.parallel.moe_grouped_gemm || plan.software.grouped_gemm_per_expert;
+    const bool per_expert = (op.per_expert && !plan.parallel.moe_grouped_gemm) ||
+                            (op.split_per_expert && expert_gemms_launch_per_expert);
+    tok.kernels = op.kernels * (per_expert ? shape.experts_per_gpu : 1.0);
     tok.launch = launch * tok.kernels;
     out.tokens += tok;
     out.routed += row;

@@ -92,6 +92,11 @@ struct MemoryShape {
   double written;         // of which written (what a fused producer writes instead of BF16)
   bool gated, fp8, moe, first;
   bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
+  // An MoE layer whose tokens travel in BF16 (parallel.moe_fp8_dispatch false): the router and the
+  // dispatch read the norm's BF16 output, so the experts' first GEMM quantises its input after the
+  // dispatch, per routed row (Transformer Engine's GroupedLinear, split_quantize), and no norm can
+  // write it. With an FP8 dispatch the tokens are quantised once each, before they leave.
+  bool row_cast;
   // Megatron's alltoall dispatcher with several experts per GPU: the received rows are sorted from
   // (source GPU, expert) to (expert, source GPU) order after the dispatch and back before the combine
   // (sort_chunks_by_idxs), a pass over each row each way.
@@ -124,6 +129,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.activation_cast = s.fp8 && plan.software.fused_activation_cast;
   s.moe = moe;
   s.first = layer == 0;
+  s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
   const int64_t ep = RankLayout(plan).ep();
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
   s.sort_rows = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll && m.n_routed_experts / ep > 1;
@@ -139,6 +145,15 @@ void add(PartWork& w, std::string_view name, double per_token, double per_row = 
 // A routed expert's own kernel (one launch per local expert without grouped GEMMs).
 void add_per_expert(PartWork& w, std::string_view name, double per_row) {
   if (per_row > 0) w.memory.push_back({name, 0, per_row, 1, false, true});
+}
+
+// A quantisation of the routed rows, split per local expert (MemoryOp::split_per_expert).
+void add_row_cast(PartWork& w, std::string_view name, double per_row, int kernels) {
+  if (per_row > 0) {
+    MemoryOp op{name, 0, per_row, kernels};
+    op.split_per_expert = true;
+    w.memory.push_back(op);
+  }
 }
 
 // The dispatcher's own passes over the rows (MemoryShape::sort_rows, gathered_tokens); `backward`
@@ -169,7 +184,7 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   // software.fused.activation_cast: the activation writes the down projection's quantised input.
   const double act_out = s.activation_cast ? s.written - kAct : 0.0;
   const double cast_f = s.activation_cast ? 0.0 : 1.0;
-  add(w, "mlp_norm", norm_bytes(s));
+  add(w, "mlp_norm", s.row_cast ? 4 * s.h : norm_bytes(s));
   if (!s.moe) {
     add(w, "activation", (act + act_out) * s.f);
     if (s.fp8) add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + cast_f * s.f), 0, 2 - s.norm_cast - int(s.activation_cast));
@@ -177,7 +192,12 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
     add_per_expert(w, "expert_activation", (act + act_out) * s.fe);
-    if (s.fp8) add(w, "quantise", s.quantise * (s.norm_cast ? 0 : s.h), s.quantise * cast_f * s.fe, 2 - s.norm_cast - int(s.activation_cast));
+    if (s.row_cast) {
+      add_row_cast(w, "expert_quantise", s.quantise * s.h, 1);
+      add_row_cast(w, "expert_quantise_fc2", s.quantise * cast_f * s.fe, 1 - int(s.activation_cast));
+    } else if (s.fp8) {
+      add(w, "quantise", s.quantise * (s.norm_cast ? 0 : s.h), s.quantise * cast_f * s.fe, 2 - s.norm_cast - int(s.activation_cast));
+    }
     dispatcher_memory(w, s, false);
     add(w, "shared_activation", (act + act_out) * s.fs, 0, 1, true);
     if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, 1, true);
@@ -205,7 +225,14 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
     add(w, "permute_bwd", kAct * s.h, kAct * s.h);
     add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
     add_per_expert(w, "expert_activation_bwd", act * s.fe);
-    if (s.fp8) add(w, "quantise_grads", 2 * s.quantise * s.h, 2 * s.quantise * s.fe, 4);
+    if (s.row_cast) {
+      // The experts' output gradients arrive per routed row, h wide (the second GEMM's), then the
+      // first GEMM's, twice the width when gated; each quantised for the dgrad and the wgrad.
+      add_row_cast(w, "expert_quantise_grads", 2 * s.quantise * s.h, 2);
+      add_row_cast(w, "expert_quantise_grads_fc1", 2 * s.quantise * (s.gated ? 2 : 1) * s.fe, 2);
+    } else if (s.fp8) {
+      add(w, "quantise_grads", 2 * s.quantise * s.h, 2 * s.quantise * s.fe, 4);
+    }
     dispatcher_memory(w, s, true);
     add(w, "shared_activation_bwd", act * s.fs, 0, 1, true);
     if (s.fp8) add(w, "shared_quantise_grads", 2 * s.quantise * s.fs, 0, 2, true);

@@ -58,6 +58,10 @@ struct MemoryOp {
   int kernels = 1;
   bool shared_expert = false;  // part of the shared experts (they can run on their own)
   bool per_expert = false;     // one launch per local expert unless they run grouped (an expert's activation)
+  // One launch per local expert wherever the experts' GEMMs launch per expert (no grouped GEMM, or
+  // software.grouped_gemm_per_expert): Transformer Engine's GroupedLinear quantises its input and
+  // output gradient with split_quantize, a kernel per expert's rows beside its GEMM loop.
+  bool split_per_expert = false;
 };
 
 struct PartWork {
