@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const stepsim::sweep::Manifest m = stepsim::sweep::read_manifest(stepsim::fuzz::scratch_dir());
     const auto grid = stepsim::sweep::cartesian_product(m.axes);
     for (const auto& p : grid) {
-      const std::string line = stepsim::sweep::point_shell_line(m, p, "/out", int(grid.size()));
+      const std::string line = stepsim::sweep::point_shell_line(m, p, "/", "/out", int(grid.size()));
       if (line.find('\n') != std::string::npos) std::abort();  // injection: a second command
     }
   } catch (const stepsim::ConfigError&) {

@@ -227,8 +227,11 @@ int main(int argc, char** argv) {
     if (*search) return stepsim::run_search(se);
     if (*report) {
       // The exact command, run from the same folder, writes the same page.
-      std::string command = "cd " + stepsim::io::shell_quote(std::filesystem::current_path().string()) + " &&";
-      for (int i = 0; i < argc; ++i) command += " " + stepsim::io::shell_quote(argv[i]);
+      std::string command = stepsim::io::cd_prefix(std::filesystem::current_path().string());
+      for (int i = 0; i < argc; ++i) {
+        if (i > 0) command += ' ';
+        command += stepsim::io::shell_quote(argv[i]);
+      }
       rep_args.command = command;
       rep_args.version = std::string("stepsim ") + STEPSIM_VERSION;
       rep_args.quiet = rep.quiet;

@@ -119,11 +119,13 @@ void check_some_point_loads(const Manifest& m, const std::vector<GridPoint>& gri
   throw ConfigError(first_error + " (every point of the sweep fails this way)");
 }
 
-// Every line is built (and checked) before the manifest or the job list is written.
+// Every line is built (and checked) before the manifest or the job list is written. Each returns to
+// this folder first: a --set or --grid value may name a file by a relative path.
 int emit_jobs(const SweepArgs& a, const Manifest& m, const std::vector<GridPoint>& grid) {
+  const std::string folder = job_folder();
   const std::string dir = absolute_path(a.out_dir);
   std::string lines;
-  for (const auto& p : grid) lines += point_shell_line(m, p, dir, int(grid.size())) + "\n";
+  for (const auto& p : grid) lines += point_shell_line(m, p, folder, dir, int(grid.size())) + "\n";
   io::write_output_file(a.emit_jobs, "--emit-jobs", io::kDashIsStdout, lines);  // first: a full disk leaves no half sweep
   write_manifest(a.out_dir, m);
   if (!a.quiet)

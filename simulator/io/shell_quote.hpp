@@ -17,4 +17,9 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// "cd FOLDER && ": the start of a command line that runs in `folder` wherever a shell starts it
+// (a job line on a cluster node, a page's reproducing command), so the relative paths it names mean
+// what they meant there. `folder` is absolute; a line break in it is the caller's to refuse.
+inline std::string cd_prefix(const std::string& folder) { return "cd " + shell_quote(folder) + " && "; }
+
 }  // namespace stepsim::io

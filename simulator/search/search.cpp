@@ -18,7 +18,6 @@
 #include "simulator/io/input_file.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
-#include "simulator/io/shell_quote.hpp"
 #include "simulator/io/tied_child.hpp"
 #include "simulator/search/search_dir.hpp"
 #include "simulator/sweep/collect.hpp"
@@ -332,22 +331,18 @@ SearchResult run_search(const SearchOptions& o) {
     // search replays it beside them. Each line runs in this folder (a --set may name a relative
     // path) and stores its report where stage 4 reads it back; the lines are built (and checked)
     // before anything is written, the job list first (a full disk leaves no half search).
+    const std::string folder = sweep::job_folder();
     std::error_code ec;
-    const std::string cwd = std::filesystem::current_path(ec).string();
-    if (ec || cwd.find_first_of("\n\r") != std::string::npos)
-      throw ConfigError("--emit-jobs: the current folder " + (ec ? "cannot be read (" + ec.message() + ")" : "holds a line break") +
-                        ", so a job line cannot return to it; run the search from another folder");
     const std::string dir = std::filesystem::absolute(o.out_dir, ec).lexically_normal().string();
     if (dir.find_first_of("\n\r") != std::string::npos)
       throw ConfigError("-o: the search directory's name holds a line break, which a job line cannot hold; name "
                         "another directory for --emit-jobs");
-    const std::string cd = "cd " + io::shell_quote(cwd) + " && ";
     std::string lines;
     int count = 0;
     for (size_t p = 0; p < order.size() && count < o.max_replays; ++p, ++count)
-      lines += cd + sweep::point_shell_line(m, grid_point(all[order[p]].candidate), dir, points) + "\n";
+      lines += sweep::point_shell_line(m, grid_point(all[order[p]].candidate), folder, dir, points) + "\n";
     if (res.config_plan.status == Status::Estimated) {
-      lines += cd + sweep::point_shell_line(m_config, grid_point(res.config_plan.candidate), dir, points) + "\n";
+      lines += sweep::point_shell_line(m_config, grid_point(res.config_plan.candidate), folder, dir, points) + "\n";
       ++count;
     }
     io::write_output_file(o.emit_jobs, "--emit-jobs", io::kDashIsStdout, lines);

@@ -108,21 +108,34 @@ std::vector<std::string> point_argv(const Manifest& m, const GridPoint& p) {
   return argv;
 }
 
-std::string point_shell_line(const Manifest& m, const GridPoint& p, const std::string& dir, int points) {
-  std::string line;
+std::string job_folder() {
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  if (ec)
+    throw ConfigError("--emit-jobs: the current folder cannot be read (" + ec.message() +
+                      "), so a job line cannot return to it; run stepsim from another folder");
+  return cwd;  // a line break in its name is refused with the lines (point_shell_line)
+}
+
+std::string point_shell_line(const Manifest& m, const GridPoint& p, const std::string& folder, const std::string& dir,
+                             int points) {
   // One line per point: a per-line runner (GNU parallel, a Slurm array) would run a line break
   // inside a quoted word as a second command.
+  if (folder.find_first_of("\n\r") != std::string::npos)
+    throw ConfigError("--emit-jobs: the current folder's name holds a line break, which a job line (it returns there "
+                      "first) cannot hold; run stepsim from another folder");
+  if (dir.find_first_of("\n\r") != std::string::npos)
+    throw ConfigError("-o: the sweep directory's name holds a line break; a job line cannot hold it");
+  std::string command;
   for (const auto& a : point_argv(m, p)) {
     if (a.find_first_of("\n\r") != std::string::npos)
       throw ConfigError("--emit-jobs: \"" + a.substr(0, a.find_first_of("\n\r")) +
                         "...\" holds a line break, which a per-line job runner would split into two commands; "
                         "remove it");
-    if (!line.empty()) line += ' ';
-    line += shell_quote(a);
+    if (!command.empty()) command += ' ';
+    command += shell_quote(a);
   }
-  if (dir.find_first_of("\n\r") != std::string::npos)
-    throw ConfigError("-o: the sweep directory's name holds a line break; a job line cannot hold it");
-  return line + " > " + shell_quote(point_json_path(dir, p.index, points)) + " 2> " +
+  return io::cd_prefix(folder) + command + " > " + shell_quote(point_json_path(dir, p.index, points)) + " 2> " +
          shell_quote(point_err_path(dir, p.index, points));
 }
 

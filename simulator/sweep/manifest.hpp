@@ -39,7 +39,15 @@ Manifest read_manifest(const std::string& dir);
 
 // The simulate command line of one point, as argv (for the local runner).
 std::vector<std::string> point_argv(const Manifest& m, const GridPoint& p);
-// The same as one shell line with its output redirected into the sweep directory (for --emit-jobs).
-std::string point_shell_line(const Manifest& m, const GridPoint& p, const std::string& dir, int points);
+// The folder --emit-jobs's lines return to: the current one, so a relative path a point names (a
+// file a --set or --grid value names, one the config leaves to the current directory) means what it
+// meant here, whichever folder a cluster task starts in. ConfigError when it cannot be read.
+std::string job_folder();
+// The same as one shell line (for --emit-jobs, sweep's and search's): `cd FOLDER && ` the command,
+// its output redirected into the sweep directory DIR (absolute). Every word is quoted, so nothing in
+// a path or value is run by the shell; ConfigError when one, FOLDER or DIR holds a line break (a
+// per-line runner would run the rest as a second command).
+std::string point_shell_line(const Manifest& m, const GridPoint& p, const std::string& folder, const std::string& dir,
+                             int points);
 
 }  // namespace stepsim::sweep
