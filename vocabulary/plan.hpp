@@ -302,6 +302,11 @@ struct SoftwareConfig {
   // Host time to issue one kernel (Python, framework, driver): an op of n kernels takes at least
   // n x this, so a stream of short kernels runs at the host's pace and long kernels hide it.
   double host_launch_s = 0;
+  // Host time per kernel that a C++ loop issues inside one framework call (Transformer Engine's
+  // grouped GEMM run as one cuBLAS GEMM per local expert, its split casts): the framework's per-op
+  // cost is paid once per loop, each further kernel costs this. Negative (unset) = host_launch_s.
+  double looped_launch_s = -1;
+  double looped_host_launch_s() const { return looped_launch_s >= 0 ? looped_launch_s : host_launch_s; }
   // Share of the GPU preset's GEMM rate (a kernel benchmark's) that the release's GEMMs reach inside
   // a training step: its GEMM library and shapes, the clocks a GPU sustains under a whole step's load,
   // the memory and SMs that concurrent kernels share. 1 = the benchmark's rate.

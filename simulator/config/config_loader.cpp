@@ -259,6 +259,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.attention_head_dim_half", 0, 16384, "a head dimension; larger than model.head_dim's bound is a unit mistake"},
       {"software.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
+      {"software.looped_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.gemm_efficiency", 0.01, 1, "a share of the GPU's benchmarked GEMM rate; below 1 % is a unit mistake"},
       {"software.fp8_efficiency", 0.01, 1, "a share of the FP8 GEMMs' rate; below 1 % is a unit mistake"},
       {"software.mxfp8_efficiency", 0.01, 1, "a share of the MXFP8 GEMMs' rate; below 1 % is a unit mistake"},
@@ -555,6 +556,7 @@ const std::map<std::string, Field>& schema() {
     f["software.name"] = {Kind::Text, into(&Plan::software, &SoftwareConfig::name)};
     f["software.kernel_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::kernel_launch_s)};
     f["software.host_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::host_launch_s)};
+    f["software.looped_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::looped_launch_s)};
     f["software.gemm_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::gemm_efficiency)};
     f["software.fp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::fp8_efficiency)};
     f["software.mxfp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::mxfp8_efficiency)};

@@ -87,6 +87,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.profile", s.profile},
       {"software.kernel_launch_s", s.kernel_launch_s},
       {"software.host_launch_s", s.host_launch_s},
+      {"software.looped_launch_s", s.looped_host_launch_s()},
       {"software.gemm_efficiency", s.gemm_efficiency},
       {"software.fp8_efficiency", s.fp8_efficiency},
       {"software.mxfp8_efficiency", s.mxfp8_efficiency},

@@ -234,6 +234,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.gemm_efficiency", Kind::Number},
       {"software.grouped_gemm_per_expert", Kind::Flag},
       {"software.host_launch_s", Kind::Number},
+      {"software.looped_launch_s", Kind::Number},
       {"software.host_syncs_per_moe_layer", Kind::Number},
       {"software.kernel_launch_s", Kind::Number},
       {"software.mxfp8_efficiency", Kind::Number},

@@ -19,6 +19,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"name", sw.name},
                    {"kernel_launch_s", sw.kernel_launch_s},
                    {"host_launch_s", sw.host_launch_s},
+                   {"looped_launch_s", sw.looped_host_launch_s()},
                    {"gemm_efficiency", sw.gemm_efficiency},
                    {"fp8_efficiency", sw.fp8_efficiency},
                    {"mxfp8_efficiency", sw.low_precision_efficiency(LowPrecision::Mxfp8)},

@@ -240,6 +240,25 @@ TEST(PartCost, EachLowPrecisionFormatTakesItsRecipesShare) {
   EXPECT_DOUBLE_EQ(share("mxfp8", {"software.mxfp8_efficiency=0.5"}).second, 0.9);
 }
 
+// Transformer Engine runs a grouped expert GEMM as one cuBLAS GEMM per local expert and splits its
+// casts the same way (software.grouped_gemm_per_expert): Qwen3-30B-A3B at EP 8 has 128 / 8 = 16
+// local experts, so the experts' forward (two GEMMs, two split casts) launches 4 x 16 kernels, of which
+// 4 x 15 come from C++ loops (software.looped_launch_s each on the host); one kernel each otherwise.
+TEST(PartCost, GroupedExpertGemmsAndTheirCastsLaunchPerLocalExpert) {
+  const std::string qwen = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/QW-X-001.yaml";
+  auto forward = [&](const std::vector<std::string>& sets) {
+    const Plan p = load_plan(qwen, sets);
+    const cost::MicrobatchShape shape = cost::mean_microbatch_shape(p);
+    const auto w = layer_work(p, 0, p.sequences_per_microbatch(), shape.routed_rows);
+    return cost::part_seconds(p, w.part(LayerPart::MlpF), shape, cost::OpScope::Layer).all();
+  };
+  const auto looped = forward({});
+  const auto single = forward({"software.grouped_gemm_per_expert=false"});
+  EXPECT_DOUBLE_EQ(looped.kernels - single.kernels, 4 * 15);
+  EXPECT_DOUBLE_EQ(looped.looped, 4 * 15);
+  EXPECT_DOUBLE_EQ(single.looped, 0);
+}
+
 TEST(ComputeBreakdown, DualPipesMirroredRanksStepTheSameOptimizerShard) {
   // DualPipe runs stages 0 and 2P-1 on rank 0 and stages P-1 and P on rank P-1; stage P is layer
   // slot 0 again, so the last rank holds the embedding as well as the head, like rank 0: both

@@ -47,6 +47,40 @@ TEST(LayerWork, RoutedExpertRowsFollowTheTokenCount) {
   EXPECT_FALSE(layer_work(p, 2, 1.0, 0).moe);  // first_k_dense_replace = 3
 }
 
+// Megatron-Core's MoE layer with BF16 tokens (Qwen3-30B-A3B, MXFP8, as Megatron-Bridge runs it): the
+// router and the dispatch read the pre-norm's BF16 output, so Transformer Engine's GroupedLinear
+// quantises the experts' input after the dispatch, per routed row and per local expert (split_quantize),
+// and their output gradients per row too; with an FP8 dispatch the tokens are quantised once each.
+TEST(LayerWork, BfloatTokensAreQuantisedPerRoutedRowAfterTheDispatch) {
+  const std::string qwen = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/QW-X-001.yaml";
+  const Plan p = load_plan(qwen, {});
+  const auto w = layer_work(p, 0, 4.0, 4.0 * 4096 * 8 / 8);
+  // MXFP8: a row-wise and a column-wise copy, each a byte per value and an E8M0 scale per 32.
+  const double h = 2048, f = 768, quantise = 2 + 2 * (1 + 1.0 / 32);
+  auto op = [](const PartWork& part, std::string_view name) -> const MemoryOp* {
+    for (const MemoryOp& m : part.memory)
+      if (m.name == name) return &m;
+    return nullptr;
+  };
+  const PartWork& mf = w.part(LayerPart::MlpF);
+  ASSERT_NE(op(mf, "expert_quantise"), nullptr);
+  EXPECT_DOUBLE_EQ(op(mf, "expert_quantise")->bytes_per_row, quantise * h);
+  EXPECT_DOUBLE_EQ(op(mf, "expert_quantise")->bytes_per_token, 0);
+  EXPECT_TRUE(op(mf, "expert_quantise")->split_per_expert);
+  EXPECT_DOUBLE_EQ(op(mf, "expert_quantise_fc2")->bytes_per_row, quantise * f);
+  EXPECT_EQ(op(mf, "quantise"), nullptr);
+  EXPECT_DOUBLE_EQ(op(mf, "mlp_norm")->bytes_per_token, 4 * h);  // BF16 in, BF16 out: no cast to fuse
+  const PartWork& mb = w.part(LayerPart::MlpB);
+  EXPECT_DOUBLE_EQ(op(mb, "expert_quantise_grads")->bytes_per_row, 2 * quantise * h);
+  EXPECT_DOUBLE_EQ(op(mb, "expert_quantise_grads_fc1")->bytes_per_row, 2 * quantise * 2 * f);  // SwiGLU: gate and up
+  EXPECT_EQ(op(mb, "quantise_grads"), nullptr);
+
+  const auto fp8_tokens = layer_work(load_plan(qwen, {"parallel.moe_fp8_dispatch=true"}), 0, 4.0, 4.0 * 4096);
+  EXPECT_EQ(op(fp8_tokens.part(LayerPart::MlpF), "expert_quantise"), nullptr);
+  ASSERT_NE(op(fp8_tokens.part(LayerPart::MlpF), "quantise"), nullptr);
+  EXPECT_DOUBLE_EQ(op(fp8_tokens.part(LayerPart::MlpF), "quantise")->bytes_per_token, 0);  // the fused norm writes it
+}
+
 TEST(LayerPartition, CoversEveryLayerOnceAndBalancesRanks) {
   const Plan p = plan();
   const auto stages = partition_layers(p);

@@ -45,9 +45,10 @@ bool host_launched(const Plan& plan, OpScope scope) {
   return true;
 }
 
-double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s) {
+double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s, double looped) {
   if (!(plan.sim.cost_classes & kCostLaunch) || !host_launched(plan, scope)) return 0;
-  return std::max(0.0, kernels * plan.software.host_launch_s - gpu_s);
+  const SoftwareConfig& sw = plan.software;
+  return std::max(0.0, (kernels - looped) * sw.host_launch_s + looped * sw.looped_host_launch_s() - gpu_s);
 }
 
 double moe_host_sync_s(const Plan& plan) {
@@ -114,6 +115,8 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
       // One launch per local expert: without grouped GEMMs, or a grouped GEMM run as a loop of them.
       const bool launches_per_expert = !plan.parallel.moe_grouped_gemm || plan.software.grouped_gemm_per_expert;
       s.kernels = k.gemms * (k.routed && launches_per_expert ? shape.experts_per_gpu : 1.0);
+      // A grouped GEMM's loop is one framework call; without grouped GEMMs each expert is its own.
+      if (plan.parallel.moe_grouped_gemm) s.looped = s.kernels - k.gemms;
       s.launch = launch * s.kernels;
     }
     (k.routed ? out.routed : out.tokens) += s;
@@ -131,13 +134,14 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     const bool per_expert = (op.per_expert && !plan.parallel.moe_grouped_gemm) ||
                             (op.split_per_expert && expert_gemms_launch_per_expert);
     tok.kernels = op.kernels * (per_expert ? shape.experts_per_gpu : 1.0);
+    if (per_expert && plan.parallel.moe_grouped_gemm) tok.looped = tok.kernels - op.kernels;  // a split cast's loop
     tok.launch = launch * tok.kernels;
     out.tokens += tok;
     out.routed += row;
     if (op.shared_expert) out.shared += tok;
   }
   const ClassSeconds all = out.all();
-  out.tokens.launch += exposed_host_s(plan, scope, all.kernels, all.total());
+  out.tokens.launch += exposed_host_s(plan, scope, all.kernels, all.total(), all.looped);
   return out;
 }
 

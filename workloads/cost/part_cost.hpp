@@ -16,12 +16,18 @@ namespace stepsim::cost {
 struct ClassSeconds {
   double gemm = 0, attention = 0, memory = 0, launch = 0;
   double kernels = 0;  // launches (a count, not seconds: total() leaves it out)
+  // Of those, the ones a C++ loop issues after the first of its group (a grouped GEMM or cast run as
+  // one kernel per local expert): the host pays software.looped_launch_s for each.
+  double looped = 0;
   double total() const { return gemm + attention + memory + launch; }
   ClassSeconds& operator+=(const ClassSeconds& o) {
     gemm += o.gemm, attention += o.attention, memory += o.memory, launch += o.launch, kernels += o.kernels;
+    looped += o.looped;
     return *this;
   }
-  ClassSeconds operator*(double x) const { return {gemm * x, attention * x, memory * x, launch * x, kernels * x}; }
+  ClassSeconds operator*(double x) const {
+    return {gemm * x, attention * x, memory * x, launch * x, kernels * x, looped * x};
+  }
 };
 
 // The share of the GPU preset's GEMM rate the software keeps for GEMMs of this number format
@@ -37,8 +43,10 @@ bool host_launched(const Plan& plan, OpScope scope);
 // GPU's per-kernel cost) runs in max(gpu_s, kernels x software.host_launch_s) when the host
 // launches them one by one: the host issues kernel i at i x host_launch_s, so a stream of short
 // kernels waits on the host, and long ones let the host run ahead and hide it. Returns the part
-// of the host's time the GPU does not hide (0 under CUDA graphs).
-double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s);
+// of the host's time the GPU does not hide (0 under CUDA graphs). Of the kernels, `looped` are
+// issued by a C++ loop inside one framework call (Transformer Engine's per-expert GEMMs and casts),
+// each costing the host software.looped_launch_s.
+double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s, double looped = 0);
 
 // What the host's synchronisations cost the forward dispatch of one MoE layer
 // (software.host_syncs_per_moe_layer, e.g. Megatron's alltoall dispatcher copying its token counts
