@@ -66,6 +66,9 @@ struct ModelConfig {
   bool attention_bias = false;  // the attention projections carry bias vectors (GPT-NeoX)
   bool mlp_bias = false;        // the MLP matrices carry bias vectors (GPT-NeoX)
   Norm norm = Norm::RmsNorm;
+  // An RMSNorm over each query and key head before RoPE (Qwen3, OLMo 2, Gemma 3; Megatron-LM's
+  // --qk-layernorm): two more memory-bound kernels in each attention pass.
+  bool qk_norm = false;
 
   // Gated (SwiGLU: gate, up and down matrices) or not (up and down).
   bool gated_mlp() const { return hidden_act == HiddenAct::Silu || hidden_act == HiddenAct::GeGlu; }

@@ -445,6 +445,7 @@ const std::map<std::string, Field>& schema() {
     f["model.rotary_pct"] = {Kind::NonNegativeNumber, into(&Plan::model, &ModelConfig::rotary_pct)};
     f["model.attention_bias"] = {Kind::Bool, into(&Plan::model, &ModelConfig::attention_bias)};
     f["model.mlp_bias"] = {Kind::Bool, into(&Plan::model, &ModelConfig::mlp_bias)};
+    f["model.qk_norm"] = {Kind::Bool, into(&Plan::model, &ModelConfig::qk_norm)};
     f["model.norm"] = choice<Norm>(kNorms, [](Plan& p, Norm v) { p.model.norm = v; });
     // model.config_json is consumed before the walk (see apply_hf_config).
     f["model.config_json"] = {Kind::Path, [](Plan&, const json&) {}};

@@ -198,6 +198,13 @@ nlohmann::json read_hf_model_keys(const std::string& path,
     out["mlp_bias"] = true;
     out["norm"] = "layernorm";
   }
+  // Families whose attention normalises each query and key head (HF has no key for it: the model
+  // class does it): Qwen3 and its MoE, OLMo 2, Gemma 3.
+  if (hf.contains("model_type") && hf["model_type"].is_string()) {
+    const std::string type = hf["model_type"].get<std::string>();
+    if (type == "qwen3" || type == "qwen3_moe" || type == "olmo2" || type == "gemma3_text" || type == "gemma3")
+      out["qk_norm"] = true;
+  }
   // Mixtral-style configs give the experts' width as intermediate_size and have no dense layers.
   if (out.contains("n_routed_experts") && !out.contains("moe_intermediate_size") && out.contains("intermediate_size")) {
     out["moe_intermediate_size"] = out["intermediate_size"];

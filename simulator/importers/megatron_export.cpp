@@ -135,6 +135,7 @@ class MegatronExport {
     if (m.hidden_act == HiddenAct::Relu2) arg(model_, "squared-relu");
     if (!m.mlp_bias) arg(model_, "disable-bias-linear");
     if (!m.mlp_bias && m.attention_bias) arg(model_, "add-qkv-bias");
+    if (m.qk_norm) arg(model_, "qk-layernorm");
     if (!m.tie_word_embeddings) arg(model_, "untie-embeddings-and-output-weights");
     if (m.num_nextn_predict_layers > 0) key_arg(model_, "mtp-num-layers");
     key_arg(model_, "seq-length");

@@ -223,7 +223,7 @@ constexpr ArgSpec kArgs[] = {
     {"normalization", Arity::One, Role::NoCost},
     {"norm-epsilon", Arity::One, Role::NoCost},
     {"apply-layernorm-1p", Arity::Flag, Role::NoCost},
-    {"qk-layernorm", Arity::Flag, Role::NoCost},
+    {"qk-layernorm", Arity::Flag, Role::Use},
     {"rotary-base", Arity::One, Role::NoCost},
     {"rotary-percent", Arity::One, Role::NoCost},
     {"rotary-interleaved", Arity::Flag, Role::NoCost},
@@ -811,6 +811,7 @@ class MegatronImport {
               given("ffn-hidden-size") ? given("ffn-hidden-size")->option.line : 0);
     activation(swiglu);
     biases();
+    qk_norm();
     // Rotary or no position embedding costs nothing stepsim counts; a learned table is max positions x
     // hidden parameters (0.1 % of a 7B model at 4096 positions), left out.
     if (const Given* g = given("position-embedding-type")) {
@@ -854,6 +855,12 @@ class MegatronImport {
                              : from,
               !linear && qkv ? qkv->option.line : line);
     plan_.set("model.mlp_bias", linear, from, line);
+  }
+
+  // --qk-layernorm: an RMSNorm over each query and key head (Qwen3's attention), model.qk_norm.
+  void qk_norm() {
+    const Given* g = given("qk-layernorm");
+    plan_.set("model.qk_norm", g != nullptr, g ? shown(*g) : "no --qk-layernorm", g ? g->option.line : 0);
   }
 
   // GELU, SwiGLU or squared ReLU: model.hidden_act (HF names: silu gated, gelu and relu2 not).

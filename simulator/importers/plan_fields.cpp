@@ -36,6 +36,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"model.rotary_pct", m.rotary_pct},
       {"model.attention_bias", m.attention_bias},
       {"model.mlp_bias", m.mlp_bias},
+      {"model.qk_norm", m.qk_norm},
       {"model.norm", to_string(m.norm)},
       {"train.global_batch", p.train.global_batch},
       {"train.seq_len", p.train.seq_len},

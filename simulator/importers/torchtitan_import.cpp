@@ -426,6 +426,8 @@ class TitanImport {
     } else {
       for (const auto& [k, v] : f->keys) plan_.set("model." + std::string(k), v, why + " (torchtitan's model args)", at);
       plan_.set("model.tie_word_embeddings", f->tied, why + (f->tied ? ": enable_weight_tying" : ": untied"), at);
+      // torchtitan's Qwen3 attention normalises each query and key head (qk_norm in its model args).
+      if (name == "qwen3") plan_.set("model.qk_norm", true, why + ": qk_norm", at);
     }
     plan_.set("model.name", name + " " + flavour, why, at);
     if (!f->mask.empty())

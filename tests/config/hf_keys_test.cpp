@@ -197,6 +197,21 @@ TEST(HfKeys, Qwen3MoeHeadDimWiderThanHiddenOverHeads) {
   EXPECT_EQ(a.q_up, 2048 * 32 * 128);
   EXPECT_EQ(a.kv_up, 2048 * 4 * 2 * 128);
   EXPECT_EQ(a.out, 32 * 128 * 2048);
+  // Qwen3's attention normalises each query and key head (HF has no key: the model class does it).
+  EXPECT_TRUE(p.model.qk_norm);
+}
+
+TEST(HfKeys, QkNormFollowsTheModelFamily) {
+  const std::string shape = R"("hidden_size": 512, "num_hidden_layers": 8, "num_attention_heads": 8,
+    "intermediate_size": 1024, "vocab_size": 1000)";
+  const auto qk_norm = [&](const std::string& type) {
+    TempFile json("config.json", "{\"model_type\": \"" + type + "\", " + shape + "}");
+    return load_plan_from_string(config_with_model(json.path()), "cfg.yaml", {}).model.qk_norm;
+  };
+  EXPECT_TRUE(qk_norm("qwen3"));
+  EXPECT_TRUE(qk_norm("olmo2"));
+  EXPECT_FALSE(qk_norm("llama"));
+  EXPECT_FALSE(qk_norm("qwen2"));
 }
 
 TEST(HfKeys, MtpDepthIsRead) {

@@ -22,6 +22,12 @@ std::string launch(const std::string& extra = "", const std::string& launcher = 
 
 std::string example() { return read_text(source_path("workloads/examples/megatron-llama3-70b.sh")); }
 
+// --qk-layernorm (Qwen3's attention) becomes model.qk_norm; without it there is none.
+TEST(MegatronImport, QkLayernormBecomesTheModelsQkNorm) {
+  EXPECT_TRUE(megatron(launch("--qk-layernorm")).plan.model.qk_norm);
+  EXPECT_FALSE(megatron(launch()).plan.model.qk_norm);
+}
+
 TEST(MegatronImport, TheLlama3_70BExampleKeepsItsLayout) {
   const Loaded l = megatron(example());
   const Plan& p = l.plan;

@@ -75,6 +75,12 @@ TEST(LayerWork, BfloatTokensAreQuantisedPerRoutedRowAfterTheDispatch) {
   EXPECT_DOUBLE_EQ(op(mb, "expert_quantise_grads_fc1")->bytes_per_row, 2 * quantise * 2 * f);  // SwiGLU: gate and up
   EXPECT_EQ(op(mb, "quantise_grads"), nullptr);
 
+  // Qwen3's QK RMSNorm (model.qk_norm): 32 query and 4 key heads of 128, BF16 read and written forward;
+  // dy and x read, dx written backward.
+  EXPECT_DOUBLE_EQ(op(w.part(LayerPart::AttnF), "qk_norms")->bytes_per_token, 2 * 2 * (32 + 4) * 128.0);
+  EXPECT_DOUBLE_EQ(op(w.part(LayerPart::AttnB), "qk_norms_bwd")->bytes_per_token, 3 * 2 * (32 + 4) * 128.0);
+  EXPECT_EQ(op(layer_work(plan(), 0, 1.0, 0).part(LayerPart::AttnF), "qk_norms"), nullptr);  // DeepSeek-V3: none
+
   const auto fp8_tokens = layer_work(load_plan(qwen, {"parallel.moe_fp8_dispatch=true"}), 0, 4.0, 4.0 * 4096);
   EXPECT_EQ(op(fp8_tokens.part(LayerPart::MlpF), "expert_quantise"), nullptr);
   ASSERT_NE(op(fp8_tokens.part(LayerPart::MlpF), "quantise"), nullptr);

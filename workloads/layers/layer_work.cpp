@@ -86,6 +86,7 @@ struct MemoryShape {
   double h, f, fe, fs;    // hidden, dense FFN width, one expert's, the shared experts' together
   double rope;            // rotary dims per token (q and k)
   double latent;          // MLA's q and kv latents
+  double qk_normed;       // model.qk_norm: the query and key heads' values per token, each RMS-normalised
   double attn_out;        // heads x v
   double experts;         // routed experts (router scores)
   double quantise;        // bytes of one quantisation, per value: BF16 read, the format's written
@@ -119,6 +120,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.rope = m.is_mla() ? heads * double(m.qk_rope_head_dim) + double(m.qk_rope_head_dim)
                       : m.rotary_pct * double(qk_head_dim(m)) * (heads + kv_heads);
   s.latent = m.is_mla() ? double(m.q_lora_rank + m.kv_lora_rank) : 0.0;
+  s.qk_normed = m.qk_norm ? (heads + kv_heads) * double(qk_head_dim(m)) : 0.0;
   s.attn_out = heads * double(v_head_dim(m));
   s.experts = double(m.n_routed_experts);
   s.gated = m.gated_mlp();
@@ -172,6 +174,7 @@ double norm_bytes(const MemoryShape& s) { return s.norm_cast ? kAct * s.h + s.wr
 void attention_forward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "attn_norm", norm_bytes(s));
   add(w, "latent_norms", 2 * kAct * s.latent, 0, 2);
+  add(w, "qk_norms", 2 * kAct * s.qk_normed, 0, 2);  // queries, then keys: read and written in BF16
   add(w, "rope", 2 * kAct * s.rope);
   if (s.fp8) add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + s.attn_out), 0, s.norm_cast ? 1 : 2);
   if (s.moe) add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
@@ -208,6 +211,7 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
 void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "attn_norm_bwd", 6 * s.h, 0, 2);  // dy and x read, dx written; the weight's gradient reduced
   add(w, "latent_norms_bwd", 3 * kAct * s.latent, 0, 2);
+  add(w, "qk_norms_bwd", 3 * kAct * s.qk_normed, 0, 2);  // dy and x read, dx written
   add(w, "rope_bwd", 2 * kAct * s.rope);
   if (s.fp8) add(w, "quantise_grads", 2 * s.quantise * (s.h + s.attn_out), 0, 4);  // dgrad inputs, wgrad transposes
   if (s.moe) add(w, "router_bwd", 2 * 4 * s.experts);
