@@ -241,9 +241,10 @@ SearchResult run_search(const SearchOptions& o) {
   res.capacity_GiB = base.hardware.memory_GiB;
   {
     char d[512];
-    std::snprintf(d, sizeof d, "%s, %lld %s GPUs (%lld nodes of %lld), %lld sequences of %lld tokens per step, %g GiB per GPU",
+    std::snprintf(d, sizeof d, "%s, %lld %s GPUs (%lld %s of %lld), %lld sequences of %lld tokens per step, %g GiB per GPU",
                   base.model.name.c_str(), static_cast<long long>(base.gpus()), base.hardware.name.c_str(),
-                  static_cast<long long>(base.cluster.nodes), static_cast<long long>(base.cluster.gpus_per_node),
+                  static_cast<long long>(base.cluster.nodes), base.cluster.nodes == 1 ? "node" : "nodes",
+                  static_cast<long long>(base.cluster.gpus_per_node),
                   static_cast<long long>(base.train.global_batch), static_cast<long long>(base.train.seq_len),
                   base.hardware.memory_GiB);
     res.description = d;

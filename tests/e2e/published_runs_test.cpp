@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "tests/cli_runner.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace stepsim {
 namespace {
@@ -59,6 +61,23 @@ TEST(PublishedRuns, Nemo24GrokProxiesWithinTenPercent) {
 TEST(PublishedRuns, BlackwellRowsWithinTenPercent) {
   const std::pair<const char*, double> rows[] = {{"L3-X-003", 4.28}, {"L3-X-018", 4.63}, {"MX-X-003", 0.85}};
   for (const auto& [row, measured_s] : rows) EXPECT_NEAR(predicted_step_s(row), measured_s, 0.10 * measured_s) << row;
+}
+
+// `stepsim search` against a published recipe (issue 32): with the model, GPUs and batch of L3-X-003
+// (Llama 3 8B on 8 B200, 128 x 8192 tokens) fixed, the search's best plan must be predicted at least
+// as fast as NVIDIA's own plan, and that plan must be among the replayed candidates, within 10 % of
+// the best.
+TEST(PublishedRuns, SearchBeatsOrMatchesThePublishedPlanWithinTenPercent) {
+  const test::ScratchDir dir;
+  const auto r = test::run_stepsim("search " + std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/L3-X-003.yaml -o " +
+                                   dir.file("search") + " -j 2 --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::smatch own, best;
+  ASSERT_TRUE(std::regex_search(r.out, own, std::regex("config's own plan: ([0-9.]+) s replayed"))) << r.out;
+  ASSERT_TRUE(std::regex_search(r.out, best, std::regex("best plan: [^\n]*: ([0-9.]+) s,"))) << r.out;
+  const double own_s = std::stod(own[1]), best_s = std::stod(best[1]);
+  EXPECT_LE(best_s, own_s);
+  EXPECT_LE(own_s, 1.10 * best_s);
 }
 
 }  // namespace
