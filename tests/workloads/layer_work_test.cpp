@@ -87,6 +87,30 @@ TEST(LayerWork, BfloatTokensAreQuantisedPerRoutedRowAfterTheDispatch) {
   EXPECT_DOUBLE_EQ(op(fp8_tokens.part(LayerPart::MlpF), "quantise")->bytes_per_token, 0);  // the fused norm writes it
 }
 
+// NVFP4 as Transformer Engine 2.12 quantises an activation or a gradient: the Hadamard amax pass,
+// the row-wise cast, the Hadamard column-wise cast; three reads of the BF16 tensor (2 bytes each),
+// both copies written (E2M1, half a byte, and an E4M3 scale per 16 values, each): 7.125 bytes per
+// value in three kernels, once for a gradient's dgrad and wgrad copies alike. Llama 3 70B at TP 2
+// (L3-X-037, Megatron-Bridge: the norm writes the QKV projection's input itself).
+TEST(LayerWork, Nvfp4CastsReadTheirInputThreeTimes) {
+  const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/L3-X-037.yaml", {});
+  const auto w = layer_work(p, 0, 1.0, 0);
+  const double q = 3 * 2 + 2 * (0.5 + 1.0 / 16), h = 8192, attn_out = 64 * 128;
+  auto op = [](const PartWork& part, std::string_view name) -> const MemoryOp* {
+    for (const MemoryOp& m : part.memory)
+      if (m.name == name) return &m;
+    return nullptr;
+  };
+  const MemoryOp* fwd = op(w.part(LayerPart::AttnF), "quantise");
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_DOUBLE_EQ(fwd->bytes_per_token, q * attn_out);  // the output projection's input; the norm casts its own
+  EXPECT_EQ(fwd->kernels, 3);
+  const MemoryOp* grads = op(w.part(LayerPart::AttnB), "quantise_grads");
+  ASSERT_NE(grads, nullptr);
+  EXPECT_DOUBLE_EQ(grads->bytes_per_token, q * (h + attn_out));
+  EXPECT_EQ(grads->kernels, 6);
+}
+
 TEST(LayerPartition, CoversEveryLayerOnceAndBalancesRanks) {
   const Plan p = plan();
   const auto stages = partition_layers(p);

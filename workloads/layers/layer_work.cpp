@@ -90,6 +90,9 @@ struct MemoryShape {
   double attn_out;        // heads x v
   double experts;         // routed experts (router scores)
   double quantise;        // bytes of one quantisation, per value: BF16 read, the format's written
+  double grad_quantise;   // of a gradient's, for its dgrad and its wgrad copies
+  int cast_kernels;       // kernels per quantised tensor in the forward
+  int grad_cast_kernels;  // and per gradient
   double written;         // of which written (what a fused producer writes instead of BF16)
   bool gated, fp8, moe, first;
   bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
@@ -126,7 +129,16 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.gated = m.gated_mlp();
   s.fp8 = plan.train.precision == Precision::FP8;
   s.written = quantised_bytes(plan.train.low_precision);
-  s.quantise = kAct + s.written;
+  // NVFP4 as Transformer Engine 2.12 quantises an activation or a gradient (NVFP4Quantizer, pytorch/
+  // csrc/quantizer.cpp): the random Hadamard transform's amax pass (the two-level scale needs the
+  // tensor's amax first), the row-wise cast, then the Hadamard-transformed column-wise cast: three
+  // passes, each reading the BF16 tensor, that write both copies. FP8 and MXFP8: one read; a gradient
+  // is charged twice (its dgrad cast and its wgrad transpose), as two kernels.
+  const bool nvfp4 = s.fp8 && plan.train.low_precision == LowPrecision::Nvfp4;
+  s.quantise = (nvfp4 ? 3 : 1) * kAct + s.written;
+  s.grad_quantise = (nvfp4 ? 1 : 2) * s.quantise;
+  s.cast_kernels = nvfp4 ? 3 : 1;
+  s.grad_cast_kernels = nvfp4 ? 3 : 2;
   s.norm_cast = s.fp8 && plan.software.fused_norm_cast;
   s.activation_cast = s.fp8 && plan.software.fused_activation_cast;
   s.moe = moe;
@@ -176,7 +188,7 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "latent_norms", 2 * kAct * s.latent, 0, 2);
   add(w, "qk_norms", 2 * kAct * s.qk_normed, 0, 2);  // queries, then keys: read and written in BF16
   add(w, "rope", 2 * kAct * s.rope);
-  if (s.fp8) add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + s.attn_out), 0, s.norm_cast ? 1 : 2);
+  if (s.fp8) add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + s.attn_out), 0, (s.norm_cast ? 1 : 2) * s.cast_kernels);
   if (s.moe) add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
   add(w, "attn_residual", 3 * kAct * s.h);
   if (s.first) add(w, "embedding", 2 * kAct * s.h);
@@ -190,20 +202,23 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "mlp_norm", s.row_cast ? 4 * s.h : norm_bytes(s));
   if (!s.moe) {
     add(w, "activation", (act + act_out) * s.f);
-    if (s.fp8) add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + cast_f * s.f), 0, 2 - s.norm_cast - int(s.activation_cast));
+    if (s.fp8)
+      add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + cast_f * s.f), 0,
+          (2 - s.norm_cast - int(s.activation_cast)) * s.cast_kernels);
   } else {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
     add_per_expert(w, "expert_activation", (act + act_out) * s.fe);
     if (s.row_cast) {
-      add_row_cast(w, "expert_quantise", s.quantise * s.h, 1);
-      add_row_cast(w, "expert_quantise_fc2", s.quantise * cast_f * s.fe, 1 - int(s.activation_cast));
+      add_row_cast(w, "expert_quantise", s.quantise * s.h, s.cast_kernels);
+      add_row_cast(w, "expert_quantise_fc2", s.quantise * cast_f * s.fe, (1 - int(s.activation_cast)) * s.cast_kernels);
     } else if (s.fp8) {
-      add(w, "quantise", s.quantise * (s.norm_cast ? 0 : s.h), s.quantise * cast_f * s.fe, 2 - s.norm_cast - int(s.activation_cast));
+      add(w, "quantise", s.quantise * (s.norm_cast ? 0 : s.h), s.quantise * cast_f * s.fe,
+          (2 - s.norm_cast - int(s.activation_cast)) * s.cast_kernels);
     }
     dispatcher_memory(w, s, false);
     add(w, "shared_activation", (act + act_out) * s.fs, 0, 1, true);
-    if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, 1, true);
+    if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, s.cast_kernels, true);
   }
   add(w, "mlp_residual", 3 * kAct * s.h);
 }
@@ -213,7 +228,7 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "latent_norms_bwd", 3 * kAct * s.latent, 0, 2);
   add(w, "qk_norms_bwd", 3 * kAct * s.qk_normed, 0, 2);  // dy and x read, dx written
   add(w, "rope_bwd", 2 * kAct * s.rope);
-  if (s.fp8) add(w, "quantise_grads", 2 * s.quantise * (s.h + s.attn_out), 0, 4);  // dgrad inputs, wgrad transposes
+  if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.attn_out), 0, 2 * s.grad_cast_kernels);  // dgrad inputs, wgrad transposes
   if (s.moe) add(w, "router_bwd", 2 * 4 * s.experts);
   add(w, "residual_grad", 3 * kAct * s.h);
   if (s.first) add(w, "embedding_bwd", kAct * s.h + 2 * 4 * s.h);  // FP32 gradient rows read and written
@@ -224,7 +239,7 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "mlp_norm_bwd", 6 * s.h, 0, 2);
   if (!s.moe) {
     add(w, "activation_bwd", act * s.f);
-    if (s.fp8) add(w, "quantise_grads", 2 * s.quantise * (s.h + s.f), 0, 4);
+    if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.f), 0, 2 * s.grad_cast_kernels);
   } else {
     add(w, "permute_bwd", kAct * s.h, kAct * s.h);
     add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
@@ -232,14 +247,14 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
     if (s.row_cast) {
       // The experts' output gradients arrive per routed row, h wide (the second GEMM's), then the
       // first GEMM's, twice the width when gated; each quantised for the dgrad and the wgrad.
-      add_row_cast(w, "expert_quantise_grads", 2 * s.quantise * s.h, 2);
-      add_row_cast(w, "expert_quantise_grads_fc1", 2 * s.quantise * (s.gated ? 2 : 1) * s.fe, 2);
+      add_row_cast(w, "expert_quantise_grads", s.grad_quantise * s.h, s.grad_cast_kernels);
+      add_row_cast(w, "expert_quantise_grads_fc1", s.grad_quantise * (s.gated ? 2 : 1) * s.fe, s.grad_cast_kernels);
     } else if (s.fp8) {
-      add(w, "quantise_grads", 2 * s.quantise * s.h, 2 * s.quantise * s.fe, 4);
+      add(w, "quantise_grads", s.grad_quantise * s.h, s.grad_quantise * s.fe, 2 * s.grad_cast_kernels);
     }
     dispatcher_memory(w, s, true);
     add(w, "shared_activation_bwd", act * s.fs, 0, 1, true);
-    if (s.fp8) add(w, "shared_quantise_grads", 2 * s.quantise * s.fs, 0, 2, true);
+    if (s.fp8) add(w, "shared_quantise_grads", s.grad_quantise * s.fs, 0, s.grad_cast_kernels, true);
   }
   add(w, "residual_grad", 3 * kAct * s.h);
 }
