@@ -22,6 +22,10 @@ lines=$(grep -c . "$jobs_file" || true)
 [[ "$lines" -gt 0 ]] || { echo "slurm-sweep.sh: $jobs_file: the job list is empty" >&2; exit 2; }
 command -v sbatch >/dev/null || { echo "slurm-sweep.sh: sbatch not found; without Slurm run the lines with GNU parallel: parallel < $jobs_file" >&2; exit 2; }
 
+case "$jobs_file" in *$'\n'*) echo "slurm-sweep.sh: the job list's path holds a line break; move it to a plain path" >&2; exit 2 ;; esac
+# The path single-quoted for the sh that runs --wrap (each ' written as '\'').
+quoted_jobs_file="'${jobs_file//\'/\'\\\'\'}'"
+
 # Inside a task: run exactly the task's line with bash (the lines quote their arguments for a shell).
 sbatch --parsable \
   --job-name=stepsim-sweep \
@@ -29,4 +33,4 @@ sbatch --parsable \
   --cpus-per-task=1 --mem=2G --time=00:30:00 \
   --output=/dev/null \
   "$@" \
-  --wrap="sed -n \"\$((SLURM_ARRAY_TASK_ID + 1))p\" '$jobs_file' | bash"
+  --wrap="sed -n \"\$((SLURM_ARRAY_TASK_ID + 1))p\" $quoted_jobs_file | bash"
