@@ -15,18 +15,14 @@
 
 #include "tests/cli_runner.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace stepsim::test {
 namespace {
 
-namespace fs = std::filesystem;
+using stepsim::test::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+namespace fs = std::filesystem;
 
 const std::string kSource = STEPSIM_SOURCE_DIR;
 // Llama 3.1 8B cut to 4 layers and 64 sequences: a replay of a fraction of a second.

@@ -19,47 +19,23 @@
 #include <vector>
 
 #include "tests/cli_runner.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
+
+using stepsim::test::slurp;
+using stepsim::test::lines_of;
+using stepsim::test::csv_cells;
 
 namespace fs = std::filesystem;
 using stepsim::test::run_stepsim;
 
 const std::string kConfig = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string temp_dir(const std::string& name) {
   const std::string d = stepsim::test::process_scratch().file("search_" + name);
   fs::remove_all(d);
   return d;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string line;
-  while (std::getline(ss, line)) out.push_back(line);
-  return out;
-}
-
-// One CSV line's cells, RFC 4180 quoting undone.
-std::vector<std::string> csv_cells(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += c, ++i;
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) out.emplace_back();
-    else out.back() += c;
-  }
-  return out;
 }
 
 struct Csv {

@@ -12,29 +12,18 @@
 #include <vector>
 
 #include "tests/cli_runner.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
+
+using stepsim::test::slurp;
+using stepsim::test::lines_of;
 
 namespace fs = std::filesystem;
 using stepsim::test::run_shell;
 using stepsim::test::run_stepsim;
 
 const std::string kConfig = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string line;
-  while (std::getline(ss, line)) out.push_back(line);
-  return out;
-}
 
 std::string temp_dir(const std::string& name) {
   const std::string d = stepsim::test::process_scratch().file("jobs_" + name);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/cli_runner.hpp"
+#include "tests/text_files.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,16 +21,12 @@
 
 namespace {
 
+using stepsim::test::slurp;
+using stepsim::test::csv_cells;
+
 namespace fs = std::filesystem;
 
 using Result = stepsim::test::CliResult;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A fresh directory per test (ctest runs tests in parallel processes).
 std::string temp_dir(const std::string& name) {
@@ -61,20 +58,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
 const std::string kSynthetic =
     "--set workload.kind=synthetic --set schedule=1f1b --set parallel.pp=4 --set workload.f_s=1 "
     "--set workload.b_s=2 --set workload.w_s=1 --set workload.send_bytes=0";
-
-// One CSV line's cells, RFC 4180 quoting undone (notes and sets may hold commas).
-std::vector<std::string> csv_cells(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += c, ++i;
-    else if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) out.emplace_back();
-    else out.back() += c;
-  }
-  return out;
-}
 
 size_t column(const std::vector<std::string>& header, const std::string& name) {
   for (size_t i = 0; i < header.size(); ++i)
