@@ -66,6 +66,10 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
   const double rows_per_expert = shape.routed_rows / shape.experts_per_gpu;
   const double launch = (classes & kCostLaunch) ? plan.software.kernel_launch_s : 0.0;
   const bool ub = layout.tp() > 1 && plan.parallel.tp_comm_overlap;
+  // The experts' GEMMs launch once per local expert: without grouped GEMMs, or a grouped GEMM run
+  // as a loop of them (software.grouped_gemm_per_expert), whose casts are split per expert too.
+  const bool grouped = plan.parallel.moe_grouped_gemm;
+  const bool launches_per_expert = !grouped || plan.software.grouped_gemm_per_expert;
   PartSeconds out;
   for (const Kernel& k : work.kernels) {
     ClassSeconds s;
@@ -112,11 +116,9 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
           if (g.split == TpSplit::Reduction) out.row.gemm += seconds;
         }
       }
-      // One launch per local expert: without grouped GEMMs, or a grouped GEMM run as a loop of them.
-      const bool launches_per_expert = !plan.parallel.moe_grouped_gemm || plan.software.grouped_gemm_per_expert;
       s.kernels = k.gemms * (k.routed && launches_per_expert ? shape.experts_per_gpu : 1.0);
       // A grouped GEMM's loop is one framework call; without grouped GEMMs each expert is its own.
-      if (plan.parallel.moe_grouped_gemm) s.looped = s.kernels - k.gemms;
+      if (grouped) s.looped = s.kernels - k.gemms;
       s.launch = launch * s.kernels;
     }
     (k.routed ? out.routed : out.tokens) += s;
@@ -130,11 +132,9 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     // width is split by etp where its rows are multiplied by it, so the bytes stay per received row).
     row.memory = memory ? memory_seconds(op.bytes_per_row * shape.routed_rows / etp, hw) : 0.0;
     // Per-expert kernels (an expert's activation) launch once per expert without grouped GEMMs.
-    const bool expert_gemms_launch_per_expert = !plan.parallel.moe_grouped_gemm || plan.software.grouped_gemm_per_expert;
-    const bool per_expert = (op.per_expert && !plan.parallel.moe_grouped_gemm) ||
-                            (op.split_per_expert && expert_gemms_launch_per_expert);
+    const bool per_expert = (op.per_expert && !grouped) || (op.split_per_expert && launches_per_expert);
     tok.kernels = op.kernels * (per_expert ? shape.experts_per_gpu : 1.0);
-    if (per_expert && plan.parallel.moe_grouped_gemm) tok.looped = tok.kernels - op.kernels;  // a split cast's loop
+    if (per_expert && grouped) tok.looped = tok.kernels - op.kernels;  // a split cast's loop
     tok.launch = launch * tok.kernels;
     out.tokens += tok;
     out.routed += row;
