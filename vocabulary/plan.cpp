@@ -23,11 +23,19 @@ const char* to_string(HiddenAct a) { return name_of(kHiddenActs, a); }
 const char* to_string(Norm n) { return name_of(kNorms, n); }
 const char* to_string(ComputeModel c) { return name_of(kComputeModels, c); }
 const char* to_string(CudaGraphs g) { return name_of(kCudaGraphs, g); }
+const char* to_string(Fp8Recipe r) { return name_of(kFp8Recipes, r); }
 const char* precision_name(const TrainConfig& t) {
   if (t.precision == Precision::BF16) return "bf16";
   for (const auto& n : kTrainPrecisions)
     if (n.precision == Precision::FP8 && n.low_precision == t.low_precision) return n.name;
   return "?";
+}
+
+std::string precision_text(const TrainConfig& t) {
+  std::string out = precision_name(t);
+  if (t.precision == Precision::FP8 && t.low_precision == LowPrecision::Fp8)
+    out += std::string(" (") + to_string(t.fp8_recipe) + " scaling)";
+  return out;
 }
 
 bool is_deepseek_v3(const ModelConfig& m) {

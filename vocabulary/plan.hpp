@@ -19,6 +19,11 @@ enum class Precision : uint8_t { FP8, BF16 };
 // per-tensor or DeepSeek's 1x128 / 128x128 FP8 (`fp8`), Blackwell's MXFP8 (FP8 values, one E8M0
 // scale per 32) or NVFP4 (FP4 values, one E4M3 scale per 16 and a per-tensor FP32 scale).
 enum class LowPrecision : uint8_t { Fp8, Mxfp8, Nvfp4 };
+// How per-tensor-or-block FP8 (train.precision fp8) finds its scales (train.fp8_recipe; Megatron-LM's
+// --fp8-recipe): DeepSeek's 1x128 tiles, each scaled as it is cast; Transformer Engine's delayed
+// scaling (the scale from earlier steps' amax history, this cast's amax recorded as it casts); its
+// per-tensor current scaling, "tensorwise" (the tensor's amax measured in a pass of its own first).
+enum class Fp8Recipe : uint8_t { Blockwise, Delayed, Tensorwise };
 
 // Number format of Adam's two moments: FP32 as PyTorch's AdamW, Megatron and torchtitan keep them;
 // BF16 as DeepSeek-V3 did (report 3.3.4) and Megatron's --exp-avg-dtype / --exp-avg-sq-dtype bf16.
@@ -92,6 +97,7 @@ struct TrainConfig {
   int64_t global_batch_tokens = 0;  // the batch as given in tokens (train.global_batch_tokens); 0 = given in sequences
   Precision precision = Precision::FP8;  // GEMMs, stashes, dispatch; default fp8 for MLA (DeepSeek) models, bf16 otherwise
   LowPrecision low_precision = LowPrecision::Fp8;  // the FP8 GEMMs' format (train.precision fp8, mxfp8 or nvfp4)
+  Fp8Recipe fp8_recipe = Fp8Recipe::Blockwise;      // train.fp8_recipe, for train.precision fp8 (the profile's default)
   double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
   MomentDtype adam_moments_dtype = MomentDtype::FP32;  // default bf16 for MLA (DeepSeek) models, fp32 otherwise
   int64_t tokens_per_step() const { return global_batch * seq_len; }
@@ -288,6 +294,11 @@ struct HardwareConfig {
   double gemm_mxfp8_peak_share = 0;
   double peak_fp4_tflops = 0;
   double gemm_nvfp4_peak_share = 0;
+  // Whether FP8 GEMMs read an operand in either layout, so a per-tensor FP8 tensor needs no
+  // transposed copy for the backward: Blackwell's tensor cores, which are also the ones with
+  // block-scaled formats (Transformer Engine 2.12, nvte_is_non_tn_fp8_gemm_supported: compute
+  // capability 10.x; Hopper takes FP8 operands only as A x B^T).
+  bool fp8_gemm_any_layout() const { return gemm_mxfp8_peak_share > 0; }
 };
 
 // Which kernels of a framework release run from CUDA graphs (software.cuda_graphs): none; each
@@ -310,6 +321,11 @@ struct SoftwareConfig {
   // cost is paid once per loop, each further kernel costs this. Negative (unset) = host_launch_s.
   double looped_launch_s = -1;
   double looped_host_launch_s() const { return looped_launch_s >= 0 ? looped_launch_s : host_launch_s; }
+  // Host time of the framework's own work in one MoE layer and microbatch, forward and backward, that
+  // launches no kernel: Python bookkeeping per module and per expert, autograd nodes, hooks, guards,
+  // allocations (Megatron-Core's MoE block holds about 38 Python-level calls against the attention's
+  // few). Charged where the host launches the layer (not under CUDA graphs); the GPU's time hides it.
+  double moe_layer_host_s = 0;
   // Share of the GPU preset's GEMM rate (a kernel benchmark's) that the release's GEMMs reach inside
   // a training step: its GEMM library and shapes, the clocks a GPU sustains under a whole step's load,
   // the memory and SMs that concurrent kernels share. 1 = the benchmark's rate.
@@ -341,6 +357,10 @@ struct SoftwareConfig {
   // kernels and bytes (workloads/layers/layer_work.cpp).
   bool fused_cross_entropy = false;     // vocabulary-parallel cross-entropy in one pass, its gradient written in the forward
   bool fused_norm_cast = false;         // the norm writes the next GEMM's quantised input itself
+  // And in a block format (MXFP8, NVFP4): Transformer Engine 2.12's norms fuse those casts only
+  // through cuDNN (NVTE_NORM_FWD_USE_CUDNN), a compiler whatever the format. -1 (unset) = fused_norm_cast.
+  int8_t fused_norm_block_cast = -1;
+  bool norm_block_cast() const { return fused_norm_block_cast < 0 ? fused_norm_cast : fused_norm_block_cast > 0; }
   bool fused_activation_cast = false;   // SwiGLU / GELU writes the down projection's quantised input itself
 };
 
@@ -495,8 +515,11 @@ const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);
 const char* to_string(CudaGraphs g);
+const char* to_string(Fp8Recipe r);
 // train.precision as configs write it: bf16, fp8, mxfp8 or nvfp4.
 const char* precision_name(const TrainConfig& t);
+// For reports: the precision and, for per-tensor or 1x128 FP8, its scaling ("fp8 (tensorwise scaling)").
+std::string precision_text(const TrainConfig& t);
 
 // DeepSeek-V3's published shape (the model DeepSeek's reported step and MTP belong to).
 bool is_deepseek_v3(const ModelConfig& m);

@@ -39,6 +39,8 @@ inline constexpr TrainPrecisionName kTrainPrecisions[] = {{Precision::FP8, LowPr
                                                           {Precision::BF16, LowPrecision::Fp8, "bf16"},
                                                           {Precision::FP8, LowPrecision::Mxfp8, "mxfp8"},
                                                           {Precision::FP8, LowPrecision::Nvfp4, "nvfp4"}};
+inline constexpr Named<Fp8Recipe> kFp8Recipes[] = {
+    {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Delayed, "delayed"}, {Fp8Recipe::Tensorwise, "tensorwise"}};
 inline constexpr Named<CudaGraphs> kCudaGraphs[] = {
     {CudaGraphs::None, "none"}, {CudaGraphs::Layers, "layers"}, {CudaGraphs::FullIteration, "full_iteration"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};

@@ -260,6 +260,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"software.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.looped_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
+      {"software.moe_layer_host_s", 0, 1e-1, "100 ms of host work per MoE layer and microbatch is 10x any measured"},
       {"software.gemm_efficiency", 0.01, 1, "a share of the GPU's benchmarked GEMM rate; below 1 % is a unit mistake"},
       {"software.fp8_efficiency", 0.01, 1, "a share of the FP8 GEMMs' rate; below 1 % is a unit mistake"},
       {"software.mxfp8_efficiency", 0.01, 1, "a share of the MXFP8 GEMMs' rate; below 1 % is a unit mistake"},
@@ -369,6 +370,12 @@ void declare_needs(std::map<std::string, Field>& f) {
         return "schedule " + std::string(p.parallel.schedule.name()) + ", which runs no pipeline chunks";
       },
       "", json(false));
+  // MXFP8 and NVFP4 scale by blocks of their own; the recipe picks per-tensor or 1x128 FP8's.
+  with_plan(
+      "train.fp8_recipe", "per-tensor or 1x128 FP8 GEMMs (train.precision fp8)",
+      [](const Plan& p) { return p.train.precision == Precision::FP8 && p.train.low_precision == LowPrecision::Fp8; },
+      [](const Plan& p) { return "train.precision is " + std::string(precision_name(p.train)); }, "set train.precision=fp8",
+      std::nullopt);
   with_plan(
       "parallel.fp8_stash", "FP8 GEMMs (train.precision fp8), whose inputs the stash keeps",
       [](const Plan& p) { return p.train.precision == Precision::FP8; },
@@ -420,7 +427,7 @@ const std::vector<std::string>& software_profiles() {
 const std::vector<std::string>& profile_default_keys() {
   static const std::vector<std::string> keys = {
       "parallel.tp_comm_overlap", "parallel.overlap_grad_reduce", "parallel.overlap_param_gather",
-      "parallel.overlap_shared_expert",
+      "parallel.overlap_shared_expert", "train.fp8_recipe",
       // parallel.moe_dispatcher: the release's MoE token dispatcher (one more row here when the key exists).
   };
   return keys;
@@ -459,6 +466,7 @@ const std::map<std::string, Field>& schema() {
                                   p.train.precision = n.precision, p.train.low_precision = n.low_precision;
                             }};
     for (const auto& n : kTrainPrecisions) f["train.precision"].choices.push_back(n.name);
+    f["train.fp8_recipe"] = choice<Fp8Recipe>(kFp8Recipes, [](Plan& p, Fp8Recipe v) { p.train.fp8_recipe = v; });
     f["train.adam_moments_dtype"] =
         choice<MomentDtype>(kMomentDtypes, [](Plan& p, MomentDtype v) { p.train.adam_moments_dtype = v; });
     f["train.reported_step_s"] = {Kind::PositiveNumber, into(&Plan::train, &TrainConfig::reported_step_s)};
@@ -558,6 +566,7 @@ const std::map<std::string, Field>& schema() {
     f["software.kernel_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::kernel_launch_s)};
     f["software.host_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::host_launch_s)};
     f["software.looped_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::looped_launch_s)};
+    f["software.moe_layer_host_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::moe_layer_host_s)};
     f["software.gemm_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::gemm_efficiency)};
     f["software.fp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::fp8_efficiency)};
     f["software.mxfp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::mxfp8_efficiency)};
@@ -568,6 +577,9 @@ const std::map<std::string, Field>& schema() {
     f["software.grouped_gemm_per_expert"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::grouped_gemm_per_expert)};
     f["software.fused.cross_entropy"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_cross_entropy)};
     f["software.fused.norm_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_norm_cast)};
+    f["software.fused.norm_block_cast"] = {Kind::Bool, [](Plan& p, const json& v) {
+                                             p.software.fused_norm_block_cast = v.get<bool>() ? 1 : 0;
+                                           }};
     f["software.fused.activation_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_activation_cast)};
     f["hardware.gemm_tile_m"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_m)};
     f["hardware.gemm_tile_n"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_n)};

@@ -298,7 +298,11 @@ class MegatronExport {
         arg(precision_, "fp8-format", "e4m3");
         arg(precision_, "fp8-recipe", "mxfp8");
       } else {
-        arg(precision_, "fp8-format", "hybrid");
+        // Transformer Engine's block scaling takes E4M3 only (Float8BlockScaling); the per-tensor
+        // recipes run E4M3 forward and E5M2 backward.
+        const Fp8Recipe r = p_.train.fp8_recipe;
+        arg(precision_, "fp8-format", r == Fp8Recipe::Blockwise ? "e4m3" : "hybrid");
+        arg(precision_, "fp8-recipe", to_string(r));
       }
     }
     if (x.grad_reduce_dtype == ReduceDtype::BF16) arg(precision_, "grad-reduce-in-bf16");

@@ -64,6 +64,9 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"parallel.overlap_param_gather", x.overlap_param_gather},
       {"parallel.ddp_bucket_size", x.overlap_grad_reduce ? x.ddp_bucket_size : 0},
   };
+  // How FP8 finds its scales matters only where GEMMs run in per-tensor or 1x128 FP8.
+  if (p.train.precision == Precision::FP8 && p.train.low_precision == LowPrecision::Fp8)
+    f.push_back({"train.fp8_recipe", to_string(p.train.fp8_recipe)});
   // How the experts run matters only where there are experts.
   if (m.is_moe()) {
     const std::vector<PlanField> moe = {
@@ -89,6 +92,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.kernel_launch_s", s.kernel_launch_s},
       {"software.host_launch_s", s.host_launch_s},
       {"software.looped_launch_s", s.looped_host_launch_s()},
+      {"software.moe_layer_host_s", s.moe_layer_host_s},
       {"software.gemm_efficiency", s.gemm_efficiency},
       {"software.fp8_efficiency", s.fp8_efficiency},
       {"software.mxfp8_efficiency", s.mxfp8_efficiency},
@@ -97,6 +101,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.host_syncs_per_moe_layer", s.host_syncs_per_moe_layer},
       {"software.fused.cross_entropy", s.fused_cross_entropy},
       {"software.fused.norm_cast", s.fused_norm_cast},
+      {"software.fused.norm_block_cast", s.norm_block_cast()},
       {"software.fused.activation_cast", s.fused_activation_cast},
       {"scenario.routing", to_string(p.scenario.routing)},
       {"scenario.stragglers", p.scenario.stragglers.size()},

@@ -75,6 +75,10 @@ class TitanExport {
                                                  "train.adam_moments_dtype=fp32");
     if (p_.train.precision == Precision::FP8 && p_.train.low_precision == LowPrecision::Nvfp4)
       refuse("train.precision", "nvfp4", "torchtitan's converters run float8 and mx (MXFP8); use fp8, mxfp8 or bf16");
+    if (p_.train.precision == Precision::FP8 && p_.train.low_precision == LowPrecision::Fp8 &&
+        p_.train.fp8_recipe == Fp8Recipe::Delayed)
+      refuse("train.fp8_recipe", "delayed", "torchao's float8 scales tensorwise or rowwise, not from an amax history; "
+                                            "use tensorwise or blockwise");
     // In the plan's terms, not the job's (the importer's refusal names a TOML key of a file not written).
     if (p_.parallel.tp_comm_overlap && profile != "torchtitan-compile")
       refuse("parallel.tp_comm_overlap", "true",
@@ -256,6 +260,8 @@ class TitanExport {
     std::string converters = mx ? "\"quantize.linear.mx\"" : "\"quantize.linear.float8\"";
     if (flavour_moe_) converters += mx ? ", \"quantize.grouped_mm.mx\"" : ", \"quantize.grouped_mm.float8\"";
     put("model", "converters", "[" + converters + "]");
+    if (!mx)
+      put("quantize.linear.float8", "recipe_name", p_.train.fp8_recipe == Fp8Recipe::Tensorwise ? "\"tensorwise\"" : "\"rowwise\"");
   }
 
   void software() {

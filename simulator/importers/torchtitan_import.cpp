@@ -771,12 +771,30 @@ class TitanImport {
       plan_.set("train.precision", mx ? "mxfp8" : "fp8",
                 which + (mx ? ": MXFP8 GEMMs (torchao), the LM head in BF16" : ": FP8 GEMMs (torchao), the LM head in BF16"),
                 line("model.converters"));
+      if (!mx) fp8_recipe();
       plan_.set("parallel.fp8_stash", false, "torchao's Float8Linear keeps the BF16 inputs for the backward");
       return;
     }
     if (grouped) fail_key("model.converters", "FP8 experts with BF16 dense GEMMs are not modelled; add \"quantize.linear.float8\"");
     plan_.set("train.precision", "bf16", from("training.mixed_precision_param"), line("training.mixed_precision_param"));
     plan_.set("parallel.fp8_stash", false, "BF16 activations are kept for the backward");
+  }
+
+  // torchao's float8 recipe ([float8] or [quantize.linear.float8] recipe_name): "tensorwise" (the
+  // default) measures each tensor's amax before casting it; "rowwise" scales each row as it casts.
+  void fp8_recipe() {
+    for (const std::string k : {"float8.recipe_name", "quantize.linear.float8.recipe_name"}) {
+      if (!leaf(k)) continue;
+      const std::string name = text(k).value_or("");
+      if (name == "tensorwise")
+        plan_.set("train.fp8_recipe", "tensorwise", from(k), line(k));
+      else if (name == "rowwise")
+        plan_.set("train.fp8_recipe", "blockwise", from(k) + ": one scale per row, found as each row is cast", line(k));
+      else
+        fail_key(k, "the " + io::shortened(name, 40) + " recipe is not modelled; use \"tensorwise\" or \"rowwise\"");
+      return;
+    }
+    plan_.set("train.fp8_recipe", "tensorwise", "no recipe_name: torchao's default, tensorwise (current) scaling");
   }
 
   // FSDP2 reduce-scatters gradients in mixed_precision_reduce (and accumulates them unsharded in it

@@ -438,7 +438,7 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
     out += row_html("batch", fmt::format("{} sequences x {} tokens = {} tokens per step", p.train.global_batch,
                                          p.train.seq_len, p.train.tokens_per_step()));
     out += row_html("precision", fmt::format("{} GEMMs; stashed activations {}; Adam moments {}",
-                                             precision_name(p.train), p.parallel.fp8_stash ? "FP8" : "BF16",
+                                             precision_text(p.train), p.parallel.fp8_stash ? "FP8" : "BF16",
                                              p.train.adam_moments_dtype == MomentDtype::FP32 ? "FP32" : "BF16"));
     out += row_html("recompute", to_string(p.parallel.recompute));
     out += row_html("routing", fmt::format("{} (seed {})", to_string(p.scenario.routing), p.scenario.seed));

@@ -20,6 +20,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"kernel_launch_s", sw.kernel_launch_s},
                    {"host_launch_s", sw.host_launch_s},
                    {"looped_launch_s", sw.looped_host_launch_s()},
+                   {"moe_layer_host_s", sw.moe_layer_host_s},
                    {"gemm_efficiency", sw.gemm_efficiency},
                    {"fp8_efficiency", sw.fp8_efficiency},
                    {"mxfp8_efficiency", sw.low_precision_efficiency(LowPrecision::Mxfp8)},
@@ -29,13 +30,14 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"grouped_gemm_per_expert", sw.grouped_gemm_per_expert},
                    {"fused", {{"cross_entropy", sw.fused_cross_entropy},
                               {"norm_cast", sw.fused_norm_cast},
+                              {"norm_block_cast", sw.norm_block_cast()},
                               {"activation_cast", sw.fused_activation_cast}}}};
 }
 
 std::string software_text(const Plan& plan) {
   const SoftwareConfig& sw = plan.software;
   std::string fused;
-  for (const auto& [on, what] : {std::pair{sw.fused_cross_entropy, "cross-entropy"}, std::pair{sw.fused_norm_cast, "norm + cast"},
+  for (const auto& [on, what] : {std::pair{sw.fused_cross_entropy, "cross-entropy"}, std::pair{sw.fused_norm_cast, sw.norm_block_cast() ? "norm + cast" : "norm + cast (not MXFP8 / NVFP4)"},
                                  std::pair{sw.fused_activation_cast, "activation + cast"}})
     if (on) fused += (fused.empty() ? "" : ", ") + std::string(what);
   const double low = plan.train.precision == Precision::BF16 ? 1.0 : sw.low_precision_efficiency(plan.train.low_precision);
@@ -44,7 +46,10 @@ std::string software_text(const Plan& plan) {
                      sw.name, sw.profile, sw.gemm_efficiency,
                      low != 1 ? fmt::format(" ({} GEMMs: x {:g})", precision_name(plan.train), low) : std::string(),
                      sw.kernel_launch_s * 1e6, sw.host_launch_s * 1e6, to_string(sw.cuda_graphs),
-                     fused.empty() ? "none" : fused);
+                     fused.empty() ? "none" : fused) +
+         (plan.train.precision == Precision::FP8 && plan.train.low_precision == LowPrecision::Fp8
+              ? fmt::format(", FP8 {} scaling (train.fp8_recipe)", to_string(plan.train.fp8_recipe))
+              : std::string());
 }
 
 nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
@@ -198,6 +203,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"global_batch", plan.train.global_batch},
                {"seq_len", plan.train.seq_len},
                {"tokens_per_step", r.tokens_per_step}};
+  if (plan.train.precision == Precision::FP8 && plan.train.low_precision == LowPrecision::Fp8)
+    j["plan"]["fp8_recipe"] = to_string(plan.train.fp8_recipe);
   if (plan.model.is_moe()) j["experts"] = expert_layout_json(plan);
   if (plan.workload.kind == WorkloadKind::Model) {
     const StageLayersView v = stage_layers_view(plan);
@@ -246,7 +253,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
                      plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms);
   out += fmt::format("params: {:.4g} total, N = {:.6g} activated (matmul) per token; {} GEMMs, recompute {}\n\n",
-                     double(r.total_params), double(r.activated_params), precision_name(plan.train),
+                     double(r.total_params), double(r.activated_params), precision_text(plan.train),
                      to_string(plan.parallel.recompute));
 
   out += "compute per GPU (speed of light)\n";

@@ -499,6 +499,14 @@ TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;
   EXPECT_EQ(p.train.precision, Precision::FP8);
+  EXPECT_EQ(p.train.fp8_recipe, Fp8Recipe::Delayed);
+  // Each per-tensor or 1x128 recipe is the plan's train.fp8_recipe; without --fp8-recipe Megatron-LM
+  // scales with delayed scaling (megatron/training/arguments.py: --fp8-recipe default "delayed").
+  EXPECT_EQ(megatron(launch("--fp8-format hybrid")).plan.train.fp8_recipe, Fp8Recipe::Delayed);
+  const Loaded tensorwise = megatron(launch("--fp8-format hybrid --fp8-recipe tensorwise"));
+  EXPECT_EQ(tensorwise.plan.train.fp8_recipe, Fp8Recipe::Tensorwise);
+  EXPECT_NE(tensorwise.yaml.find("fp8_recipe: tensorwise"), std::string::npos) << tensorwise.yaml;
+  EXPECT_EQ(megatron(launch("--fp8-format e4m3 --fp8-recipe blockwise")).plan.train.fp8_recipe, Fp8Recipe::Blockwise);
   std::string none = launch();
   none.erase(none.find("--bf16 "), 7);
   expect_import_rejects([&] { importers::import_megatron(none, "launch.sh", {}); }, {"no --bf16", "FP32", "add --bf16"});

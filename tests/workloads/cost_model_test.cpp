@@ -4,6 +4,8 @@
 // optimizer step against their bytes and counts worked out here.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <cmath>
 
 #include "simulator/config/config_loader.hpp"
@@ -257,6 +259,31 @@ TEST(PartCost, GroupedExpertGemmsAndTheirCastsLaunchPerLocalExpert) {
   EXPECT_DOUBLE_EQ(looped.kernels - single.kernels, 4 * 15);
   EXPECT_DOUBLE_EQ(looped.looped, 4 * 15);
   EXPECT_DOUBLE_EQ(single.looped, 0);
+}
+
+// software.moe_layer_host_s: host work of the MoE block that launches no kernel, 17 / 38 of it in the
+// forward and 21 / 38 in the input-gradient backward. A part's time is max(GPU time, host time): with
+// launches made free on the host, a forward part whose GPU work outlasts the framework's host time
+// hides it, and one that does not waits the difference; a full-iteration CUDA graph removes it.
+TEST(PartCost, FrameworkHostTimeShowsOnlyWhereItOutlastsTheGpu) {
+  const std::string qwen = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/QW-X-001.yaml";
+  auto forward = [&](double host_s, const std::string& graphs) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.17g", host_s);
+    const Plan p = load_plan(qwen, {std::string("software.moe_layer_host_s=") + value, "software.host_launch_s=0",
+                                    "software.looped_launch_s=0", "software.cuda_graphs=" + graphs});
+    const cost::MicrobatchShape shape = cost::mean_microbatch_shape(p);
+    const auto w = layer_work(p, 0, p.sequences_per_microbatch(), shape.routed_rows);
+    return cost::part_seconds(p, w.part(LayerPart::MlpF), shape, cost::OpScope::Layer).all();
+  };
+  const auto none = forward(0, "none");
+  const double gpu_s = none.total();
+  ASSERT_GT(gpu_s, 0);
+  // Host work 38 / 17 x half the GPU's time: its forward share is half the part's GPU time, hidden.
+  EXPECT_DOUBLE_EQ(forward(0.5 * gpu_s * 38 / 17, "none").total(), gpu_s);
+  // 38 / 17 x twice it: the part takes the host's time, twice the GPU's.
+  EXPECT_NEAR(forward(2 * gpu_s * 38 / 17, "none").total(), 2 * gpu_s, 1e-12);
+  EXPECT_DOUBLE_EQ(forward(2 * gpu_s * 38 / 17, "full_iteration").total(), gpu_s);
 }
 
 TEST(ComputeBreakdown, DualPipesMirroredRanksStepTheSameOptimizerShard) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "simulator/config/config_loader.hpp"
+#include "workloads/cost/part_cost.hpp"
 #include "workloads/layers/layer_partition.hpp"
 #include "workloads/layers/layer_work.hpp"
 
@@ -84,14 +85,20 @@ TEST(LayerWork, BfloatTokensAreQuantisedPerRoutedRowAfterTheDispatch) {
   const auto fp8_tokens = layer_work(load_plan(qwen, {"parallel.moe_fp8_dispatch=true"}), 0, 4.0, 4.0 * 4096);
   EXPECT_EQ(op(fp8_tokens.part(LayerPart::MlpF), "expert_quantise"), nullptr);
   ASSERT_NE(op(fp8_tokens.part(LayerPart::MlpF), "quantise"), nullptr);
-  EXPECT_DOUBLE_EQ(op(fp8_tokens.part(LayerPart::MlpF), "quantise")->bytes_per_token, 0);  // the fused norm writes it
+  // MXFP8 tokens: Transformer Engine 2.12's norm writes BF16 (no cuDNN norm in the recipe:
+  // software.fused.norm_block_cast false) and the cast follows it, h values at `quantise` bytes each.
+  EXPECT_DOUBLE_EQ(op(fp8_tokens.part(LayerPart::MlpF), "quantise")->bytes_per_token, quantise * h);
+  const auto fused = layer_work(load_plan(qwen, {"parallel.moe_fp8_dispatch=true", "software.fused.norm_block_cast=true"}),
+                                0, 4.0, 4.0 * 4096);
+  EXPECT_DOUBLE_EQ(op(fused.part(LayerPart::MlpF), "quantise")->bytes_per_token, 0);  // the fused norm writes it
 }
 
 // NVFP4 as Transformer Engine 2.12 quantises an activation or a gradient: the Hadamard amax pass,
 // the row-wise cast, the Hadamard column-wise cast; three reads of the BF16 tensor (2 bytes each),
 // both copies written (E2M1, half a byte, and an E4M3 scale per 16 values, each): 7.125 bytes per
 // value in three kernels, once for a gradient's dgrad and wgrad copies alike. Llama 3 70B at TP 2
-// (L3-X-037, Megatron-Bridge: the norm writes the QKV projection's input itself).
+// (L3-X-037, Megatron-Bridge: Transformer Engine's norm writes BF16 before an NVFP4 cast, so the QKV
+// projection's input is cast too).
 TEST(LayerWork, Nvfp4CastsReadTheirInputThreeTimes) {
   const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/L3-X-037.yaml", {});
   const auto w = layer_work(p, 0, 1.0, 0);
@@ -103,12 +110,83 @@ TEST(LayerWork, Nvfp4CastsReadTheirInputThreeTimes) {
   };
   const MemoryOp* fwd = op(w.part(LayerPart::AttnF), "quantise");
   ASSERT_NE(fwd, nullptr);
-  EXPECT_DOUBLE_EQ(fwd->bytes_per_token, q * attn_out);  // the output projection's input; the norm casts its own
-  EXPECT_EQ(fwd->kernels, 3);
+  EXPECT_DOUBLE_EQ(fwd->bytes_per_token, q * (h + attn_out));  // the QKV and output projections' inputs
+  EXPECT_EQ(fwd->kernels, 6);
   const MemoryOp* grads = op(w.part(LayerPart::AttnB), "quantise_grads");
   ASSERT_NE(grads, nullptr);
   EXPECT_DOUBLE_EQ(grads->bytes_per_token, q * (h + attn_out));
   EXPECT_EQ(grads->kernels, 6);
+}
+
+// FP8 current scaling ("tensorwise") as Transformer Engine 2.12 casts (quantizer.cpp, quantize_impl;
+// common/recipe/current_scaling.cu): a kernel zeroes the amax, an amax pass reads the BF16 tensor
+// (2 bytes a value), a kernel turns the amax into the scale, the cast reads it again and writes FP8
+// (1 byte; no block scales): 5 bytes a value in 4 kernels, where delayed scaling casts in 1 kernel at
+// 3 bytes. A norm feeding FP8 GEMMs writes BF16 and the amax (normalization.cpp,
+// FUSED_NORM_AMAX_FP8), so its cast is 3 bytes in 3 kernels; under delayed
+// scaling the norm writes FP8 itself (FULLY_FUSED): no cast. A gradient: one amax pass, then one
+// copy at 3 bytes: on a B200 the FP8 GEMMs read it in either layout, so the wgrad needs no transposed
+// copy (quantizer.cpp: nvte_is_non_tn_fp8_gemm_supported). Llama 3 8B (L3-X-003, Megatron-Bridge, TP 1).
+TEST(LayerWork, CurrentScalingReadsEachTensorForItsAmaxFirst) {
+  const std::string row = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/L3-X-003.yaml";
+  const Plan current = load_plan(row, {"train.fp8_recipe=tensorwise"});
+  const Plan delayed = load_plan(row, {"train.fp8_recipe=delayed"});
+  auto op = [](const PartWork& part, std::string_view name) -> const MemoryOp* {
+    for (const MemoryOp& m : part.memory)
+      if (m.name == name) return &m;
+    return nullptr;
+  };
+  const double h = 4096, attn_out = 32 * 128, f = 14336;
+  const double cast = 2 + 1, amax = 2;
+  const auto cw = layer_work(current, 0, 1.0, 0), dw = layer_work(delayed, 0, 1.0, 0);
+  // Attention forward: the norm-fed QKV input (h) and the output projection's input (attn_out).
+  const MemoryOp* c = op(cw.part(LayerPart::AttnF), "quantise");
+  const MemoryOp* d = op(dw.part(LayerPart::AttnF), "quantise");
+  ASSERT_NE(c, nullptr);
+  ASSERT_NE(d, nullptr);
+  EXPECT_NEAR(c->bytes_per_token, cast * h + (amax + cast) * attn_out, 1e-6);
+  EXPECT_EQ(c->kernels, 3 + 4);
+  EXPECT_NEAR(d->bytes_per_token, cast * attn_out, 1e-6);
+  EXPECT_EQ(d->kernels, 1);
+  // The norm itself: BF16 in and out under current scaling; FP8 out under delayed.
+  EXPECT_NEAR(op(cw.part(LayerPart::AttnF), "attn_norm")->bytes_per_token, 4 * h, 1e-6);
+  EXPECT_NEAR(op(dw.part(LayerPart::AttnF), "attn_norm")->bytes_per_token, 2 * h + 1 * h, 1e-6);
+  // MLP backward: the gradients of the down projection's output (h) and of its input (f).
+  const MemoryOp* g = op(cw.part(LayerPart::MlpB), "quantise_grads");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NEAR(g->bytes_per_token, (amax + cast) * (h + f), 1e-6);
+  EXPECT_EQ(g->kernels, 2 * (1 + 3));
+  EXPECT_EQ(op(dw.part(LayerPart::MlpB), "quantise_grads")->kernels, 2 * 1);
+  // On an H100 (Hopper takes FP8 operands only as A x B^T) the wgrad's transposed copy is written too.
+  const Plan hopper = load_plan(row, {"train.fp8_recipe=tensorwise", "hardware.preset=h100-sxm"});
+  const MemoryOp* hg = op(layer_work(hopper, 0, 1.0, 0).part(LayerPart::MlpB), "quantise_grads");
+  ASSERT_NE(hg, nullptr);
+  EXPECT_NEAR(hg->bytes_per_token, (amax + 2 * cast) * (h + f), 1e-6);
+  EXPECT_EQ(hg->kernels, 2 * (2 + 3));
+}
+
+// Transformer Engine's split_quantize (extensions/cast.cpp, multi_tensor_quantize_impl) casts every
+// expert's rows in one kernel under delayed scaling (nvte_multi_cast_transpose) and one expert at a
+// time otherwise; the experts' rows arrive in BF16 (moe_fp8_dispatch false). Qwen3-30B-A3B at EP 16
+// (QW-H-001): 128 / 16 = 8 local experts, the first GEMM's input cast in 1 kernel or in 8 x 4.
+TEST(PartCost, DelayedScalingCastsEveryExpertsRowsInOneKernel) {
+  const std::string row = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/QW-H-001.yaml";
+  const auto kernels_of = [&](const std::string& recipe) {
+    const Plan p = load_plan(row, {"train.fp8_recipe=" + recipe});
+    const auto w = layer_work(p, 0, 1.0, cost::mean_microbatch_shape(p).routed_rows);
+    double total = 0, looped = 0;
+    for (const MemoryOp& m : w.part(LayerPart::MlpF).memory)
+      if (m.name == "expert_quantise") {
+        PartWork one;
+        one.memory.push_back(m);
+        const auto s = cost::part_seconds(p, one, cost::mean_microbatch_shape(p)).all();
+        total = s.kernels, looped = s.looped;
+      }
+    return std::pair{total, looped};
+  };
+  EXPECT_EQ(kernels_of("delayed"), (std::pair{1.0, 0.0}));
+  EXPECT_EQ(kernels_of("tensorwise"), (std::pair{8.0 * 4, 8.0 * 4 - 4}));
+  EXPECT_EQ(kernels_of("blockwise"), (std::pair{8.0, 7.0}));
 }
 
 TEST(LayerPartition, CoversEveryLayerOnceAndBalancesRanks) {

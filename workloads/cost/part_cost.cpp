@@ -45,10 +45,10 @@ bool host_launched(const Plan& plan, OpScope scope) {
   return true;
 }
 
-double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s, double looped) {
+double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s, double looped, double framework_s) {
   if (!(plan.sim.cost_classes & kCostLaunch) || !host_launched(plan, scope)) return 0;
   const SoftwareConfig& sw = plan.software;
-  return std::max(0.0, (kernels - looped) * sw.host_launch_s + looped * sw.looped_host_launch_s() - gpu_s);
+  return std::max(0.0, (kernels - looped) * sw.host_launch_s + looped * sw.looped_host_launch_s() + framework_s - gpu_s);
 }
 
 double moe_host_sync_s(const Plan& plan) {
@@ -141,7 +141,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     if (op.shared_expert) out.shared += tok;
   }
   const ClassSeconds all = out.all();
-  out.tokens.launch += exposed_host_s(plan, scope, all.kernels, all.total(), all.looped);
+  out.tokens.launch += exposed_host_s(plan, scope, all.kernels, all.total(), all.looped, work.framework_host_s);
   return out;
 }
 

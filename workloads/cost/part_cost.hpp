@@ -46,7 +46,9 @@ bool host_launched(const Plan& plan, OpScope scope);
 // of the host's time the GPU does not hide (0 under CUDA graphs). Of the kernels, `looped` are
 // issued by a C++ loop inside one framework call (Transformer Engine's per-expert GEMMs and casts),
 // each costing the host software.looped_launch_s.
-double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s, double looped = 0);
+// `framework_s` is host time of the op's framework work that launches no kernel (PartWork::framework_host_s).
+double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s, double looped = 0,
+                      double framework_s = 0);
 
 // What the host's synchronisations cost the forward dispatch of one MoE layer
 // (software.host_syncs_per_moe_layer, e.g. Megatron's alltoall dispatcher copying its token counts

@@ -67,13 +67,13 @@ Kernel gemm_kernel(std::string_view name, double flops, Precision p, KernelPass 
 constexpr double kAct = 2;
 
 // Bytes a quantisation kernel writes per value, by format: FP8 plus one FP32 scale per 128 values
-// (DeepSeek-V3 report 3.3.2's 1x128 tiles; a per-tensor scale is less); MXFP8 and NVFP4 as
+// (DeepSeek-V3 report 3.3.2's 1x128 tiles; Transformer Engine's per-tensor recipes write one scale); MXFP8 and NVFP4 as
 // Transformer Engine quantises for Blackwell, a row-wise and a column-wise copy (the backward's
 // GEMMs read the transpose, whose blocks run the other way), each with its block scales: E8M0 per
 // 32 values, E4M3 per 16.
-double quantised_bytes(LowPrecision f) {
+double quantised_bytes(LowPrecision f, Fp8Recipe recipe) {
   switch (f) {
-    case LowPrecision::Fp8: return 1 + 4.0 / 128;
+    case LowPrecision::Fp8: return recipe == Fp8Recipe::Blockwise ? 1 + 4.0 / 128 : 1.0;  // per tensor: one scale
     case LowPrecision::Mxfp8: return 2 * (1 + 1.0 / 32);
     case LowPrecision::Nvfp4: return 2 * (0.5 + 1.0 / 16);
   }
@@ -94,8 +94,18 @@ struct MemoryShape {
   int cast_kernels;       // kernels per quantised tensor in the forward
   int grad_cast_kernels;  // and per gradient
   double written;         // of which written (what a fused producer writes instead of BF16)
+  // FP8 current scaling (train.fp8_recipe tensorwise): each cast first reads its tensor for the amax
+  // (these bytes, in quantise and grad_quantise), zeroing it first and turning it into the scale
+  // after (amax_kernels more launches).
+  double amax_read;
+  int amax_kernels;
   bool gated, fp8, moe, first;
   bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
+  // Current scaling's fused norm: the norm writes BF16 and the amax, so its cast skips the amax pass.
+  bool norm_amax;
+  // Delayed scaling quantises every expert's rows in one kernel (Transformer Engine's split_quantize:
+  // nvte_multi_cast_transpose, "only ... for FP8 delayed scaling"); other recipes launch per expert.
+  bool one_split_cast;
   // An MoE layer whose tokens travel in BF16 (parallel.moe_fp8_dispatch false): the router and the
   // dispatch read the norm's BF16 output, so the experts' first GEMM quantises its input after the
   // dispatch, per routed row (Transformer Engine's GroupedLinear, split_quantize), and no norm can
@@ -128,18 +138,36 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.experts = double(m.n_routed_experts);
   s.gated = m.gated_mlp();
   s.fp8 = plan.train.precision == Precision::FP8;
-  s.written = quantised_bytes(plan.train.low_precision);
+  s.written = quantised_bytes(plan.train.low_precision, plan.train.fp8_recipe);
   // NVFP4 as Transformer Engine 2.12 quantises an activation or a gradient (NVFP4Quantizer, pytorch/
   // csrc/quantizer.cpp): the random Hadamard transform's amax pass (the two-level scale needs the
   // tensor's amax first), the row-wise cast, then the Hadamard-transformed column-wise cast: three
   // passes, each reading the BF16 tensor, that write both copies. FP8 and MXFP8: one read; a gradient
   // is charged twice (its dgrad cast and its wgrad transpose), as two kernels.
   const bool nvfp4 = s.fp8 && plan.train.low_precision == LowPrecision::Nvfp4;
-  s.quantise = (nvfp4 ? 3 : 1) * kAct + s.written;
-  s.grad_quantise = (nvfp4 ? 1 : 2) * s.quantise;
-  s.cast_kernels = nvfp4 ? 3 : 1;
-  s.grad_cast_kernels = nvfp4 ? 3 : 2;
-  s.norm_cast = s.fp8 && plan.software.fused_norm_cast;
+  // FP8 current scaling as Transformer Engine 2.12 runs it (Float8CurrentScalingQuantizer::
+  // quantize_impl, pytorch/csrc/quantizer.cpp): nvte_compute_amax zeroes the amax and reads the tensor
+  // (common/recipe/current_scaling.cu: zero_amax_kernel, then the amax kernel), then
+  // nvte_compute_scale_from_amax, then nvte_quantize_v2 casts it: one more read and three more
+  // kernels per cast, a gradient's included (its amax is taken once for both copies). Its norms
+  // (extensions/normalization.cpp, FUSED_NORM_AMAX_FP8) write BF16 and the amax, and the cast follows.
+  const bool per_tensor_fp8 = s.fp8 && plan.train.low_precision == LowPrecision::Fp8;
+  const bool current = per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Tensorwise;
+  s.amax_read = current ? kAct : 0.0;
+  s.amax_kernels = current ? 3 : 0;
+  const double cast = (nvfp4 ? 3 : 1) * kAct + s.written;
+  s.quantise = cast + s.amax_read;
+  // A gradient feeds its dgrad and, transposed, its wgrad: two copies, except per-tensor FP8 on GPUs
+  // whose FP8 GEMMs read either layout (one copy serves both; quantizer.cpp: no transpose when
+  // nvte_is_non_tn_fp8_gemm_supported) and NVFP4, whose three passes write both.
+  const bool one_copy = nvfp4 || (per_tensor_fp8 && plan.hardware.fp8_gemm_any_layout());
+  s.grad_quantise = (one_copy ? 1 : 2) * cast + s.amax_read;
+  s.cast_kernels = (nvfp4 ? 3 : 1) + s.amax_kernels;
+  s.grad_cast_kernels = (nvfp4 ? 3 : one_copy ? 1 : 2) + s.amax_kernels;
+  const bool block_format = s.fp8 && !per_tensor_fp8;
+  s.norm_cast = s.fp8 && (block_format ? plan.software.norm_block_cast() : plan.software.fused_norm_cast) && !current;
+  s.norm_amax = current && plan.software.fused_norm_cast;
+  s.one_split_cast = per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Delayed;
   s.activation_cast = s.fp8 && plan.software.fused_activation_cast;
   s.moe = moe;
   s.first = layer == 0;
@@ -161,13 +189,27 @@ void add_per_expert(PartWork& w, std::string_view name, double per_row) {
   if (per_row > 0) w.memory.push_back({name, 0, per_row, 1, false, true});
 }
 
-// A quantisation of the routed rows, split per local expert (MemoryOp::split_per_expert).
-void add_row_cast(PartWork& w, std::string_view name, double per_row, int kernels) {
+
+// A quantisation of the routed rows, split per local expert (MemoryOp::split_per_expert) unless the
+// recipe casts them all in one kernel (MemoryShape::one_split_cast).
+void add_row_cast(PartWork& w, const MemoryShape& s, std::string_view name, double per_row, int kernels) {
   if (per_row > 0) {
     MemoryOp op{name, 0, per_row, kernels};
-    op.split_per_expert = true;
+    op.split_per_expert = !s.one_split_cast;
     w.memory.push_back(op);
   }
+}
+
+// The cast of a norm's output for the GEMMs it feeds, per value and in kernels: none when the norm
+// writes it (software.fused.norm_cast), the cast alone when the norm took the amax (norm_amax).
+struct Cast {
+  double bytes;
+  int kernels;
+};
+Cast norm_fed_cast(const MemoryShape& s) {
+  if (s.norm_cast) return {0, 0};
+  if (s.norm_amax) return {s.quantise - s.amax_read, s.cast_kernels - 1};
+  return {s.quantise, s.cast_kernels};
 }
 
 // The dispatcher's own passes over the rows (MemoryShape::sort_rows, gathered_tokens); `backward`
@@ -188,7 +230,10 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "latent_norms", 2 * kAct * s.latent, 0, 2);
   add(w, "qk_norms", 2 * kAct * s.qk_normed, 0, 2);  // queries, then keys: read and written in BF16
   add(w, "rope", 2 * kAct * s.rope);
-  if (s.fp8) add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + s.attn_out), 0, (s.norm_cast ? 1 : 2) * s.cast_kernels);
+  if (s.fp8) {
+    const Cast normed = norm_fed_cast(s);
+    add(w, "quantise", normed.bytes * s.h + s.quantise * s.attn_out, 0, normed.kernels + s.cast_kernels);
+  }
   if (s.moe) add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
   add(w, "attn_residual", 3 * kAct * s.h);
   if (s.first) add(w, "embedding", 2 * kAct * s.h);
@@ -202,19 +247,22 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "mlp_norm", s.row_cast ? 4 * s.h : norm_bytes(s));
   if (!s.moe) {
     add(w, "activation", (act + act_out) * s.f);
-    if (s.fp8)
-      add(w, "quantise", s.quantise * ((s.norm_cast ? 0 : s.h) + cast_f * s.f), 0,
-          (2 - s.norm_cast - int(s.activation_cast)) * s.cast_kernels);
+    if (s.fp8) {
+      const Cast normed = norm_fed_cast(s);
+      add(w, "quantise", normed.bytes * s.h + s.quantise * cast_f * s.f, 0,
+          normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
+    }
   } else {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
     add_per_expert(w, "expert_activation", (act + act_out) * s.fe);
     if (s.row_cast) {
-      add_row_cast(w, "expert_quantise", s.quantise * s.h, s.cast_kernels);
-      add_row_cast(w, "expert_quantise_fc2", s.quantise * cast_f * s.fe, (1 - int(s.activation_cast)) * s.cast_kernels);
+      add_row_cast(w, s, "expert_quantise", s.quantise * s.h, s.cast_kernels);
+      add_row_cast(w, s, "expert_quantise_fc2", s.quantise * cast_f * s.fe, (1 - int(s.activation_cast)) * s.cast_kernels);
     } else if (s.fp8) {
-      add(w, "quantise", s.quantise * (s.norm_cast ? 0 : s.h), s.quantise * cast_f * s.fe,
-          (2 - s.norm_cast - int(s.activation_cast)) * s.cast_kernels);
+      const Cast normed = norm_fed_cast(s);
+      add(w, "quantise", normed.bytes * s.h, s.quantise * cast_f * s.fe,
+          normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
     }
     dispatcher_memory(w, s, false);
     add(w, "shared_activation", (act + act_out) * s.fs, 0, 1, true);
@@ -247,8 +295,8 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
     if (s.row_cast) {
       // The experts' output gradients arrive per routed row, h wide (the second GEMM's), then the
       // first GEMM's, twice the width when gated; each quantised for the dgrad and the wgrad.
-      add_row_cast(w, "expert_quantise_grads", s.grad_quantise * s.h, s.grad_cast_kernels);
-      add_row_cast(w, "expert_quantise_grads_fc1", s.grad_quantise * (s.gated ? 2 : 1) * s.fe, s.grad_cast_kernels);
+      add_row_cast(w, s, "expert_quantise_grads", s.grad_quantise * s.h, s.grad_cast_kernels);
+      add_row_cast(w, s, "expert_quantise_grads_fc1", s.grad_quantise * (s.gated ? 2 : 1) * s.fe, s.grad_cast_kernels);
     } else if (s.fp8) {
       add(w, "quantise_grads", s.grad_quantise * s.h, s.grad_quantise * s.fe, 2 * s.grad_cast_kernels);
     }
@@ -367,6 +415,12 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   for (Kernel& k : mw.kernels) k.pass = KernelPass::WeightGrad;
   mf.nonmatmul_s = nonmatmul / 6.0;
   mb.nonmatmul_s = nonmatmul / 3.0;
+  // The MoE block's Python-level work by pass, as counted in Megatron-Core with Transformer Engine
+  // (router, dispatcher and expert calls: 17 in the forward, 21 in the input-gradient backward).
+  if (w.moe) {
+    mf.framework_host_s = plan.software.moe_layer_host_s * 17.0 / 38.0;
+    mb.framework_host_s = plan.software.moe_layer_host_s * 21.0 / 38.0;
+  }
 
   // Memory-bound kernels (the per-op cost model).
   const MemoryShape ms = memory_shape(plan, layer, w.moe);

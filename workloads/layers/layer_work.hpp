@@ -68,6 +68,7 @@ struct PartWork {
   std::vector<Kernel> kernels;
   std::vector<MemoryOp> memory;  // the per-op cost model's memory-bound kernels
   double nonmatmul_s = 0;  // norms, SwiGLU, casts: hardware.nonmatmul_s_per_token_layer model
+  double framework_host_s = 0;  // the framework's host work here that launches no kernel (software.moe_layer_host_s)
   double flops(Precision p) const;
   // Seconds at the plan's achievable rates (what the engine charges at speed of light).
   double seconds(const HardwareConfig& hw) const;
