@@ -326,6 +326,10 @@ struct SoftwareConfig {
   // allocations (Megatron-Core's MoE block holds about 38 Python-level calls against the attention's
   // few). Charged where the host launches the layer (not under CUDA graphs); the GPU's time hides it.
   double moe_layer_host_s = 0;
+  // Host-issued launches of Megatron's alltoall dispatcher per MoE layer forward beyond its permute
+  // and sort kernels (token counts, their all-gather and copies to the host, the fused permute's
+  // row-map passes, the chunk-sort maps, the probabilities' own all-to-all); 0 = not counted.
+  int64_t alltoall_dispatch_launches = 0;
   // Share of the GPU preset's GEMM rate (a kernel benchmark's) that the release's GEMMs reach inside
   // a training step: its GEMM library and shapes, the clocks a GPU sustains under a whole step's load,
   // the memory and SMs that concurrent kernels share. 1 = the benchmark's rate.

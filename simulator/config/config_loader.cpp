@@ -261,6 +261,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.looped_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.moe_layer_host_s", 0, 1e-1, "100 ms of host work per MoE layer and microbatch is 10x any measured"},
+      {"software.alltoall_dispatch_launches", 0, 1000, "a dispatcher launches tens of kernels per layer; more is a typo"},
       {"software.gemm_efficiency", 0.01, 1, "a share of the GPU's benchmarked GEMM rate; below 1 % is a unit mistake"},
       {"software.fp8_efficiency", 0.01, 1, "a share of the FP8 GEMMs' rate; below 1 % is a unit mistake"},
       {"software.mxfp8_efficiency", 0.01, 1, "a share of the MXFP8 GEMMs' rate; below 1 % is a unit mistake"},
@@ -567,6 +568,8 @@ const std::map<std::string, Field>& schema() {
     f["software.host_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::host_launch_s)};
     f["software.looped_launch_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::looped_launch_s)};
     f["software.moe_layer_host_s"] = {Kind::NonNegativeNumber, into(&Plan::software, &SoftwareConfig::moe_layer_host_s)};
+    f["software.alltoall_dispatch_launches"] = {Kind::NonNegativeInt,
+                                                 into(&Plan::software, &SoftwareConfig::alltoall_dispatch_launches)};
     f["software.gemm_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::gemm_efficiency)};
     f["software.fp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::fp8_efficiency)};
     f["software.mxfp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::mxfp8_efficiency)};

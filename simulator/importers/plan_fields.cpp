@@ -93,6 +93,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.host_launch_s", s.host_launch_s},
       {"software.looped_launch_s", s.looped_host_launch_s()},
       {"software.moe_layer_host_s", s.moe_layer_host_s},
+      {"software.alltoall_dispatch_launches", s.alltoall_dispatch_launches},
       {"software.gemm_efficiency", s.gemm_efficiency},
       {"software.fp8_efficiency", s.fp8_efficiency},
       {"software.mxfp8_efficiency", s.mxfp8_efficiency},

@@ -21,6 +21,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"host_launch_s", sw.host_launch_s},
                    {"looped_launch_s", sw.looped_host_launch_s()},
                    {"moe_layer_host_s", sw.moe_layer_host_s},
+                   {"alltoall_dispatch_launches", sw.alltoall_dispatch_launches},
                    {"gemm_efficiency", sw.gemm_efficiency},
                    {"fp8_efficiency", sw.fp8_efficiency},
                    {"mxfp8_efficiency", sw.low_precision_efficiency(LowPrecision::Mxfp8)},

@@ -189,6 +189,23 @@ TEST(PartCost, DelayedScalingCastsEveryExpertsRowsInOneKernel) {
   EXPECT_EQ(kernels_of("blockwise"), (std::pair{8.0, 7.0}));
 }
 
+// Megatron's alltoall dispatcher launches, per MoE layer forward and beyond its permute and sort
+// kernels, what the megatron-bridge profile counts in its source (software.alltoall_dispatch_launches:
+// 6 counting ops, the counts' all-gather, 4 copies to the host, 3 row-map passes, 2 chunk-sort maps,
+// the probabilities' all-to-all = 17); the flex dispatcher (HybridEP, QW-H-002) launches none of them.
+TEST(LayerWork, TheAlltoallDispatcherLaunchesItsCountsAndMaps) {
+  const auto launches = [](const std::string& row, const std::vector<std::string>& sets) {
+    const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/" + row + ".yaml", sets);
+    int n = 0;
+    for (const MemoryOp& m : layer_work(p, 3, 1.0, 4096.0 * 8).part(LayerPart::MlpF).memory)
+      if (m.name == "alltoall_dispatch_launches") n += m.kernels;
+    return n;
+  };
+  EXPECT_EQ(launches("QW-H-003", {}), 6 + 1 + 4 + 3 + 2 + 1);
+  EXPECT_EQ(launches("QW-H-003", {"software.alltoall_dispatch_launches=0"}), 0);
+  EXPECT_EQ(launches("QW-H-002", {}), 0);
+}
+
 TEST(LayerPartition, CoversEveryLayerOnceAndBalancesRanks) {
   const Plan p = plan();
   const auto stages = partition_layers(p);

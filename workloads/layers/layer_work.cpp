@@ -115,6 +115,8 @@ struct MemoryShape {
   // (source GPU, expert) to (expert, source GPU) order after the dispatch and back before the combine
   // (sort_chunks_by_idxs), a pass over each row each way.
   bool sort_rows;
+  // Its host-issued launches per layer forward beyond those (software.alltoall_dispatch_launches).
+  int alltoall_launches;
   // Megatron's allgather dispatcher: the experts' outputs are scattered into a buffer of the whole
   // group's tokens (zeroed, then accumulated) before its reduce-scatter: tokens of the group per
   // token of this GPU (the EP size).
@@ -176,6 +178,8 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
   s.sort_rows = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll && m.n_routed_experts / ep > 1;
   s.gathered_tokens = moe && ep > 1 && dispatcher == MoeDispatcher::AllGather ? double(ep) : 0.0;
+  s.alltoall_launches = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll
+                            ? int(plan.software.alltoall_dispatch_launches) : 0;
   return s;
 }
 
@@ -216,6 +220,8 @@ Cast norm_fed_cast(const MemoryShape& s) {
 // retraces them.
 void dispatcher_memory(PartWork& w, const MemoryShape& s, bool backward) {
   if (s.sort_rows) add(w, backward ? "sort_by_expert_bwd" : "sort_by_expert", 0, 2 * 2 * kAct * s.h, 2);
+  // Launches whose bytes are negligible (counts, maps, copies of a few numbers).
+  if (!backward && s.alltoall_launches > 0) w.memory.push_back({"alltoall_dispatch_launches", 0, 0, s.alltoall_launches});
   // Forward: zero the group's buffer and add the rows in; backward: read the gradients back out.
   if (s.gathered_tokens > 0)
     add(w, backward ? "gathered_buffer_bwd" : "gathered_buffer", (backward ? 1 : 2) * kAct * s.h * s.gathered_tokens);
