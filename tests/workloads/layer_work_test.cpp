@@ -159,7 +159,8 @@ TEST(LayerWork, CurrentScalingReadsEachTensorForItsAmaxFirst) {
   EXPECT_EQ(op(dw.part(LayerPart::MlpB), "quantise_grads")->kernels, 2 * 1);
   // On an H100 (Hopper takes FP8 operands only as A x B^T) the wgrad's transposed copy is written too.
   const Plan hopper = load_plan(row, {"train.fp8_recipe=tensorwise", "hardware.preset=h100-sxm"});
-  const MemoryOp* hg = op(layer_work(hopper, 0, 1.0, 0).part(LayerPart::MlpB), "quantise_grads");
+  const auto hw = layer_work(hopper, 0, 1.0, 0);
+  const MemoryOp* hg = op(hw.part(LayerPart::MlpB), "quantise_grads");
   ASSERT_NE(hg, nullptr);
   EXPECT_NEAR(hg->bytes_per_token, (amax + 2 * cast) * (h + f), 1e-6);
   EXPECT_EQ(hg->kernels, 2 * (2 + 3));
@@ -197,7 +198,8 @@ TEST(LayerWork, TheAlltoallDispatcherLaunchesItsCountsAndMaps) {
   const auto launches = [](const std::string& row, const std::vector<std::string>& sets) {
     const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/" + row + ".yaml", sets);
     int n = 0;
-    for (const MemoryOp& m : layer_work(p, 3, 1.0, 4096.0 * 8).part(LayerPart::MlpF).memory)
+    const auto w = layer_work(p, 3, 1.0, 4096.0 * 8);
+    for (const MemoryOp& m : w.part(LayerPart::MlpF).memory)
       if (m.name == "alltoall_dispatch_launches") n += m.kernels;
     return n;
   };
