@@ -33,7 +33,7 @@ const char* precision_name(const TrainConfig& t) {
 
 std::string precision_text(const TrainConfig& t) {
   std::string out = precision_name(t);
-  if (t.precision == Precision::FP8 && t.low_precision == LowPrecision::Fp8)
+  if (t.fp8_recipe_applies())
     out += std::string(" (") + to_string(t.fp8_recipe) + " scaling)";
   return out;
 }

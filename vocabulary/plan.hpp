@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -101,6 +102,8 @@ struct TrainConfig {
   double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
   MomentDtype adam_moments_dtype = MomentDtype::FP32;  // default bf16 for MLA (DeepSeek) models, fp32 otherwise
   int64_t tokens_per_step() const { return global_batch * seq_len; }
+  // Whether train.fp8_recipe applies: per-tensor or 1x128 FP8 GEMMs (MXFP8 and NVFP4 scale by blocks of their own).
+  bool fp8_recipe_applies() const { return precision == Precision::FP8 && low_precision == LowPrecision::Fp8; }
 };
 
 // A pipeline schedule, by the name configs use. schedules/registry.cpp is the one list of them
@@ -362,9 +365,9 @@ struct SoftwareConfig {
   bool fused_cross_entropy = false;     // vocabulary-parallel cross-entropy in one pass, its gradient written in the forward
   bool fused_norm_cast = false;         // the norm writes the next GEMM's quantised input itself
   // And in a block format (MXFP8, NVFP4): Transformer Engine 2.12's norms fuse those casts only
-  // through cuDNN (NVTE_NORM_FWD_USE_CUDNN), a compiler whatever the format. -1 (unset) = fused_norm_cast.
-  int8_t fused_norm_block_cast = -1;
-  bool norm_block_cast() const { return fused_norm_block_cast < 0 ? fused_norm_cast : fused_norm_block_cast > 0; }
+  // through cuDNN (NVTE_NORM_FWD_USE_CUDNN), a compiler whatever the format. Unset = fused_norm_cast.
+  std::optional<bool> fused_norm_block_cast;
+  bool norm_block_cast() const { return fused_norm_block_cast.value_or(fused_norm_cast); }
   bool fused_activation_cast = false;   // SwiGLU / GELU writes the down projection's quantised input itself
 };
 

@@ -374,7 +374,7 @@ void declare_needs(std::map<std::string, Field>& f) {
   // MXFP8 and NVFP4 scale by blocks of their own; the recipe picks per-tensor or 1x128 FP8's.
   with_plan(
       "train.fp8_recipe", "per-tensor or 1x128 FP8 GEMMs (train.precision fp8)",
-      [](const Plan& p) { return p.train.precision == Precision::FP8 && p.train.low_precision == LowPrecision::Fp8; },
+      [](const Plan& p) { return p.train.fp8_recipe_applies(); },
       [](const Plan& p) { return "train.precision is " + std::string(precision_name(p.train)); }, "set train.precision=fp8",
       std::nullopt);
   with_plan(
@@ -580,9 +580,8 @@ const std::map<std::string, Field>& schema() {
     f["software.grouped_gemm_per_expert"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::grouped_gemm_per_expert)};
     f["software.fused.cross_entropy"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_cross_entropy)};
     f["software.fused.norm_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_norm_cast)};
-    f["software.fused.norm_block_cast"] = {Kind::Bool, [](Plan& p, const json& v) {
-                                             p.software.fused_norm_block_cast = v.get<bool>() ? 1 : 0;
-                                           }};
+    f["software.fused.norm_block_cast"] = {Kind::Bool,
+                                           [](Plan& p, const json& v) { p.software.fused_norm_block_cast = v.get<bool>(); }};
     f["software.fused.activation_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_activation_cast)};
     f["hardware.gemm_tile_m"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_m)};
     f["hardware.gemm_tile_n"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_n)};

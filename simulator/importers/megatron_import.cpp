@@ -1473,11 +1473,10 @@ class MegatronImport {
         fail_arg(*given("fp8-recipe"), "the " + recipe + " recipe is not modelled; use delayed, tensorwise, blockwise or mxfp8");
       plan_.set("train.precision", recipe == "mxfp8" ? "mxfp8" : "fp8",
                 shown(*g) + (given("fp8-recipe") ? " " + shown(*given("fp8-recipe")) : ""), g->option.line);
+      const Given* r = given("fp8-recipe");
       if (recipe != "mxfp8")
-        plan_.set("train.fp8_recipe", recipe,
-                  given("fp8-recipe") ? shown(*given("fp8-recipe"))
-                                      : "no --fp8-recipe: Megatron-LM's default, delayed scaling",
-                  given("fp8-recipe") ? given("fp8-recipe")->option.line : g->option.line);
+        plan_.set("train.fp8_recipe", recipe, r ? shown(*r) : "no --fp8-recipe: Megatron-LM's default, delayed scaling",
+                  r ? r->option.line : g->option.line);
       plan_.set("parallel.fp8_stash", true, "Transformer Engine keeps FP8 copies of the GEMM inputs for the backward");
       return;
     }

@@ -65,7 +65,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"parallel.ddp_bucket_size", x.overlap_grad_reduce ? x.ddp_bucket_size : 0},
   };
   // How FP8 finds its scales matters only where GEMMs run in per-tensor or 1x128 FP8.
-  if (p.train.precision == Precision::FP8 && p.train.low_precision == LowPrecision::Fp8)
+  if (p.train.fp8_recipe_applies())
     f.push_back({"train.fp8_recipe", to_string(p.train.fp8_recipe)});
   // How the experts run matters only where there are experts.
   if (m.is_moe()) {

@@ -75,8 +75,7 @@ class TitanExport {
                                                  "train.adam_moments_dtype=fp32");
     if (p_.train.precision == Precision::FP8 && p_.train.low_precision == LowPrecision::Nvfp4)
       refuse("train.precision", "nvfp4", "torchtitan's converters run float8 and mx (MXFP8); use fp8, mxfp8 or bf16");
-    if (p_.train.precision == Precision::FP8 && p_.train.low_precision == LowPrecision::Fp8 &&
-        p_.train.fp8_recipe == Fp8Recipe::Delayed)
+    if (p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Delayed)
       refuse("train.fp8_recipe", "delayed", "torchao's float8 scales tensorwise or rowwise, not from an amax history; "
                                             "use tensorwise or blockwise");
     // In the plan's terms, not the job's (the importer's refusal names a TOML key of a file not written).

@@ -48,7 +48,7 @@ std::string software_text(const Plan& plan) {
                      low != 1 ? fmt::format(" ({} GEMMs: x {:g})", precision_name(plan.train), low) : std::string(),
                      sw.kernel_launch_s * 1e6, sw.host_launch_s * 1e6, to_string(sw.cuda_graphs),
                      fused.empty() ? "none" : fused) +
-         (plan.train.precision == Precision::FP8 && plan.train.low_precision == LowPrecision::Fp8
+         (plan.train.fp8_recipe_applies()
               ? fmt::format(", FP8 {} scaling (train.fp8_recipe)", to_string(plan.train.fp8_recipe))
               : std::string());
 }
@@ -204,7 +204,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"global_batch", plan.train.global_batch},
                {"seq_len", plan.train.seq_len},
                {"tokens_per_step", r.tokens_per_step}};
-  if (plan.train.precision == Precision::FP8 && plan.train.low_precision == LowPrecision::Fp8)
+  if (plan.train.fp8_recipe_applies())
     j["plan"]["fp8_recipe"] = to_string(plan.train.fp8_recipe);
   if (plan.model.is_moe()) j["experts"] = expert_layout_json(plan);
   if (plan.workload.kind == WorkloadKind::Model) {

@@ -153,7 +153,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   // nvte_compute_scale_from_amax, then nvte_quantize_v2 casts it: one more read and three more
   // kernels per cast, a gradient's included (its amax is taken once for both copies). Its norms
   // (extensions/normalization.cpp, FUSED_NORM_AMAX_FP8) write BF16 and the amax, and the cast follows.
-  const bool per_tensor_fp8 = s.fp8 && plan.train.low_precision == LowPrecision::Fp8;
+  const bool per_tensor_fp8 = plan.train.fp8_recipe_applies();
   const bool current = per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Tensorwise;
   s.amax_read = current ? kAct : 0.0;
   s.amax_kernels = current ? 3 : 0;
@@ -422,10 +422,12 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   mf.nonmatmul_s = nonmatmul / 6.0;
   mb.nonmatmul_s = nonmatmul / 3.0;
   // The MoE block's Python-level work by pass, as counted in Megatron-Core with Transformer Engine
-  // (router, dispatcher and expert calls: 17 in the forward, 21 in the input-gradient backward).
+  // (router, dispatcher and expert calls: 17 in the forward, 21 in the input-gradient backward;
+  // docs/megatron-moe-audit.md).
   if (w.moe) {
-    mf.framework_host_s = plan.software.moe_layer_host_s * 17.0 / 38.0;
-    mb.framework_host_s = plan.software.moe_layer_host_s * 21.0 / 38.0;
+    constexpr double kForwardCalls = 17, kBackwardCalls = 21;
+    mf.framework_host_s = plan.software.moe_layer_host_s * kForwardCalls / (kForwardCalls + kBackwardCalls);
+    mb.framework_host_s = plan.software.moe_layer_host_s * kBackwardCalls / (kForwardCalls + kBackwardCalls);
   }
 
   // Memory-bound kernels (the per-op cost model).
