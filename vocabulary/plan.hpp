@@ -266,6 +266,10 @@ struct HardwareConfig {
   double peak_bf16_tflops = 989;
   double peak_fp8_tflops = 1979;
   double peak_tflops(Precision p) const { return p == Precision::FP8 ? peak_fp8_tflops : peak_bf16_tflops; }
+  // The dense peak of the tensor cores a format runs on: NVFP4 GEMMs run on the FP4 units.
+  double peak_tflops(Precision p, LowPrecision format) const {
+    return p == Precision::FP8 && format == LowPrecision::Nvfp4 ? peak_fp4_tflops : peak_tflops(p);
+  }
   double gemm_tflops(Precision p) const { return p == Precision::FP8 ? fp8_tflops : bf16_tflops; }
   // Calibration (hardware profile; 1 / 0 = speed of light): the share of the rate above that real
   // kernels reach, and the all-to-all's share of link bandwidth plus its handshake latency.

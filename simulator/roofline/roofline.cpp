@@ -374,7 +374,7 @@ Roofline compute_roofline(const Plan& plan) {
   r.ep_share_of_compute = r.ep_comm_s / r.compute_s;
   r.reported_step_s = reported_step_s(plan);
   r.speedup_vs_reported = r.reported_step_s / r.step_time_s;
-  r.peak_tflops = plan.hardware.peak_tflops(plan.train.precision);
+  r.peak_tflops = plan.hardware.peak_tflops(plan.train.precision, plan.train.low_precision);
   r.mfu = mfu(plan, r, r.step_time_s);
   r.achieved_tflops_per_gpu = r.terms.model_flops / r.step_time_s / double(r.gpus) / 1e12;
   r.overlap = overlap_terms(plan, r);
@@ -432,7 +432,7 @@ double megatron_flops(const Plan& plan) {
 }
 
 double mfu(const Plan& plan, const Roofline& r, double step_s) {
-  return r.terms.model_flops / (step_s * double(plan.gpus()) * plan.hardware.peak_tflops(plan.train.precision) * 1e12);
+  return r.terms.model_flops / (step_s * double(plan.gpus()) * plan.hardware.peak_tflops(plan.train.precision, plan.train.low_precision) * 1e12);
 }
 
 }  // namespace stepsim

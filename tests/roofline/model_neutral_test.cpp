@@ -93,6 +93,11 @@ TEST(Mfu, ModelFlopsOverStepGpusAndDensePeak) {
   // FP8 training is measured against the FP8 peak.
   const Roofline f = compute_roofline(llama({"train.precision=fp8", "hardware.peak_fp8_tflops=2000"}));
   EXPECT_NEAR(f.mfu, model / (f.step_time_s * kGpus * 2000e12), 1e-12);
+  // NVFP4 GEMMs run on the FP4 tensor cores: its MFU is against their dense peak, not FP8's.
+  const Roofline n = compute_roofline(llama({"train.precision=nvfp4", "hardware.peak_fp8_tflops=2000",
+                                             "hardware.peak_fp4_tflops=4000", "hardware.gemm_nvfp4_peak_share=0.5"}));
+  EXPECT_DOUBLE_EQ(n.peak_tflops, 4000);
+  EXPECT_NEAR(n.mfu, model / (n.step_time_s * kGpus * 4000e12), 1e-12);
   const auto j = roofline_json(p, r);
   EXPECT_DOUBLE_EQ(j["mfu"].get<double>(), r.mfu);
   EXPECT_DOUBLE_EQ(j["achieved_tflops_per_gpu"].get<double>(), r.achieved_tflops_per_gpu);

@@ -6,8 +6,7 @@
 namespace stepsim::cost {
 
 double gemm_peak_tflops(const GemmCall& g, const HardwareConfig& hw) {
-  if (g.precision == Precision::FP8 && g.format == LowPrecision::Nvfp4) return hw.peak_fp4_tflops;
-  return hw.peak_tflops(g.precision);
+  return hw.peak_tflops(g.precision, g.format);
 }
 
 double gemm_peak_share(const GemmCall& g, const HardwareConfig& hw) {
