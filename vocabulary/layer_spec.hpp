@@ -17,6 +17,7 @@ struct LayerSpec {
   AttentionKind attention = AttentionKind::Gqa;
   Precision precision = Precision::FP8;  // the layer's GEMMs (attention core, routers: always BF16)
   Recompute recompute = Recompute::DeepSeek;
+  int64_t attention_window = 0;  // keys a query attends to at most (sliding window); 0 = full causal
 };
 
 inline LayerSpec layer_spec(const Plan& plan, int64_t layer) {
@@ -26,6 +27,7 @@ inline LayerSpec layer_spec(const Plan& plan, int64_t layer) {
   s.attention = plan.model.is_mla() ? AttentionKind::Mla : AttentionKind::Gqa;
   s.precision = plan.train.precision;
   s.recompute = plan.parallel.recompute;
+  s.attention_window = plan.model.attention_window(layer);
   return s;
 }
 

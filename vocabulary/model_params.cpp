@@ -1,5 +1,7 @@
 #include "vocabulary/model_params.hpp"
 
+#include <algorithm>
+
 namespace stepsim {
 
 int64_t qk_head_dim(const ModelConfig& m) {
@@ -73,15 +75,30 @@ ModelParams count_params(const ModelConfig& m) {
   return p;
 }
 
-AttentionCoreFlops attention_core_flops(const ModelConfig& m, int64_t seq_len) {
-  // 2 FLOPs per multiply-add over S x S scores, halved by the causal mask (the seed's S/2
-  // approximation; the exact (S+1)/2 is 0.02 % more at S = 4096).
-  const double s2_half = double(seq_len) * double(seq_len) / 2.0;
+AttentionCoreFlops attention_core_flops(const ModelConfig& m, int64_t seq_len, int64_t window) {
+  // 2 FLOPs per multiply-add over the query-key pairs the mask keeps: S x S halved by the causal
+  // mask (the seed's S/2 approximation; the exact (S+1)/2 is 0.02 % more at S = 4096). A sliding
+  // window of W < S keys: the first W queries see a causal triangle, every later one W keys, so
+  // S x W - W^2 / 2 pairs in the same approximation (S^2 / 2 at W = S).
+  const double s = double(seq_len);
+  const double w = window > 0 ? std::min(double(window), s) : s;
+  const double pairs = s * w - w * w / 2.0;
   const double heads = double(m.num_attention_heads);
   AttentionCoreFlops f;
-  f.qk = 2.0 * s2_half * heads * double(qk_head_dim(m));
-  f.pv = 2.0 * s2_half * heads * double(v_head_dim(m));
+  f.qk = 2.0 * pairs * heads * double(qk_head_dim(m));
+  f.pv = 2.0 * pairs * heads * double(v_head_dim(m));
   return f;
+}
+
+AttentionCoreFlops attention_core_flops_all_layers(const ModelConfig& m, int64_t seq_len) {
+  AttentionCoreFlops sum;
+  const AttentionCoreFlops full = attention_core_flops(m, seq_len);
+  for (int64_t l = 0; l < m.num_hidden_layers; ++l) {
+    const AttentionCoreFlops f = m.attention_window(l) > 0 ? attention_core_flops(m, seq_len, m.attention_window(l)) : full;
+    sum.qk += f.qk;
+    sum.pv += f.pv;
+  }
+  return sum;
 }
 
 }  // namespace stepsim

@@ -73,7 +73,10 @@ struct AttentionCoreFlops {
   double training() const { return 4 * qk + 3 * pv; }
 };
 
-AttentionCoreFlops attention_core_flops(const ModelConfig& m, int64_t seq_len);
+// `window` > 0: a sliding window of that many keys per query (ModelConfig::attention_window).
+AttentionCoreFlops attention_core_flops(const ModelConfig& m, int64_t seq_len, int64_t window = 0);
+// Summed over the model's layers, each at its own window.
+AttentionCoreFlops attention_core_flops_all_layers(const ModelConfig& m, int64_t seq_len);
 
 // Query-key and value widths per head.
 int64_t qk_head_dim(const ModelConfig& m);

@@ -3,6 +3,7 @@
 // engine, report) reads only this struct, never YAML.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -75,7 +76,18 @@ struct ModelConfig {
   // An RMSNorm over each query and key head before RoPE (Qwen3, OLMo 2, Gemma 3; Megatron-LM's
   // --qk-layernorm): two more memory-bound kernels in each attention pass.
   bool qk_norm = false;
+  // Sliding-window attention (Mistral, Gemma, GPT-OSS; HF's sliding_window with layer_types or
+  // Qwen's max_window_layers): each query attends to at most this many keys, itself included, in
+  // the layers listed (ascending; empty with a window: every layer). 0 = full causal attention.
+  int64_t sliding_window = 0;
+  std::vector<int64_t> sliding_layers;
 
+  // Keys a query of this layer attends to at most; 0 = every earlier position (full causal).
+  int64_t attention_window(int64_t layer) const {
+    if (sliding_window <= 0) return 0;
+    if (sliding_layers.empty()) return sliding_window;
+    return std::binary_search(sliding_layers.begin(), sliding_layers.end(), layer) ? sliding_window : 0;
+  }
   // Gated (SwiGLU: gate, up and down matrices) or not (up and down).
   bool gated_mlp() const { return hidden_act == HiddenAct::Silu || hidden_act == HiddenAct::GeGlu; }
   int64_t mlp_matrices() const { return gated_mlp() ? 3 : 2; }

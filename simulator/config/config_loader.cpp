@@ -41,9 +41,10 @@ using nlohmann::json;
 
 // Text: a name (UTF-8, one line); Path: a file name (any bytes but NUL and newlines).
 // RecomputeSet: parallel.recompute, a shorthand or a list of Megatron-LM's recompute modules.
-// LayerCounts: a list of non-negative integers (layers per pipeline stage).
+// LayerCounts: a list of non-negative integers (layers per pipeline stage). LayerIndices: a list of
+// layer numbers, ascending (model.sliding_layers).
 enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList,
-                  RecomputeSet, LayerCounts };
+                  RecomputeSet, LayerCounts, LayerIndices };
 
 // What makes a key meaningful: the code that reads it runs only under another setting (e.g.
 // scenario.zipf_s needs scenario.routing zipf). A key set (in the file or with --set) while its
@@ -148,6 +149,7 @@ const std::map<std::string, int64_t ModelConfig::*>& model_int_keys() {
       {"v_head_dim", &ModelConfig::v_head_dim},
       {"vocab_size", &ModelConfig::vocab_size},
       {"num_nextn_predict_layers", &ModelConfig::num_nextn_predict_layers},
+      {"sliding_window", &ModelConfig::sliding_window},
   };
   return keys;
 }
@@ -193,6 +195,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"model.qk_rope_head_dim", 0, 16384, size},
       {"model.v_head_dim", 0, 16384, size},
       {"model.vocab_size", 0, 1 << 24, size},
+      {"model.sliding_window", 0, 1 << 24, "a window longer than any sequence stepsim takes is full attention; use 0"},
       {"model.rotary_pct", 0, 1, "a share of each head's dimensions"},
       {"train.global_batch", 0, 1 << 24, size},
       {"train.global_batch_tokens", 0, 1LL << 40, "over 10^12 tokens in one step is a unit mistake"},
@@ -304,6 +307,12 @@ void declare_needs(std::map<std::string, Field>& f) {
   with_choice("cluster.rail_optimized", "cluster.topology", {"fat-tree"}, json(false));  // multi-plane always is
   // HSDP shards ZeRO-3 state.
   with_choice("parallel.fsdp_shard_size", "parallel.zero", {"3"}, json(0));
+
+  // A list of sliding-window layers means nothing without a window.
+  with_plan("model.sliding_layers", "a sliding window (model.sliding_window > 0)",
+            [](const Plan& p) { return p.model.sliding_window > 0; },
+            [](const Plan&) { return std::string("model.sliding_window is 0: every layer attends to the whole sequence"); },
+            "set model.sliding_window, or drop model.sliding_layers", std::nullopt);
 
   const auto moe = [](const Plan& p) { return p.model.is_moe(); };
   const auto dense = [](const Plan&) { return std::string("the model has no routed experts"); };
@@ -454,6 +463,8 @@ const std::map<std::string, Field>& schema() {
     f["model.attention_bias"] = {Kind::Bool, into(&Plan::model, &ModelConfig::attention_bias)};
     f["model.mlp_bias"] = {Kind::Bool, into(&Plan::model, &ModelConfig::mlp_bias)};
     f["model.qk_norm"] = {Kind::Bool, into(&Plan::model, &ModelConfig::qk_norm)};
+    f["model.sliding_layers"] = {Kind::LayerIndices,
+                                 [](Plan& p, const json& v) { p.model.sliding_layers = v.get<std::vector<int64_t>>(); }};
     f["model.norm"] = choice<Norm>(kNorms, [](Plan& p, Norm v) { p.model.norm = v; });
     // model.config_json is consumed before the walk (see apply_hf_config).
     f["model.config_json"] = {Kind::Path, [](Plan&, const json&) {}};
@@ -785,6 +796,23 @@ json check_value(const std::string& where, const std::string& key, const Field& 
         if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > (uint64_t(1) << 24)) ||
             x.get<int64_t>() < 0 || x.get<int64_t>() > (int64_t(1) << 24))
           fail("expected whole numbers of layers between 0 and 16777216, got " + describe(x) + " in " + describe(v));
+      }
+      return v;
+    }
+    case Kind::LayerIndices: {
+      // Layer numbers from 0, ascending, each once; that they name layers the model has is checked
+      // with the plan (validate_plan).
+      if (!v.is_array() || v.empty())
+        fail("expected a list of layer numbers from 0, ascending (e.g. [0, 2, 4]), got " + describe(v));
+      if (v.size() > 4096) fail("lists " + std::to_string(v.size()) + " layers; a model has at most 4096");
+      int64_t previous = -1;
+      for (const auto& x : v) {
+        if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > 4096) || x.get<int64_t>() < 0 ||
+            x.get<int64_t>() > 4096)
+          fail("expected layer numbers between 0 and 4095, got " + describe(x) + " in " + describe(v));
+        if (x.get<int64_t>() <= previous)
+          fail("layer " + describe(x) + " follows " + std::to_string(previous) + "; list each layer once, ascending");
+        previous = x.get<int64_t>();
       }
       return v;
     }

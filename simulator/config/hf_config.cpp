@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <vector>
 
 #include "vocabulary/config_error.hpp"
 #include "simulator/io/input_file.hpp"
@@ -69,24 +70,59 @@ void refuse_unmodelled(const std::string& path, const json& hf) {
     if (given(hf, key) && !(hf[key].is_number_integer() && hf[key].get<int64_t>() == 1))
       fail(key, shown(hf[key]) + ": dense layers between MoE layers are not modelled (every layer from "
                                  "first_k_dense_replace on is MoE); set it to 1 in the file");
-  // Mistral: sliding_window alone turns it on; Qwen2: only with use_sliding_window true.
-  const std::optional<bool> use_window = hf_bool(path, hf, "use_sliding_window");
-  if (given(hf, "sliding_window") && use_window.value_or(!hf.contains("use_sliding_window")))
-    fail(use_window ? "use_sliding_window" : "sliding_window",
-         "sliding-window attention is not modelled (the attention core is counted over the whole causal "
-         "sequence); set " + std::string(use_window ? "use_sliding_window to false" : "sliding_window to null") +
-             " in the file for full attention");
   // Llama 4's chunked local attention: a window by another name.
   if (given(hf, "attention_chunk_size"))
     fail("attention_chunk_size", "chunked local attention is not modelled (the attention core is counted over the "
                                  "whole causal sequence); set it to null in the file for full attention");
+}
+
+// Sliding-window attention as transformers reads it into `out` (sliding_window, sliding_layers):
+// layer_types names each layer's kind (GPT-OSS, Gemma 3); without it, Qwen's use_sliding_window
+// turns the window on for the layers from max_window_layers on, Mistral's sliding_window alone for
+// every layer. use_sliding_window false (as Qwen ships) is full attention whatever the window says.
+void read_sliding_window(const std::string& path, const json& hf, json& out) {
+  const auto fail = [&](const std::string& key, const std::string& what) {
+    throw ConfigError(path + ": " + key + ": " + what);
+  };
+  const std::optional<bool> use_window = hf_bool(path, hf, "use_sliding_window");
+  const bool window_given = given(hf, "sliding_window");
+  if (window_given && !(hf["sliding_window"].is_number_integer() && hf["sliding_window"].get<int64_t>() > 0))
+    fail("sliding_window", shown(hf["sliding_window"]) + ": expected a positive whole number of tokens, or null; fix the file");
+  const bool on = window_given && use_window.value_or(true);
+  const int64_t layers = given(hf, "num_hidden_layers") && hf["num_hidden_layers"].is_number_integer()
+                             ? hf["num_hidden_layers"].get<int64_t>()
+                             : 0;
+  std::vector<int64_t> sliding;
   if (given(hf, "layer_types")) {
     const json& types = hf["layer_types"];
-    if (!types.is_array()) fail("layer_types", "expected a list of layer types");
-    for (const auto& t : types)
-      if (t != json("full_attention"))
-        fail("layer_types", shown(t) + ": only full_attention layers are modelled; this architecture is not supported");
+    if (!types.is_array()) fail("layer_types", "expected a list of layer types, got " + shown(types) + "; fix the file");
+    if (layers > 0 && int64_t(types.size()) != layers)
+      fail("layer_types", "lists " + std::to_string(types.size()) + " layers where num_hidden_layers is " +
+                              std::to_string(layers) + "; give one type per layer");
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] == json("sliding_attention")) {
+        sliding.push_back(int64_t(i));
+      } else if (types[i] != json("full_attention")) {
+        fail("layer_types", shown(types[i]) + ": only full_attention and sliding_attention layers are modelled; "
+                                              "this architecture is not supported");
+      }
+    }
+    if (!sliding.empty() && !on)
+      fail(window_given ? "use_sliding_window" : "sliding_window",
+           "layer_types names sliding_attention layers but the window is " +
+               std::string(window_given ? "switched off" : "not given") + "; give sliding_window (and use_sliding_window true)");
+  } else if (on && use_window.has_value()) {  // Qwen: the layers from max_window_layers on
+    if (!given(hf, "max_window_layers") || !hf["max_window_layers"].is_number_integer() ||
+        hf["max_window_layers"].get<int64_t>() < 0)
+      fail("max_window_layers", "use_sliding_window is true: give the first layer to use the window (transformers' "
+                                "default 28 is not assumed), a whole number");
+    for (int64_t i = hf["max_window_layers"].get<int64_t>(); i < layers; ++i) sliding.push_back(i);
+  } else if (on) {  // Mistral: every layer
+    for (int64_t i = 0; i < layers; ++i) sliding.push_back(i);
   }
+  if (sliding.empty()) return;  // no layer uses it: full attention
+  out["sliding_window"] = hf["sliding_window"];
+  out["sliding_layers"] = sliding;
 }
 
 // Qwen-MoE's mlp_only_layers: a leading run [0, 1, ..., k-1] is DeepSeek's first_k_dense_replace k.
@@ -176,7 +212,7 @@ nlohmann::json read_hf_model_keys(const std::string& path,
       out["norm"] = "layernorm";
       continue;
     }
-    if (!known_int_keys.count(name)) continue;
+    if (name == "sliding_window" || !known_int_keys.count(name)) continue;  // the window: read_sliding_window
     // Not given: as many key-value heads as heads, head_dim = hidden / heads. A 0 is a mistake.
     if (value.is_null() && (name == "num_key_value_heads" || name == "head_dim")) continue;
     if (name == "num_key_value_heads" && value == json(0))
@@ -184,6 +220,7 @@ nlohmann::json read_hf_model_keys(const std::string& path,
                                "(num_attention_heads for multi-head attention) or null");
     out[name] = value.is_null() ? json(0) : value;
   }
+  read_sliding_window(path, hf, out);
   if (const int64_t dense = leading_dense_layers(path, hf); dense > 0) {
     if (out.contains("first_k_dense_replace") && out["first_k_dense_replace"] != json(dense))
       throw ConfigError(path + ": mlp_only_layers: " + std::to_string(dense) +

@@ -91,7 +91,14 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
       fail("parallel.tp", str(par.tp) + " does not divide intermediate_size " + str(m.intermediate_size) +
                               "; use a divisor such as " + str(divisor_at_most(m.intermediate_size, par.tp)));
   }
+  if (!m.sliding_layers.empty() && m.sliding_layers.back() >= m.num_hidden_layers)
+    fail("model.sliding_layers", "layer " + str(m.sliding_layers.back()) + " is beyond the model's " +
+                                     str(m.num_hidden_layers) + " layers (numbered from 0); list layers 0 to " +
+                                     str(m.num_hidden_layers - 1));
   if (par.cp > 1) {
+    if (m.sliding_window > 0)
+      fail("parallel.cp", str(par.cp) + " with sliding-window attention (model.sliding_window " + str(m.sliding_window) +
+                              "): context parallelism's K/V exchange is modelled for full causal attention only; use cp 1");
     if (p.train.seq_len % (2 * par.cp) != 0)
       fail("parallel.cp", "seq_len " + str(p.train.seq_len) + " must split into 2 x cp = " + str(2 * par.cp) +
                               " equal chunks (causal load balance); use a cp with 2 cp dividing it");

@@ -136,6 +136,14 @@ class MegatronExport {
     if (!m.mlp_bias) arg(model_, "disable-bias-linear");
     if (!m.mlp_bias && m.attention_bias) arg(model_, "add-qkv-bias");
     if (m.qk_norm) arg(model_, "qk-layernorm");
+    if (m.sliding_window > 0) {  // each query's W - 1 earlier keys and itself; a 0/1 list when not every layer
+      plain(model_, "window-size", std::to_string(m.sliding_window - 1) + ",0");
+      if (!m.sliding_layers.empty() && int64_t(m.sliding_layers.size()) != m.num_hidden_layers) {
+        std::string list = "[";
+        for (int64_t l = 0; l < m.num_hidden_layers; ++l) list += std::string(l > 0 ? "," : "") + (m.attention_window(l) > 0 ? "1" : "0");
+        plain(model_, "window-attn-skip-freq", "\"" + list + "]\"");  // quoted: a shell would glob [..]
+      }
+    }
     if (!m.tie_word_embeddings) arg(model_, "untie-embeddings-and-output-weights");
     if (m.num_nextn_predict_layers > 0) key_arg(model_, "mtp-num-layers");
     key_arg(model_, "seq-length");

@@ -74,10 +74,8 @@ constexpr ArgSpec kArgs[] = {
     {"qk-pos-emb-head-dim", Arity::One, Role::Key},
     {"v-head-dim", Arity::One, Role::Key},
     {"mtp-num-layers", Arity::One, Role::Key},
-    {"window-size", Arity::Many, Role::Refuse,
-     "sliding-window attention is not modelled (the attention core is counted over the whole causal sequence); "
-     "remove it to plan full attention"},
-    {"window-attn-skip-freq", Arity::One, Role::Refuse, "sliding-window attention is not modelled; remove it"},
+    {"window-size", Arity::One, Role::Use},
+    {"window-attn-skip-freq", Arity::One, Role::Use},
     {"experimental-attention-variant", Arity::One, Role::Refuse,
      "only softmax attention (MHA, GQA, MLA) is modelled; remove it"},
     {"linear-attention-freq", Arity::One, Role::Refuse, "only softmax attention (MHA, GQA, MLA) is modelled; remove it"},
@@ -812,6 +810,7 @@ class MegatronImport {
     activation(swiglu);
     biases();
     qk_norm();
+    sliding_window(layers);
     // Rotary or no position embedding costs nothing stepsim counts; a learned table is max positions x
     // hidden parameters (0.1 % of a 7B model at 4096 positions), left out.
     if (const Given* g = given("position-embedding-type")) {
@@ -861,6 +860,61 @@ class MegatronImport {
   void qk_norm() {
     const Given* g = given("qk-layernorm");
     plan_.set("model.qk_norm", g != nullptr, g ? shown(*g) : "no --qk-layernorm", g ? g->option.line : 0);
+  }
+
+  // --window-size L,R (Megatron-LM's tuple: "127,0" or "(127,0)"): each query sees L earlier keys and
+  // itself, model.sliding_window L + 1; R must be 0 (causal). --window-attn-skip-freq: every N-th
+  // layer, counted from 1, keeps full attention, or a list expression with 1 for a windowed layer
+  // (megatron/core/transformer/utils.py is_layer_window_attention); absent: every layer.
+  void sliding_window(int64_t layers) {
+    const Given* g = given("window-size");
+    const Given* skip = given("window-attn-skip-freq");
+    if (g == nullptr) {
+      if (skip != nullptr) fail_arg(*skip, "has no effect without --window-size; remove it or give the window");
+      return;
+    }
+    std::string t = known_value(*g).text;
+    if (t.size() >= 2 && t.front() == '(' && t.back() == ')') t = t.substr(1, t.size() - 2);
+    const size_t comma = t.find(',');
+    const auto whole = [](const std::string& x) {
+      std::string v = x;
+      while (!v.empty() && v.front() == ' ') v.erase(v.begin());
+      while (!v.empty() && v.back() == ' ') v.pop_back();
+      const bool negative = !v.empty() && v.front() == '-';
+      const std::string digits = negative ? v.substr(1) : v;
+      if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+        return std::optional<int64_t>();
+      return std::optional<int64_t>((negative ? -1 : 1) * std::stoll(digits));
+    };
+    const auto left = comma == std::string::npos ? std::nullopt : whole(t.substr(0, comma));
+    const auto right = comma == std::string::npos ? std::nullopt : whole(t.substr(comma + 1));
+    if (!left || !right) fail_arg(*g, "expected two whole numbers, the keys before and after each query, such as 127,0");
+    if (*right != 0)
+      fail_arg(*g, "a window reaching " + std::to_string(*right) + " later keys is not causal attention; stepsim models "
+                   "left windows (L,0) only");
+    if (*left < 0) return;  // (-1, 0): no limit, full causal attention
+    std::vector<int64_t> windowed;
+    if (skip == nullptr) {
+      for (int64_t i = 0; i < layers; ++i) windowed.push_back(i);
+    } else if (const std::string& f = known_value(*skip).text;
+               !f.empty() && f.size() < 6 && f.find_first_not_of("0123456789") == std::string::npos) {
+      const int64_t n = std::stoll(f);
+      if (n < 1) fail_arg(*skip, "must be at least 1");
+      for (int64_t i = 0; i < layers; ++i)
+        if ((i + 1) % n != 0) windowed.push_back(i);
+    } else {
+      const auto p = layer_pattern(*skip, layers);
+      if (int64_t(p.size()) != layers)
+        fail_arg(*skip, "describes " + std::to_string(p.size()) + " layers, but --num-layers is " + std::to_string(layers));
+      for (int64_t i = 0; i < layers; ++i)
+        if (p[size_t(i)] == 1) windowed.push_back(i);
+    }
+    if (windowed.empty()) return;  // every layer full
+    const int line = skip != nullptr ? skip->option.line : g->option.line;
+    plan_.set("model.sliding_window", *left + 1, shown(*g) + ": " + std::to_string(*left) + " earlier keys and the query's own",
+              g->option.line);
+    plan_.set("model.sliding_layers", windowed,
+              skip != nullptr ? shown(*skip) : std::string("no --window-attn-skip-freq: every layer"), line);
   }
 
   // GELU, SwiGLU or squared ReLU: model.hidden_act (HF names: silu gated, gelu and relu2 not).

@@ -37,6 +37,8 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"model.attention_bias", m.attention_bias},
       {"model.mlp_bias", m.mlp_bias},
       {"model.qk_norm", m.qk_norm},
+      {"model.sliding_window", m.sliding_window},
+      {"model.sliding_layers", m.sliding_window > 0 ? json(m.sliding_layers) : json::array()},
       {"model.norm", to_string(m.norm)},
       {"train.global_batch", p.train.global_batch},
       {"train.seq_len", p.train.seq_len},

@@ -73,6 +73,9 @@ class TitanExport {
     if (p_.train.adam_moments_dtype != MomentDtype::FP32)
       refuse("train.adam_moments_dtype", "bf16", "torchtitan's AdamW keeps both moments in the parameters' FP32; set "
                                                  "train.adam_moments_dtype=fp32");
+    if (p_.model.sliding_window > 0)
+      refuse("model.sliding_window", std::to_string(p_.model.sliding_window),
+             "torchtitan's model flavors stepsim exports run full causal attention; set model.sliding_window=0");
     if (p_.train.precision == Precision::FP8 && p_.train.low_precision == LowPrecision::Nvfp4)
       refuse("train.precision", "nvfp4", "torchtitan's converters run float8 and mx (MXFP8); use fp8, mxfp8 or bf16");
     if (p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Delayed)

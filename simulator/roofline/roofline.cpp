@@ -28,21 +28,22 @@ ComputeTerms compute_terms(const Plan& plan, const ModelParams& p) {
   ComputeTerms t;
   t.matmul_flops = 6.0 * double(p.activated()) * tokens;
   t.bf16_matmul_flops = 6.0 * double(p.bf16_matmul()) * tokens;
-  const auto core = attention_core_flops(plan.model, plan.train.seq_len);
-  const double layers_x_seqs = double(plan.model.num_hidden_layers) * double(plan.train.global_batch);
-  t.attention_flops = core.training() * layers_x_seqs;
+  // Every layer's attention core for one sequence (sliding-window layers at their window), x sequences.
+  const auto core = attention_core_flops_all_layers(plan.model, plan.train.seq_len);
+  const double seqs = double(plan.train.global_batch);
+  t.attention_flops = core.training() * seqs;
   // Model FLOPs count the attention core as forward + twice that in backward (no recompute).
-  t.model_flops = t.matmul_flops + 3.0 * core.forward() * layers_x_seqs;
+  t.model_flops = t.matmul_flops + 3.0 * core.forward() * seqs;
   t.megatron_flops = megatron_flops(plan);
   // What the backward reruns: 2 FLOPs per recomputed parameter per token, plus attention cores.
   const Recompute rc = plan.parallel.recompute;
   if (rc.full()) {  // every layer's forward: N less the LM head, and the attention core
-    t.recompute_bf16_flops = 2.0 * double(p.router * p.moe_layers) * tokens + core.forward() * layers_x_seqs;
-    t.recompute_flops = 2.0 * double(p.activated() - p.lm_head - p.final_norm) * tokens + core.forward() * layers_x_seqs;
+    t.recompute_bf16_flops = 2.0 * double(p.router * p.moe_layers) * tokens + core.forward() * seqs;
+    t.recompute_flops = 2.0 * double(p.activated() - p.lm_head - p.final_norm) * tokens + core.forward() * seqs;
   } else {
     if (rc.has(Recompute::CoreAttn)) {
-      t.recompute_flops += core.forward() * layers_x_seqs;
-      t.recompute_bf16_flops += core.forward() * layers_x_seqs;
+      t.recompute_flops += core.forward() * seqs;
+      t.recompute_bf16_flops += core.forward() * seqs;
     }
     if (rc.has(Recompute::MlaUpProj)) t.recompute_flops += 2.0 * double(p.recomputed()) * tokens;
     if (rc.has(Recompute::Mlp))

@@ -79,18 +79,50 @@ TEST(HfKeys, SharedExpertWidthCounts) {
   EXPECT_EQ(count_params(p.model).shared_experts, 3 * 1024 * 2048);
 }
 
-TEST(HfKeys, SlidingWindowAndOtherLayerTypesAreRefused) {
-  // Mistral: a window turns sliding-window attention on.
-  rejection(qwen_moe_json(R"("sliding_window": 4096)"), {"sliding_window", "set sliding_window to null"});
-  // Qwen: only with use_sliding_window true; false (as Qwen2-57B-A14B ships) is full attention.
-  rejection(qwen_moe_json(R"("sliding_window": 4096, "use_sliding_window": true)"),
-            {"use_sliding_window", "set use_sliding_window to false"});
-  EXPECT_EQ(load_model_json(qwen_moe_json(R"("sliding_window": 4096, "use_sliding_window": false)")).model.hidden_size,
-            1024);
+// Sliding windows as transformers reads them (the layers each config style switches on, by hand).
+TEST(HfKeys, SlidingWindowsAreReadAsTransformersReadsThem) {
+  const std::vector<int64_t> every = {0, 1, 2, 3, 4, 5, 6, 7};
+  // Mistral: a window alone turns it on in every layer.
+  Plan p = load_model_json(qwen_moe_json(R"("sliding_window": 4096)"));
+  EXPECT_EQ(p.model.sliding_window, 4096);
+  EXPECT_EQ(p.model.sliding_layers, every);
+  // Qwen: use_sliding_window true, from max_window_layers on; false (as Qwen2-57B-A14B ships) or a
+  // null window is full attention.
+  p = load_model_json(qwen_moe_json(R"("sliding_window": 4096, "use_sliding_window": true, "max_window_layers": 5)"));
+  EXPECT_EQ(p.model.sliding_layers, (std::vector<int64_t>{5, 6, 7}));
+  EXPECT_EQ(p.model.attention_window(4), 0);
+  EXPECT_EQ(p.model.attention_window(5), 4096);
+  EXPECT_EQ(load_model_json(qwen_moe_json(R"("sliding_window": 4096, "use_sliding_window": false)")).model.sliding_window, 0);
+  EXPECT_EQ(load_model_json(qwen_moe_json(R"("sliding_window": null)")).model.sliding_window, 0);
+  rejection(qwen_moe_json(R"("sliding_window": 4096, "use_sliding_window": true)"), {"max_window_layers", "28"});
+  // layer_types (GPT-OSS, Gemma 3): each layer's kind, the window from sliding_window.
+  p = load_model_json(qwen_moe_json(R"("sliding_window": 128, "layer_types": ["sliding_attention", "full_attention",
+      "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"])"));
+  EXPECT_EQ(p.model.sliding_layers, (std::vector<int64_t>{0, 2, 4, 6}));
+  EXPECT_EQ(p.model.attention_window(6), 128);
+  EXPECT_EQ(p.model.attention_window(7), 0);
+  rejection(qwen_moe_json(R"("sliding_window": 128, "layer_types": ["full_attention", "sliding_attention"])"),
+            {"layer_types", "lists 2 layers", "num_hidden_layers is 8"});
+  rejection(qwen_moe_json(R"("layer_types": ["sliding_attention", "full_attention", "full_attention", "full_attention",
+      "full_attention", "full_attention", "full_attention", "full_attention"])"), {"sliding_window", "not given"});
+  rejection(qwen_moe_json(R"("sliding_window": 128, "layer_types": ["chunked_attention", "full_attention",
+      "full_attention", "full_attention", "full_attention", "full_attention", "full_attention", "full_attention"])"),
+            {"layer_types", "chunked_attention", "not supported"});
+  for (const char* bad : {"0", "-4096", "\"4096\"", "1.5"})
+    rejection(qwen_moe_json(std::string(R"("sliding_window": )") + bad), {"sliding_window", "positive whole number"});
   rejection(qwen_moe_json(R"("attention_bias": 1)"), {"attention_bias", "true or false"});
-  rejection(qwen_moe_json(R"("layer_types": ["full_attention", "sliding_attention"])"),
-            {"layer_types", "sliding_attention"});
   rejection(qwen_moe_json(R"("tie_word_embeddings": "yes")"), {"tie_word_embeddings", "true or false"});
+}
+
+TEST(HfKeys, SlidingWindowKeysInYamlAreCheckedAgainstThePlan) {
+  // The default plan (DeepSeek-V3, 61 layers).
+  expect_default_rejects({"model.sliding_layers=[0, 2]"}, {"model.sliding_layers", "model.sliding_window"});
+  expect_default_rejects({"model.sliding_window=4096", "model.sliding_layers=[3, 61]"},
+                         {"model.sliding_layers", "layer 61", "61 layers"});
+  expect_default_rejects({"model.sliding_window=4096", "model.sliding_layers=[3, 3]"}, {"model.sliding_layers", "ascending"});
+  expect_default_rejects({"model.sliding_window=4096", "model.sliding_layers=[]"}, {"model.sliding_layers"});
+  expect_default_rejects({"model.sliding_window=-1"}, {"model.sliding_window"});
+  expect_default_rejects({"model.sliding_window=4096", "parallel.cp=2"}, {"parallel.cp", "sliding-window", "use cp 1"});
 }
 
 // Hugging Face booleans are JSON booleans: 1, 0 or "true" are type errors, not read as false (a

@@ -162,6 +162,21 @@ TEST(Export, AGeluLaunchWithUnevenStagesRoundTrips) {
   EXPECT_EQ(differences(first.plan, import_back("megatron", text, 0, "h100-sxm")), "");
 }
 
+// A sliding window on every other layer (GPT-OSS's pattern) leaves as --window-size W-1,0 and a
+// quoted 0/1 list, and comes back as it was.
+TEST(Export, ASlidingWindowLaunchRoundTrips) {
+  const Loaded first = megatron(R"(torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py \
+    --num-layers 6 --hidden-size 2048 --num-attention-heads 16 --seq-length 4096 --vocab-size 32000 \
+    --swiglu --disable-bias-linear --micro-batch-size 1 --global-batch-size 64 --bf16 --use-distributed-optimizer \
+    --window-size 127,0 --window-attn-skip-freq 3
+)");
+  ASSERT_EQ(first.plan.model.sliding_layers, (std::vector<int64_t>{0, 1, 3, 4}));
+  const std::string text = importers::export_plan("megatron", first.plan);
+  EXPECT_TRUE(has_line(text, "--window-size 127,0")) << text;
+  EXPECT_TRUE(has_line(text, "--window-attn-skip-freq \"[1,1,0,1,1,0]\"")) << text;
+  EXPECT_EQ(differences(first.plan, import_back("megatron", text, 0, "h100-sxm")), "");
+}
+
 // Megatron FSDP (ZeRO-3 and ZeRO-2 with its gradient overlap) and a list of recompute modules.
 TEST(Export, MegatronFsdpLaunchesRoundTrip) {
   const std::string base = "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 2048 "

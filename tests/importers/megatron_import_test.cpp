@@ -22,6 +22,22 @@ std::string launch(const std::string& extra = "", const std::string& launcher = 
 
 std::string example() { return read_text(source_path("workloads/examples/megatron-llama3-70b.sh")); }
 
+// --window-size L,0: each query's L earlier keys and its own; --window-attn-skip-freq N keeps every
+// N-th layer (counted from 1) full, a list marks the windowed layers with 1 (Megatron-LM's
+// is_layer_window_attention). GPT-OSS: (127, 0) and 2, so layers 0 and 2 of 4 are windowed.
+TEST(MegatronImport, WindowSizeAndSkipFrequencyBecomeTheSlidingWindow) {
+  Plan p = megatron(launch("--window-size 127,0 --window-attn-skip-freq 2")).plan;
+  EXPECT_EQ(p.model.sliding_window, 128);
+  EXPECT_EQ(p.model.sliding_layers, (std::vector<int64_t>{0, 2}));
+  p = megatron(launch("--window-size \"(4095,0)\"")).plan;
+  EXPECT_EQ(p.model.sliding_window, 4096);
+  EXPECT_EQ(p.model.sliding_layers, (std::vector<int64_t>{0, 1, 2, 3}));
+  p = megatron(launch("--window-size 63,0 --window-attn-skip-freq \"([1]*3+[0])\"")).plan;
+  EXPECT_EQ(p.model.sliding_layers, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(megatron(launch("--window-size -1,0")).plan.model.sliding_window, 0);  // no limit: causal
+  EXPECT_EQ(megatron(launch()).plan.model.sliding_window, 0);
+}
+
 // --qk-layernorm (Qwen3's attention) becomes model.qk_norm; without it there is none.
 TEST(MegatronImport, QkLayernormBecomesTheModelsQkNorm) {
   EXPECT_TRUE(megatron(launch("--qk-layernorm")).plan.model.qk_norm);
@@ -95,7 +111,10 @@ TEST(MegatronImport, UnmodelledArgumentsAreRefusedNamingThem) {
   };
   refused("--grad-reduce-in-bf16 --ddp-reduce-scatter-with-fp32-accumulation",
           {"--ddp-reduce-scatter-with-fp32-accumulation", "scratch buffer"});
-  refused("--window-size 4096 0", {"--window-size 4096 0", "sliding-window"});
+  refused("--window-size 4096", {"--window-size 4096", "two whole numbers", "127,0"});
+  refused("--window-size 127,16", {"--window-size 127,16", "not causal"});
+  refused("--window-attn-skip-freq 2", {"--window-attn-skip-freq 2", "without --window-size"});
+  refused("--window-size 127,0 --window-attn-skip-freq \"[1,0]\"", {"--window-attn-skip-freq", "describes 2 layers", "4"});
   refused("--fp8-param-gather", {"--fp8-param-gather", "BF16"});
   refused("--recompute-granularity full --recompute-method uniform --recompute-num-layers 2",
           {"--recompute-num-layers 2", "groups of 2 layers", "--recompute-num-layers 1"});

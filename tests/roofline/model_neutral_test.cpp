@@ -80,6 +80,33 @@ TEST(Recompute, FullAddsOneForwardPerLayer) {
   EXPECT_DOUBLE_EQ(flops(wf.part(LayerPart::AttnF)), flops(wn.part(LayerPart::AttnF)));
 }
 
+// Sliding-window attention on every other layer (GPT-OSS's pattern), a window of S/2: those layers'
+// cores do S x W - W^2 / 2 = 3/4 of the causal S^2 / 2 pairs; the GEMMs do not change.
+TEST(SlidingWindow, TheRooflineCountsEachLayersQueryKeyPairs) {
+  std::string layers = "model.sliding_layers=[0";
+  for (int l = 2; l < 32; l += 2) layers += ", " + std::to_string(l);
+  const Plan p = llama({"model.sliding_window=4096", layers + "]"});
+  const Roofline r = compute_roofline(p), full = compute_roofline(llama());
+  const double forward = 16 * kAttnFwd + 16 * 0.75 * kAttnFwd;  // per sequence
+  // Training: QK-shaped 4 times, PV-shaped 3 times, the two equal here (d 128 each): 3.5 x forward.
+  EXPECT_NEAR(r.terms.attention_flops, 3.5 * forward * kSeqs, 1e-12 * r.terms.attention_flops);
+  EXPECT_NEAR(full.terms.attention_flops, 3.5 * 32 * kAttnFwd * kSeqs, 1e-12 * full.terms.attention_flops);
+  EXPECT_NEAR(full.terms.model_flops - r.terms.model_flops, 3 * 16 * 0.25 * kAttnFwd * kSeqs, 1e-9 * r.terms.model_flops);
+  EXPECT_DOUBLE_EQ(r.terms.matmul_flops, full.terms.matmul_flops);
+  // The replay's kernels carry the same count and their window.
+  const auto core = [&](int64_t layer) { return layer_work(p, layer, 1.0, 0).part(LayerPart::AttnF).kernels; };
+  for (const Kernel& k : core(2))
+    if (k.cls == KernelClass::Attention) {
+      EXPECT_NEAR(k.flops, 0.75 * kAttnFwd, 1e-6);
+      EXPECT_EQ(k.attention_window, 4096);
+    }
+  for (const Kernel& k : core(3))
+    if (k.cls == KernelClass::Attention) {
+      EXPECT_NEAR(k.flops, kAttnFwd, 1e-6);
+      EXPECT_EQ(k.attention_window, 0);
+    }
+}
+
 TEST(Mfu, ModelFlopsOverStepGpusAndDensePeak) {
   const Plan p = llama();
   const Roofline r = compute_roofline(p);

@@ -162,6 +162,30 @@ TEST(PartCost, MemoryBoundAndLaunchesOfALlamaAttentionForward) {
   EXPECT_NEAR(s.all().attention, core / cost::attention_flops_per_s(t, 128, false, hw), 1e-12);
 }
 
+// A sliding-window layer (Mistral, GPT-OSS): each query reads at most W keys, so the core does
+// S x W - W^2 / 2 query-key pairs where a causal layer does S^2 / 2, at FlashAttention's rate for
+// W-long rows; a layer off the list stays causal.
+TEST(PartCost, ASlidingWindowLayerReadsOnlyItsWindowOfKeys) {
+  const Plan p = load_plan(kLlama, {"parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=8", "train.global_batch=8",
+                                    "parallel.microbatches=1", "model.sliding_window=1024", "model.sliding_layers=[3]"});
+  const double t = 8192, w = 1024;
+  const HardwareConfig& hw = p.hardware;
+  const auto attention_s = [&](int64_t layer, LayerPart part) {
+    return cost::part_seconds(p, layer_work(p, layer, 1.0, 0).part(part), {t, 0, 1}).all().attention;
+  };
+  const double pairs = t * w - w * w / 2;  // 1024 x 1023/2 in the triangle, then 1024 per query
+  EXPECT_NEAR(attention_s(3, LayerPart::AttnF), 2 * pairs * 32 * 256 / cost::attention_flops_per_s(w, 128, false, hw), 1e-12);
+  // Backward: QK-shaped 3 times, PV-shaped twice, at the backward rate.
+  EXPECT_NEAR(attention_s(3, LayerPart::AttnB), 2 * pairs * 32 * (3 * 128 + 2 * 128) / cost::attention_flops_per_s(w, 128, true, hw),
+              1e-12);
+  EXPECT_NEAR(attention_s(4, LayerPart::AttnF), t * t * 32 * 256 / cost::attention_flops_per_s(t, 128, false, hw), 1e-12);
+  // A window as long as the sequence is the causal layer.
+  const Plan q = load_plan(kLlama, {"parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=8", "train.global_batch=8",
+                                    "parallel.microbatches=1", "model.sliding_window=8192"});
+  EXPECT_DOUBLE_EQ(cost::part_seconds(q, layer_work(q, 3, 1.0, 0).part(LayerPart::AttnF), {t, 0, 1}).all().attention,
+                   attention_s(4, LayerPart::AttnF));
+}
+
 TEST(PartCost, WeightGradientsAccumulateInFp32AndMlpGemmsSplitOverTensorParallelism) {
   const Plan p = load_plan(kLlama, {"parallel.pp=1", "parallel.tp=8", "cluster.nodes=1", "cluster.gpus_per_node=8",
                                     "train.global_batch=1", "parallel.microbatches=1"});

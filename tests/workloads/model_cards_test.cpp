@@ -126,6 +126,21 @@ TEST(ModelCards, Qwen3MoeModels) {
   expect_within_1_percent(double(large.activated() + large.embedding), 22e9, "235B activated");
 }
 
+TEST(ModelCards, GptOss120b) {
+  // OpenAI's gpt-oss model card (arXiv 2508.10925, table 1): gpt-oss-120b has 116.83B parameters,
+  // 5.13B active per token; 36 layers, every other one (from the first) attending through a
+  // 128-token window (config.json layer_types and sliding_window).
+  const auto m = shipped_model("gpt-oss-120b.config.json");
+  const auto p = count_params(m);
+  expect_within_1_percent(double(p.total()), 116.83e9, "total");
+  expect_within_1_percent(double(p.activated()), 5.13e9, "activated");
+  EXPECT_EQ(m.sliding_window, 128);
+  ASSERT_EQ(m.sliding_layers.size(), 18u);
+  EXPECT_EQ(m.sliding_layers.front(), 0);
+  EXPECT_EQ(m.sliding_layers.back(), 34);
+  EXPECT_EQ(m.attention_window(35), 0);
+}
+
 TEST(ModelCards, DeepSeekV2) {
   const auto m = shipped_model("deepseek-v2.config.json");
   EXPECT_EQ(m.moe_layers(), 59);

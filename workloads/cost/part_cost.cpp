@@ -77,8 +77,12 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
       // FLOPs of the replica's microbatch; heads split over TP, the sequence over CP.
       const double flops = k.flops / (tp * cp);
       const double d = double(qk_head_dim(plan.model) + v_head_dim(plan.model)) / 2;
+      // The kernel's rate follows the keys each query reads: the CP shard of the sequence, or the
+      // sliding window where that is shorter (FlashAttention skips the blocks outside it).
+      const double keys = k.attention_window > 0 ? std::min(double(plan.train.seq_len) / cp, double(k.attention_window))
+                                                 : double(plan.train.seq_len) / cp;
       s.attention = (classes & kCostAttention)
-                        ? attention_seconds(flops, double(plan.train.seq_len) / cp, d, k.pass == KernelPass::InputGrad, hw)
+                        ? attention_seconds(flops, keys, d, k.pass == KernelPass::InputGrad, hw)
                         : flops / (hw.bf16_tflops * 1e12);
       s.kernels = attention_launches(k);
       s.launch = launch * s.kernels;

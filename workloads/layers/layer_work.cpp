@@ -337,7 +337,7 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   const ModelParams p = count_params(m);
   const AttentionParams& a = p.attention;
   const double t = sequences * double(plan.train.seq_len);
-  const auto core = attention_core_flops(m, plan.train.seq_len);
+  const auto core = attention_core_flops(m, plan.train.seq_len, spec.attention_window);
   LayerWork w;
   w.moe = spec.moe;
   w.tokens = t;
@@ -374,9 +374,14 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
     ab.kernels.push_back(gemm_kernel(pr.name, gemm(pr.params, t), gemm_precision, KernelPass::InputGrad, pr.shape));
     aw.kernels.push_back(gemm_kernel(pr.name, gemm(pr.params, t), gemm_precision, KernelPass::WeightGrad, pr.shape));
   }
-  af.kernels.push_back(kernel("attention_core", sequences * core.forward(), Precision::BF16, KernelClass::Attention));
-  ab.kernels.push_back(kernel("attention_core_bwd", sequences * (3 * core.qk + 2 * core.pv), Precision::BF16,
-                              KernelClass::Attention, KernelPass::InputGrad));
+  // The attention core in BF16, its keys per query bounded by the layer's sliding window, if any.
+  const auto attention_kernel = [&](std::string_view name, double flops, KernelPass pass) {
+    Kernel k = kernel(name, flops, Precision::BF16, KernelClass::Attention, pass);
+    k.attention_window = spec.attention_window;
+    return k;
+  };
+  af.kernels.push_back(attention_kernel("attention_core", sequences * core.forward(), KernelPass::Forward));
+  ab.kernels.push_back(attention_kernel("attention_core_bwd", sequences * (3 * core.qk + 2 * core.pv), KernelPass::InputGrad));
   if (w.moe) {
     const GemmShape router{double(m.n_routed_experts), h, TpSplit::Tokens};
     af.kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, KernelPass::Forward, router));
@@ -461,7 +466,7 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   // (nonmatmul_s) stays as measured, with whatever recompute the measured run did.
   const double act = ms.gated ? 3 * kAct : 2 * kAct;  // an activation's bytes, as mlp_forward_memory
   if (rc.has(Recompute::CoreAttn))  // Megatron's selective default: the attention core's forward
-    ab.kernels.push_back(kernel("recompute_attention_core", sequences * core.forward(), Precision::BF16, KernelClass::Attention));
+    ab.kernels.push_back(attention_kernel("recompute_attention_core", sequences * core.forward(), KernelPass::Forward));
   if (rc.has(Recompute::MlaUpProj) && p.recompute_per_layer > 0) {
     // The latents' RMSNorms and the q and kv up-projections. Megatron-LM's module also reapplies
     // RoPE; its memory-bound pass is not counted yet, so that DeepSeek's policy costs what it did

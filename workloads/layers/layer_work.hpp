@@ -46,6 +46,7 @@ struct Kernel {
   GemmShape gemm[2] = {};
   int gemms = 0;
   bool routed = false;  // routed experts: rows are one expert's, over the GPU's experts
+  int64_t attention_window = 0;  // attention: keys per query at most (sliding window); 0 = the sequence
 };
 
 // A memory-bound kernel group (norms, activations, RoPE, residual adds, casts, MoE permutes,
