@@ -80,6 +80,8 @@ void refuse_unmodelled(const std::string& path, const json& hf) {
 // layer_types names each layer's kind (GPT-OSS, Gemma 3); without it, Qwen's use_sliding_window
 // turns the window on for the layers from max_window_layers on, Mistral's sliding_window alone for
 // every layer. use_sliding_window false (as Qwen ships) is full attention whatever the window says.
+constexpr int64_t kMaxLayers = 4096;  // model.num_hidden_layers' bound
+
 void read_sliding_window(const std::string& path, const json& hf, json& out) {
   const auto fail = [&](const std::string& key, const std::string& what) {
     throw ConfigError(path + ": " + key + ": " + what);
@@ -92,6 +94,9 @@ void read_sliding_window(const std::string& path, const json& hf, json& out) {
   const int64_t layers = given(hf, "num_hidden_layers") && hf["num_hidden_layers"].is_number_integer()
                              ? hf["num_hidden_layers"].get<int64_t>()
                              : 0;
+  // More layers than a model may have is refused with num_hidden_layers itself; listing them here
+  // first would only cost time and memory.
+  if (layers > kMaxLayers) return;
   std::vector<int64_t> sliding;
   if (given(hf, "layer_types")) {
     const json& types = hf["layer_types"];

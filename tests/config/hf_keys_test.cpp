@@ -108,6 +108,8 @@ TEST(HfKeys, SlidingWindowsAreReadAsTransformersReadsThem) {
   rejection(qwen_moe_json(R"("sliding_window": 128, "layer_types": ["chunked_attention", "full_attention",
       "full_attention", "full_attention", "full_attention", "full_attention", "full_attention", "full_attention"])"),
             {"layer_types", "chunked_attention", "not supported"});
+  // A window over a billion layers: refused for the layer count, at once (not listed first).
+  rejection(qwen_moe_json(R"("num_hidden_layers": 1000000000, "sliding_window": 4096)"), {"num_hidden_layers", "4096"});
   for (const char* bad : {"0", "-4096", "\"4096\"", "1.5"})
     rejection(qwen_moe_json(std::string(R"("sliding_window": )") + bad), {"sliding_window", "positive whole number"});
   rejection(qwen_moe_json(R"("attention_bias": 1)"), {"attention_bias", "true or false"});
