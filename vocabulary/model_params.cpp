@@ -91,14 +91,11 @@ AttentionCoreFlops attention_core_flops(const ModelConfig& m, int64_t seq_len, i
 }
 
 AttentionCoreFlops attention_core_flops_all_layers(const ModelConfig& m, int64_t seq_len) {
-  AttentionCoreFlops sum;
-  const AttentionCoreFlops full = attention_core_flops(m, seq_len);
-  for (int64_t l = 0; l < m.num_hidden_layers; ++l) {
-    const AttentionCoreFlops f = m.attention_window(l) > 0 ? attention_core_flops(m, seq_len, m.attention_window(l)) : full;
-    sum.qk += f.qk;
-    sum.pv += f.pv;
-  }
-  return sum;
+  // One window for the listed layers, the causal count for the rest.
+  const double windowed = m.sliding_window > 0 ? double(m.sliding_layers.size()) : 0.0;
+  const AttentionCoreFlops full = attention_core_flops(m, seq_len), window = attention_core_flops(m, seq_len, m.sliding_window);
+  const double rest = double(m.num_hidden_layers) - windowed;
+  return {rest * full.qk + windowed * window.qk, rest * full.pv + windowed * window.pv};
 }
 
 }  // namespace stepsim

@@ -43,6 +43,9 @@ enum class HiddenAct : uint8_t { Silu, Gelu, GeluNew, GeluPytorchTanh, GeluFast,
 // The layers' normalisation: RMSNorm (a weight per channel) or LayerNorm (a weight and a bias).
 enum class Norm : uint8_t { RmsNorm, LayerNorm };
 
+// The most layers a model may have (model.num_hidden_layers' bound).
+inline constexpr int64_t kMaxLayers = 4096;
+
 // Hugging Face config.json names, so a model's own config file can be read as-is.
 struct ModelConfig {
   std::string name = "model";
@@ -78,15 +81,14 @@ struct ModelConfig {
   bool qk_norm = false;
   // Sliding-window attention (Mistral, Gemma, GPT-OSS; HF's sliding_window with layer_types or
   // Qwen's max_window_layers): each query attends to at most this many keys, itself included, in
-  // the layers listed (ascending; empty with a window: every layer). 0 = full causal attention.
+  // the layers listed (ascending; the loader lists every layer when a window is given without
+  // them). 0 = full causal attention.
   int64_t sliding_window = 0;
   std::vector<int64_t> sliding_layers;
 
   // Keys a query of this layer attends to at most; 0 = every earlier position (full causal).
   int64_t attention_window(int64_t layer) const {
-    if (sliding_window <= 0) return 0;
-    if (sliding_layers.empty()) return sliding_window;
-    return std::binary_search(sliding_layers.begin(), sliding_layers.end(), layer) ? sliding_window : 0;
+    return sliding_window > 0 && std::binary_search(sliding_layers.begin(), sliding_layers.end(), layer) ? sliding_window : 0;
   }
   // Gated (SwiGLU: gate, up and down matrices) or not (up and down).
   bool gated_mlp() const { return hidden_act == HiddenAct::Silu || hidden_act == HiddenAct::GeGlu; }

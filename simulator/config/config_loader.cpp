@@ -176,8 +176,8 @@ void apply_bounds(std::map<std::string, Field>& f) {
   };
   const Bound bounds[] = {
       {"model.hidden_size", 0, 1 << 20, size},
-      {"model.num_hidden_layers", 0, 4096, time},
-      {"model.first_k_dense_replace", 0, 4096, time},
+      {"model.num_hidden_layers", 0, double(kMaxLayers), time},
+      {"model.first_k_dense_replace", 0, double(kMaxLayers), time},
       {"model.num_nextn_predict_layers", 0, 64, "multi-token prediction uses one or a few modules; more is a typo"},
       {"model.intermediate_size", 0, 1 << 22, size},
       {"model.moe_intermediate_size", 0, 1 << 22, size},
@@ -804,12 +804,14 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       // with the plan (validate_plan).
       if (!v.is_array() || v.empty())
         fail("expected a list of layer numbers from 0, ascending (e.g. [0, 2, 4]), got " + describe(v));
-      if (v.size() > 4096) fail("lists " + std::to_string(v.size()) + " layers; a model has at most 4096");
+      const std::string most = std::to_string(kMaxLayers);
+      if (v.size() > size_t(kMaxLayers)) fail("lists " + std::to_string(v.size()) + " layers; a model has at most " + most);
       int64_t previous = -1;
       for (const auto& x : v) {
-        if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > 4096) || x.get<int64_t>() < 0 ||
-            x.get<int64_t>() > 4096)
-          fail("expected layer numbers between 0 and 4095, got " + describe(x) + " in " + describe(v));
+        if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() >= uint64_t(kMaxLayers)) ||
+            x.get<int64_t>() < 0 || x.get<int64_t>() >= kMaxLayers)
+          fail("expected layer numbers between 0 and " + std::to_string(kMaxLayers - 1) + ", got " + describe(x) + " in " +
+               describe(v));
         if (x.get<int64_t>() <= previous)
           fail("layer " + describe(x) + " follows " + std::to_string(previous) + "; list each layer once, ascending");
         previous = x.get<int64_t>();
@@ -1563,6 +1565,9 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   // DeepSeek (MLA) models train in FP8 as DeepSeek-V3 did; others in BF16. FP8 stashes follow.
   if (!leaves.count("train.precision")) plan.train.precision = plan.model.is_mla() ? Precision::FP8 : Precision::BF16;
   if (!leaves.count("parallel.fp8_stash")) plan.parallel.fp8_stash = plan.train.precision == Precision::FP8;
+  // A window given without its layers applies to every layer (Mistral's config.json has no list).
+  if (plan.model.sliding_window > 0 && plan.model.sliding_layers.empty())
+    for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) plan.model.sliding_layers.push_back(l);
   // DeepSeek's models run DeepEP; Megatron's MoE recipes and torchtitan an all-to-all per expert copy.
   if (!leaves.count("parallel.moe_dispatcher"))
     plan.parallel.moe_dispatcher = plan.model.is_mla() ? MoeDispatcher::DeepEP : MoeDispatcher::AllToAll;

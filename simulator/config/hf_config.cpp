@@ -80,8 +80,6 @@ void refuse_unmodelled(const std::string& path, const json& hf) {
 // layer_types names each layer's kind (GPT-OSS, Gemma 3); without it, Qwen's use_sliding_window
 // turns the window on for the layers from max_window_layers on, Mistral's sliding_window alone for
 // every layer. use_sliding_window false (as Qwen ships) is full attention whatever the window says.
-constexpr int64_t kMaxLayers = 4096;  // model.num_hidden_layers' bound
-
 void read_sliding_window(const std::string& path, const json& hf, json& out) {
   const auto fail = [&](const std::string& key, const std::string& what) {
     throw ConfigError(path + ": " + key + ": " + what);

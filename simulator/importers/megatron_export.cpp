@@ -138,7 +138,7 @@ class MegatronExport {
     if (m.qk_norm) arg(model_, "qk-layernorm");
     if (m.sliding_window > 0) {  // each query's W - 1 earlier keys and itself; a 0/1 list when not every layer
       plain(model_, "window-size", std::to_string(m.sliding_window - 1) + ",0");
-      if (!m.sliding_layers.empty() && int64_t(m.sliding_layers.size()) != m.num_hidden_layers) {
+      if (int64_t(m.sliding_layers.size()) != m.num_hidden_layers) {
         std::string list = "[";
         for (int64_t l = 0; l < m.num_hidden_layers; ++l) list += std::string(l > 0 ? "," : "") + (m.attention_window(l) > 0 ? "1" : "0");
         plain(model_, "window-attn-skip-freq", "\"" + list + "]\"");  // quoted: a shell would glob [..]

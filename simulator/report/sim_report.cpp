@@ -355,10 +355,9 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   out += expert_layout_text(plan);
   out += stage_layers_text(plan);
   if (const ModelConfig& m = plan.model; m.sliding_window > 0) {
-    const size_t windowed = m.sliding_layers.empty() ? size_t(m.num_hidden_layers) : m.sliding_layers.size();
     out += fmt::format("attention: a sliding window of {} keys per query in {} of {} layers (model.sliding_window, "
                        "model.sliding_layers), full causal in the rest\n",
-                       m.sliding_window, windowed, m.num_hidden_layers);
+                       m.sliding_window, m.sliding_layers.size(), m.num_hidden_layers);
   }
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s, NVLink {} GB/s per GPU "
                      "per direction; {} of {} SMs for communication; non-matmul {} s per token-layer\n",
