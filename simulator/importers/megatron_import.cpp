@@ -557,6 +557,15 @@ class MegatronImport {
     return g ? known_value(*g).text : fallback;
   }
 
+  // --num-layers within stepsim's bound, checked here: the layer patterns are listed layer by layer.
+  int64_t num_layers() const {
+    const int64_t n = required("num-layers");
+    if (n > kMaxLayers)
+      fail_arg(*given("num-layers"), "more layers than stepsim models (model.num_hidden_layers at most " +
+                                        std::to_string(kMaxLayers) + "); give the model's layer count");
+    return n;
+  }
+
   int64_t required(const std::string& name) const {
     const auto v = integer(name);
     if (!v)
@@ -763,7 +772,7 @@ class MegatronImport {
   }
 
   void model() {
-    const int64_t layers = required("num-layers"), hidden = required("hidden-size"),
+    const int64_t layers = num_layers(), hidden = required("hidden-size"),
                   heads = required("num-attention-heads");
     plan_.set("model.name", io::shortened(io::printable(std::filesystem::path(source_).filename().string()), 200),
               "the launch file's name");
@@ -862,6 +871,18 @@ class MegatronImport {
     plan_.set("model.qk_norm", g != nullptr, g ? shown(*g) : "no --qk-layernorm", g ? g->option.line : 0);
   }
 
+  // A whole number as Python's int() reads one (spaces around, a sign, at most 9 digits), or none.
+  static std::optional<int64_t> whole_number(std::string v) {
+    while (!v.empty() && v.front() == ' ') v.erase(v.begin());
+    while (!v.empty() && v.back() == ' ') v.pop_back();
+    const bool negative = !v.empty() && v.front() == '-';
+    const size_t start = !v.empty() && (v.front() == '-' || v.front() == '+') ? 1 : 0;
+    if (v.size() <= start || v.size() - start > 9 || v.find_first_not_of("0123456789", start) != std::string::npos)
+      return std::nullopt;
+    const int64_t n = std::stoll(v.substr(start));
+    return negative ? -n : n;
+  }
+
   // --window-size L,R (Megatron-LM's tuple: "127,0" or "(127,0)"): each query sees L earlier keys and
   // itself, model.sliding_window L + 1; R must be 0 (causal). --window-attn-skip-freq: every N-th
   // layer, counted from 1, keeps full attention, or a list expression with 1 for a windowed layer
@@ -876,18 +897,8 @@ class MegatronImport {
     std::string t = known_value(*g).text;
     if (t.size() >= 2 && t.front() == '(' && t.back() == ')') t = t.substr(1, t.size() - 2);
     const size_t comma = t.find(',');
-    const auto whole = [](const std::string& x) {
-      std::string v = x;
-      while (!v.empty() && v.front() == ' ') v.erase(v.begin());
-      while (!v.empty() && v.back() == ' ') v.pop_back();
-      const bool negative = !v.empty() && v.front() == '-';
-      const std::string digits = negative ? v.substr(1) : v;
-      if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
-        return std::optional<int64_t>();
-      return std::optional<int64_t>((negative ? -1 : 1) * std::stoll(digits));
-    };
-    const auto left = comma == std::string::npos ? std::nullopt : whole(t.substr(0, comma));
-    const auto right = comma == std::string::npos ? std::nullopt : whole(t.substr(comma + 1));
+    const auto left = comma == std::string::npos ? std::nullopt : whole_number(t.substr(0, comma));
+    const auto right = comma == std::string::npos ? std::nullopt : whole_number(t.substr(comma + 1));
     if (!left || !right) fail_arg(*g, "expected two whole numbers, the keys before and after each query, such as 127,0");
     if (*right != 0)
       fail_arg(*g, "a window reaching " + std::to_string(*right) + " later keys is not causal attention; stepsim models "
@@ -896,12 +907,10 @@ class MegatronImport {
     std::vector<int64_t> windowed;
     if (skip == nullptr) {
       for (int64_t i = 0; i < layers; ++i) windowed.push_back(i);
-    } else if (const std::string& f = known_value(*skip).text;
-               !f.empty() && f.size() < 6 && f.find_first_not_of("0123456789") == std::string::npos) {
-      const int64_t n = std::stoll(f);
-      if (n < 1) fail_arg(*skip, "must be at least 1");
+    } else if (const std::optional<int64_t> n = whole_number(known_value(*skip).text)) {
+      if (*n < 1) fail_arg(*skip, "must be at least 1");
       for (int64_t i = 0; i < layers; ++i)
-        if ((i + 1) % n != 0) windowed.push_back(i);
+        if ((i + 1) % *n != 0) windowed.push_back(i);
     } else {
       const auto p = layer_pattern(*skip, layers);
       if (int64_t(p.size()) != layers)
@@ -1276,7 +1285,7 @@ class MegatronImport {
   // places them (simulator/importers/pipeline_split.hpp), written as parallel.stage_layers so that
   // stepsim replays the launch's split rather than its own balance.
   void pipeline(int64_t pp, bool fsdp) {
-    const int64_t layers = required("num-layers");
+    const int64_t layers = num_layers();
     const Given* per_stage = given("num-layers-per-virtual-pipeline-stage");
     const Given* per_rank = given("num-virtual-stages-per-pipeline-rank");
     const Given* old_per_rank = given("virtual-pipeline-model-parallel-size");
@@ -1490,7 +1499,7 @@ class MegatronImport {
     if (!method) fail_arg(*from, "needs --recompute-method uniform or block (Megatron-LM refuses full granularity without one)");
     const std::string how = known_value(*method).text;
     const int64_t n = integer("recompute-num-layers", 0).value_or(1);
-    const int64_t layers = required("num-layers"), pp = integer("pipeline-model-parallel-size").value_or(1);
+    const int64_t layers = num_layers(), pp = integer("pipeline-model-parallel-size").value_or(1);
     // Megatron's block method recomputes the first N layers of every chunk: all of them when N is
     // at least the largest chunk.
     const int64_t per_chunk = stage_layers_.empty() ? layers / std::max<int64_t>(1, pp)

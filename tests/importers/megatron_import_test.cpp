@@ -112,6 +112,16 @@ TEST(MegatronImport, UnmodelledArgumentsAreRefusedNamingThem) {
   refused("--grad-reduce-in-bf16 --ddp-reduce-scatter-with-fp32-accumulation",
           {"--ddp-reduce-scatter-with-fp32-accumulation", "scratch buffer"});
   refused("--window-size 4096", {"--window-size 4096", "two whole numbers", "127,0"});
+  // A layer count past stepsim's bound is refused where it is read, before any per-layer pattern is
+  // listed (it hung, listing a hundred billion layers).
+  expect_import_rejects(
+      [] {
+        importers::import_megatron("torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 100000000000 --hidden-size 1024 --num-attention-heads 8 "
+                                   "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --vocab-size 32000 --bf16 "
+                                   "--use-distributed-optimizer --window-size 127,0\n",
+                                   "launch.sh", {});
+      },
+      {"--num-layers 100000000000", "at most 4096"});
   refused("--window-size 127,16", {"--window-size 127,16", "not causal"});
   refused("--window-attn-skip-freq 2", {"--window-attn-skip-freq 2", "without --window-size"});
   refused("--window-size 127,0 --window-attn-skip-freq \"[1,0]\"", {"--window-attn-skip-freq", "describes 2 layers", "4"});
