@@ -251,6 +251,10 @@ struct ParallelConfig {
   // --overlap-param-gather (needs overlap_grad_reduce): the parameter all-gather after the optimizer
   // step runs bucket by bucket ahead of the next step's first forward; off: all of it after the step.
   bool overlap_param_gather = false;
+  // --fp8-param-gather (Megatron-LM; torchtitan's float8 enable_fsdp_float8_all_gather): the weights
+  // of the FP8 GEMMs are kept in their low-precision format, so the ZeRO / FSDP parameter all-gather
+  // moves Plan::gathered_weight_bytes() per value of them instead of BF16's 2.
+  bool fp8_param_gather = false;
   // --ddp-bucket-size: parameters per gradient bucket under overlap_grad_reduce; 0 = Megatron's
   // default, max(40M, 1M x data-parallel size).
   int64_t ddp_bucket_size = 0;
@@ -514,6 +518,22 @@ struct Plan {
   int64_t taxed_comm_sms() const {
     const bool deepep = runs_ep_all_to_all() && parallel.moe_dispatcher == MoeDispatcher::DeepEP;
     return workload.kind == WorkloadKind::Synthetic || deepep ? hardware.comm_sms : 0;
+  }
+  // Bytes one value of an FP8 GEMM's weight takes in the parameter all-gather. BF16 (2) unless
+  // parallel.fp8_param_gather; then the format's own data, as Megatron-Core gathers it
+  // (distributed/param_and_grad_buffer.py): per-tensor FP8 1 byte (one scale per tensor, left
+  // aside), DeepSeek-style blockwise FP8 1 byte plus an FP32 scale per 128 x 128 block, NVFP4 its
+  // packed half byte plus an E4M3 scale per 16 values; MXFP8 2, since Megatron-Core gathers those in
+  // BF16 into the gradient buffer and quantises them after (reuse_grad_buf_for_mxfp8_param_ag, which
+  // its optimizer requires with MXFP8 parameters).
+  double gathered_weight_bytes() const {
+    if (!parallel.fp8_param_gather || train.precision != Precision::FP8) return 2;
+    switch (train.low_precision) {
+      case LowPrecision::Fp8: return train.fp8_recipe == Fp8Recipe::Blockwise ? 1 + 4.0 / (128 * 128) : 1.0;
+      case LowPrecision::Mxfp8: return 2;
+      case LowPrecision::Nvfp4: return 0.5 + 1.0 / 16;
+    }
+    return 2;
   }
   // Consecutive ranks that share one NVLink domain. A domain holds whole EP groups where it can:
   // with 72-GPU domains and EP 64 each domain runs one group and its other 8 GPUs stay idle

@@ -391,6 +391,13 @@ void declare_needs(std::map<std::string, Field>& f) {
       [](const Plan& p) { return p.train.precision == Precision::FP8; },
       [](const Plan&) { return std::string("train.precision is bf16"); }, "set train.precision=fp8", json(false));
 
+  with_plan(
+      "parallel.fp8_param_gather",
+      "FP8 GEMMs (train.precision fp8, mxfp8 or nvfp4), whose weights it gathers in their format",
+      [](const Plan& p) { return p.train.precision == Precision::FP8; },
+      [](const Plan&) { return std::string("train.precision is bf16"); },
+      "", json(false));
+
   // Megatron-LM's overlap flags: where they cannot apply, Megatron takes them as no-ops, and so does
   // an imported launch script; each such key is a note.
   const auto megatron_no_op = [&](const char* key, std::string what, std::function<bool(const Plan&)> holds,
@@ -496,6 +503,7 @@ const std::map<std::string, Field>& schema() {
                           {"1", "2", "3"}};
     f["parallel.recompute"] = {Kind::RecomputeSet, [](Plan& p, const json& v) { p.parallel.recompute = recompute_of(v); }};
     f["parallel.fp8_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_stash)};
+    f["parallel.fp8_param_gather"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::fp8_param_gather)};
     f["parallel.grad_reduce_dtype"] =
         choice<ReduceDtype>(kReduceDtypes, [](Plan& p, ReduceDtype v) { p.parallel.grad_reduce_dtype = v; });
     f["parallel.split_lone_chunks"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::split_lone_chunks)};

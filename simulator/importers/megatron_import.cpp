@@ -160,9 +160,9 @@ constexpr ArgSpec kArgs[] = {
     {"deallocate-pipeline-outputs", Arity::Flag, Role::NoCost},
     {"grad-reduce-in-bf16", Arity::Flag, Role::Use},
     {"ddp-reduce-scatter-with-fp32-accumulation", Arity::Flag, Role::Use},
-    {"fp8-param-gather", Arity::Flag, Role::Refuse,
-     "stepsim gathers parameters in BF16 (2 bytes a value), not FP8; remove it to plan BF16 gathers"},
-    {"fp8-param", Arity::Flag, Role::Refuse, "stepsim keeps parameters in BF16, not FP8; remove it"},
+    {"fp8-param-gather", Arity::Flag, Role::Use},
+    {"fp8-param", Arity::Flag, Role::Refuse,
+     "Megatron-LM has no such argument (--fp8-param-gather sets its fp8_param); use --fp8-param-gather"},
     {"cpu-offloading", Arity::Flag, Role::Refuse, "offloading to CPU memory is not modelled; remove it"},
     {"cpu-offloading-num-layers", Arity::One, Role::Refuse, "offloading to CPU memory is not modelled; remove it"},
     {"optimizer-cpu-offload", Arity::Flag, Role::Refuse, "offloading to CPU memory is not modelled; remove it"},
@@ -635,6 +635,10 @@ class MegatronImport {
         problem_arg(*opg, "Megatron-LM runs it only with the distributed optimizer or Megatron FSDP; add "
                           "--use-distributed-optimizer");
     }
+    if (const Given* g = given("fp8-param-gather");
+        g && !flag("use-distributed-optimizer") && !flag("use-megatron-fsdp") && !flag("use-torch-fsdp2"))
+      problem_arg(*g, "Megatron-LM runs it only with the distributed optimizer or an FSDP; add "
+                      "--use-distributed-optimizer");
     if (const Given* g = given("overlap-param-gather-with-optimizer-step");
         g && (!flag("use-distributed-optimizer") || !flag("overlap-param-gather") ||
               !(given("num-layers-per-virtual-pipeline-stage") || given("num-virtual-stages-per-pipeline-rank") ||
@@ -1541,9 +1545,20 @@ class MegatronImport {
         plan_.set("train.fp8_recipe", recipe, r ? shown(*r) : "no --fp8-recipe: Megatron-LM's default, delayed scaling",
                   r ? r->option.line : g->option.line);
       plan_.set("parallel.fp8_stash", true, "Transformer Engine keeps FP8 copies of the GEMM inputs for the backward");
+      // --fp8-param-gather: the FP8 GEMMs' weights kept, and all-gathered, in FP8 (MXFP8 ones gathered in
+      // BF16 all the same: Plan::gathered_weight_bytes). Megatron-LM turns it off under FSDP2 with
+      // Transformer Engine 2 (arguments.py: "FSDP2 FP8 param gather is not supported yet").
+      if (const Given* pg = given("fp8-param-gather")) {
+        if (flag("use-torch-fsdp2"))
+          plan_.not_imported.push_back(pg->written + " (Megatron-LM turns it off under --use-torch-fsdp2 with "
+                                                     "Transformer Engine 2: BF16 gathers)");
+        else
+          plan_.set("parallel.fp8_param_gather", true, shown(*pg), pg->option.line);
+      }
       return;
     }
     if (const Given* g = given("fp8-recipe")) plan_.not_imported.push_back(g->written + " (without --fp8-format no FP8)");
+    if (const Given* g = given("fp8-param-gather")) plan_.not_imported.push_back(g->written + " (without --fp8-format no FP8 weights)");
     if (const Given* g = given("bf16")) {
       plan_.set("train.precision", "bf16", shown(*g), g->option.line);
     } else if (const Given* h = given("fp16")) {

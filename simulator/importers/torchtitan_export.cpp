@@ -81,6 +81,9 @@ class TitanExport {
     if (p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Delayed)
       refuse("train.fp8_recipe", "delayed", "torchao's float8 scales tensorwise or rowwise, not from an amax history; "
                                             "use tensorwise or blockwise");
+    if (p_.parallel.fp8_param_gather && !(p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Tensorwise))
+      refuse("parallel.fp8_param_gather", "true", "torchao gathers FP8 weights only with tensorwise FP8 scaling; set "
+                                                  "parallel.fp8_param_gather=false or train.fp8_recipe=tensorwise");
     // In the plan's terms, not the job's (the importer's refusal names a TOML key of a file not written).
     if (p_.parallel.tp_comm_overlap && profile != "torchtitan-compile")
       refuse("parallel.tp_comm_overlap", "true",
@@ -264,6 +267,7 @@ class TitanExport {
     put("model", "converters", "[" + converters + "]");
     if (!mx)
       put("quantize.linear.float8", "recipe_name", p_.train.fp8_recipe == Fp8Recipe::Tensorwise ? "\"tensorwise\"" : "\"rowwise\"");
+    if (p_.parallel.fp8_param_gather) put("quantize.linear.float8", "enable_fsdp_float8_all_gather", "true");
   }
 
   void software() {

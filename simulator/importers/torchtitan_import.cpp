@@ -753,8 +753,19 @@ class TitanImport {
     if (fp8) {
       // [float8] (2025) and [quantize.linear.float8] (later) hold the same keys.
       for (const std::string p1 : {"float8.", "quantize.linear.float8."}) {
-        if (boolean(p1 + "enable_fsdp_float8_all_gather").value_or(false))
-          fail_key(p1 + "enable_fsdp_float8_all_gather", "stepsim gathers parameters in BF16, not FP8; set false");
+        // torchao's FSDP2 float8 all-gather: the weights gathered as per-tensor FP8 (Float8Linear
+        // allows it with tensorwise scaling only); without FSDP there is no gather to make FP8.
+        if (boolean(p1 + "enable_fsdp_float8_all_gather").value_or(false)) {
+          const std::string k = p1 + "enable_fsdp_float8_all_gather";
+          const std::string recipe = text(p1 + "recipe_name").value_or("tensorwise");
+          if (recipe != "tensorwise")
+            fail_key(k, "torchao gathers FP8 weights only with tensorwise scaling, not " + io::shortened(recipe, 40) +
+                            "; set false");
+          if (!fsdp_)
+            plan_.not_imported.push_back(k + " (no FSDP: no parameter all-gather)");
+          else
+            plan_.set("parallel.fp8_param_gather", true, from(k) + ": the weights gathered in per-tensor FP8", line(k));
+        }
         if (boolean(p1 + "emulate").value_or(false))
           fail_key(p1 + "emulate", "emulated FP8 runs at the BF16 rate and more; set false");
         for (const auto& f : string_list(p1 + "filter_fqns"))

@@ -172,6 +172,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"roofline.plan.nodes", Kind::Number},
       {"roofline.plan.overlap_grad_reduce", Kind::Flag},
       {"roofline.plan.overlap_param_gather", Kind::Flag},
+      {"roofline.plan.fp8_param_gather", Kind::Flag},
       {"roofline.plan.pp", Kind::Number},
       {"roofline.plan.precision", Kind::Text},
       {"roofline.plan.fp8_recipe", Kind::Text},

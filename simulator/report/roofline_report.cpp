@@ -197,6 +197,7 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
                {"tp_comm_overlap", plan.parallel.tp_comm_overlap},
                {"overlap_grad_reduce", plan.parallel.overlap_grad_reduce},
                {"overlap_param_gather", plan.parallel.overlap_param_gather},
+               {"fp8_param_gather", plan.parallel.fp8_param_gather},
                {"schedule", to_string(plan.parallel.schedule)},
                {"precision", precision_name(plan.train)},
                {"grad_reduce_dtype", to_string(plan.parallel.grad_reduce_dtype)},
@@ -219,6 +220,16 @@ namespace {
 
 std::string row(const std::string& name, double seconds, const std::string& note = "") {
   return fmt::format("  {:<38}{:>10.3f} s   {}\n", name, seconds, note);
+}
+
+// The formats the ZeRO collectives move: parameters gathered in BF16, or the FP8 GEMMs' weights in
+// their own (parallel.fp8_param_gather); gradients reduced in parallel.grad_reduce_dtype.
+std::string gather_format(const Plan& plan) {
+  const double bytes = plan.gathered_weight_bytes();
+  return bytes == 2 ? "BF16" : fmt::format("GEMM weights at {:.4g} B a value, the rest BF16", bytes);
+}
+std::string reduce_format(const Plan& plan) {
+  return plan.parallel.grad_reduce_dtype == ReduceDtype::BF16 ? "BF16" : "FP32";
 }
 
 
@@ -291,11 +302,13 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
                fmt::format("{:.3f} s per microbatch x {}", r.dp.fsdp_per_microbatch_s, plan.parallel.microbatches));
   else if (plan.parallel.zero == 2)
     out += row("ZeRO-2 all-gather + reduce-scatters", r.dp_comm_s,
-               fmt::format("AG {:.3f} s (BF16) + RS {:.3f} s (FP32) x {} microbatches", r.dp.allgather_s,
-                           r.dp.reducescatter_s, plan.parallel.microbatches));
+               fmt::format("AG {:.3f} s ({}) + RS {:.3f} s ({}) x {} microbatches", r.dp.allgather_s, gather_format(plan),
+                           r.dp.reducescatter_s, reduce_format(plan),
+                           plan.parallel.microbatches));
   else
     out += row("ZeRO-1 all-gather + reduce-scatter", r.dp_comm_s,
-               fmt::format("AG {:.3f} s (BF16) + RS {:.3f} s (FP32)", r.dp.allgather_s, r.dp.reducescatter_s));
+               fmt::format("AG {:.3f} s ({}) + RS {:.3f} s ({})", r.dp.allgather_s, gather_format(plan),
+                           r.dp.reducescatter_s, reduce_format(plan)));
   if (layout.tp() > 1)
     out += row("TP all-gathers + reduce-scatters", r.tp_comm_s,
                fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.tp_collectives,

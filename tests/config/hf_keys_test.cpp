@@ -267,6 +267,9 @@ TEST(TrainKeys, PrecisionDefaultsAndBadValues) {
   expect_default_rejects({"train.precision=fp16"}, {"train.precision", "fp8, bf16"});
   // BF16 GEMMs have no FP8 copies to stash.
   expect_default_rejects({"train.precision=bf16", "parallel.fp8_stash=true"}, {"parallel.fp8_stash", "set parallel.fp8_stash=false"});
+  // Nothing to gather in FP8 without FP8 GEMMs.
+  expect_default_rejects({"train.precision=bf16", "parallel.fp8_stash=false", "parallel.fp8_param_gather=true"},
+                         {"parallel.fp8_param_gather", "train.precision is bf16", "set parallel.fp8_param_gather=false"});
   expect_default_rejects({"train.reported_step_s=0"}, {"train.reported_step_s", "greater than zero"});
   expect_default_rejects({"train.reported_step_s=fast"}, {"train.reported_step_s", "number"});
   expect_default_rejects({"hardware.peak_bf16_tflops=-989"}, {"hardware.peak_bf16_tflops", "greater than zero"});

@@ -204,6 +204,29 @@ TEST(Export, TheTorchtitanTestJobRoundTrips) {
   EXPECT_EQ(differences(first.plan, import_back("torchtitan", text, 8, "h100-sxm")), "");
 }
 
+// The FP8 parameter all-gather in both frameworks' spelling: Megatron-LM's --fp8-param-gather,
+// torchao's enable_fsdp_float8_all_gather (tensorwise scaling, FSDP).
+TEST(Export, Fp8ParameterGathersRoundTrip) {
+  const Loaded launch = megatron(
+      "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+      "--seq-length 2048 --micro-batch-size 1 --global-batch-size 16 --vocab-size 32000 --swiglu --disable-bias-linear "
+      "--bf16 --use-distributed-optimizer --fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather\n",
+      0);
+  ASSERT_TRUE(launch.plan.parallel.fp8_param_gather);
+  const std::string script = importers::export_plan("megatron", launch.plan);
+  EXPECT_NE(script.find("--fp8-param-gather"), std::string::npos) << script;
+  EXPECT_EQ(differences(launch.plan, import_back("megatron", script, 0, "h100-sxm")), "");
+
+  const Loaded job = torchtitan(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"float8\"]\n[training]\nlocal_batch_size = 2\n"
+      "seq_len = 4096\n[activation_checkpoint]\nmode = \"none\"\n[float8]\nenable_fsdp_float8_all_gather = true\n",
+      16);
+  ASSERT_TRUE(job.plan.parallel.fp8_param_gather);
+  const std::string toml = importers::export_plan("torchtitan", job.plan);
+  EXPECT_TRUE(has_line(toml, "enable_fsdp_float8_all_gather = true")) << toml;
+  EXPECT_EQ(differences(job.plan, import_back("torchtitan", toml, 16, "h100-sxm")), "");
+}
+
 // torchtitan's other schedules and sharding: ZB-V with its split backward, HSDP, async TP with
 // torch.compile, an MoE flavour with DeepEP and FP8 grouped GEMMs.
 TEST(Export, TorchtitanSchedulesShardingAndExpertsRoundTrip) {

@@ -125,7 +125,6 @@ TEST(MegatronImport, UnmodelledArgumentsAreRefusedNamingThem) {
   refused("--window-size 127,16", {"--window-size 127,16", "not causal"});
   refused("--window-attn-skip-freq 2", {"--window-attn-skip-freq 2", "without --window-size"});
   refused("--window-size 127,0 --window-attn-skip-freq \"[1,0]\"", {"--window-attn-skip-freq", "describes 2 layers", "4"});
-  refused("--fp8-param-gather", {"--fp8-param-gather", "BF16"});
   refused("--recompute-granularity full --recompute-method uniform --recompute-num-layers 2",
           {"--recompute-num-layers 2", "groups of 2 layers", "--recompute-num-layers 1"});
   refused("--recompute-granularity selective --recompute-modules core_attn mlps",
@@ -536,6 +535,20 @@ TEST(MegatronImport, PrecisionFlags) {
   EXPECT_EQ(tensorwise.plan.train.fp8_recipe, Fp8Recipe::Tensorwise);
   EXPECT_NE(tensorwise.yaml.find("fp8_recipe: tensorwise"), std::string::npos) << tensorwise.yaml;
   EXPECT_EQ(megatron(launch("--fp8-format e4m3 --fp8-recipe blockwise")).plan.train.fp8_recipe, Fp8Recipe::Blockwise);
+  // --fp8-param-gather: the FP8 GEMMs' weights all-gathered in FP8; nothing to gather in FP8 without
+  // --fp8-format, and Megatron-LM asserts the distributed optimizer (or an FSDP) with it.
+  const Loaded gathered = megatron(launch("--fp8-format hybrid --fp8-recipe tensorwise --fp8-param-gather"));
+  EXPECT_TRUE(gathered.plan.parallel.fp8_param_gather);
+  EXPECT_NE(gathered.yaml.find("fp8_param_gather: true"), std::string::npos) << gathered.yaml;
+  EXPECT_FALSE(tensorwise.plan.parallel.fp8_param_gather);
+  const Loaded bf16_gather = megatron(launch("--fp8-param-gather"));
+  EXPECT_FALSE(bf16_gather.plan.parallel.fp8_param_gather);
+  EXPECT_NE(bf16_gather.yaml.find("--fp8-param-gather (without --fp8-format no"), std::string::npos)
+      << bf16_gather.yaml;
+  std::string replicated = launch("--fp8-format hybrid --fp8-param-gather");
+  replicated.erase(replicated.find("--use-distributed-optimizer "), 28);
+  expect_import_rejects([&] { importers::import_megatron(replicated, "launch.sh", {}); },
+                        {"--fp8-param-gather", "distributed optimizer", "add --use-distributed-optimizer"});
   std::string none = launch();
   none.erase(none.find("--bf16 "), 7);
   expect_import_rejects([&] { importers::import_megatron(none, "launch.sh", {}); }, {"no --bf16", "FP32", "add --bf16"});

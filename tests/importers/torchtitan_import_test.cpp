@@ -175,8 +175,12 @@ TEST(TorchtitanImport, Float8AndOtherPrecisions) {
   const Plan p = torchtitan(text, 64).plan;
   EXPECT_EQ(p.train.precision, Precision::FP8);
   EXPECT_FALSE(p.parallel.fp8_stash);
-  expect_import_rejects([&] { torchtitan(text + "[float8]\nenable_fsdp_float8_all_gather = true\n", 64); },
-                        {"float8.enable_fsdp_float8_all_gather = true", "BF16"});
+  EXPECT_FALSE(p.parallel.fp8_param_gather);
+  // torchao's FSDP2 float8 all-gather: the weights gathered in per-tensor FP8, tensorwise scaling only.
+  EXPECT_TRUE(torchtitan(text + "[float8]\nenable_fsdp_float8_all_gather = true\n", 64).plan.parallel.fp8_param_gather);
+  expect_import_rejects(
+      [&] { torchtitan(text + "[float8]\nenable_fsdp_float8_all_gather = true\nrecipe_name = \"rowwise\"\n", 64); },
+      {"float8.enable_fsdp_float8_all_gather", "only with tensorwise scaling, not rowwise"});
   expect_import_rejects([&] { torchtitan(text + "[float8]\nfilter_fqns = [\"output\", \"attention.wq\"]\n", 64); },
                         {"keeps \"attention.wq\" in BF16", "filter only \"output\""});
   expect_import_rejects([&] { torchtitan(job(tp, kFullAc, "70B", "mixed_precision_param = \"float32\"\n"), 64); },

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "simulator/config/config_loader.hpp"
+#include "simulator/roofline/roofline.hpp"
+#include "workloads/memory/state_bytes.hpp"
 #include "workloads/traffic/dp_collectives.hpp"
 #include "platforms/cluster_platform.hpp"
 #include "workloads/traffic/ep_traffic.hpp"
@@ -129,6 +131,42 @@ TEST(DpCollectives, TensorParallelSpreadsTheGroupOneMemberPerNode) {
   EXPECT_EQ(r.out[0].peer, 8 + 3);
   EXPECT_EQ(r.in[0].peer, 31 * 8 + 3);
   EXPECT_NEAR(r.out[0].bytes, 1e9 * (1 - 1.0 / 32) * 4, 1e-3);
+}
+
+// parallel.fp8_param_gather on Llama 3.1 8B (32 layers, hidden 4096, 32 query and 8 KV heads of
+// 128, MLP 14336, vocabulary 128256, untied), FP8 with per-tensor scaling, TP 1. By hand, per layer:
+// the FP8 GEMMs' weights Q = q 4096^2 + k, v 4096 x 1024 each + o 4096^2 + gate, up, down 3 x 4096 x
+// 14336 = 41,943,040 + 176,160,768 = 218,103,808; two RMSNorm weights, 8192, stay BF16. Gathered:
+// 1 byte per quantised weight and 2 per other parameter.
+TEST(DpCollectives, Fp8ParameterGatherMovesTheGemmWeightsInFp8) {
+  const std::string llama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+  const std::vector<std::string> fp8 = {"train.precision=fp8", "train.fp8_recipe=tensorwise"};
+  std::vector<std::string> on = fp8;
+  on.push_back("parallel.fp8_param_gather=true");
+  const Plan p = load_plan(llama, on);
+  const ModelParams params = count_params(p.model);
+  const double q = 218103808, norms = 8192;
+  const HeldParams quantised = layer_quantised_params(p, params, 5);
+  EXPECT_DOUBLE_EQ(quantised.non_expert, q);
+  EXPECT_DOUBLE_EQ(quantised.expert, 0);
+  const HeldParams bytes = gathered_bytes(p, layer_held_params(p, params, 5), quantised);
+  EXPECT_DOUBLE_EQ(bytes.non_expert, q * 1 + norms * 2);
+  // MXFP8 weights travel in BF16 (Megatron-Core gathers them into the gradient buffer), NVFP4 packed
+  // with an E4M3 scale per 16 values: 0.5625 bytes.
+  EXPECT_DOUBLE_EQ(load_plan(llama, {"hardware.preset=b200", "train.precision=mxfp8", "parallel.fp8_param_gather=true"}).gathered_weight_bytes(), 2);
+  EXPECT_DOUBLE_EQ(load_plan(llama, {"hardware.preset=b200", "train.precision=nvfp4", "parallel.fp8_param_gather=true"}).gathered_weight_bytes(), 0.5625);
+  // The roofline's ZeRO all-gather over the 16 data-parallel replicas: the whole model's bytes, the
+  // embedding and the head (128256 x 4096 each) and the final norm (4096) in BF16.
+  const double rest = 32 * norms + 2 * 128256.0 * 4096 + 4096, all = 32 * q;
+  const double ratio = compute_roofline(p).dp.allgather_ib_bytes / compute_roofline(load_plan(llama, fp8)).dp.allgather_ib_bytes;
+  EXPECT_NEAR(ratio, (all + 2 * rest) / (2 * (all + rest)), 1e-12);
+  // A bucket that cuts an item takes its share of the item's gathered bytes: 10 parameters of 15
+  // bytes in buckets of 4 are 6, 6 and 3 bytes.
+  const DpBuckets cut = dp_buckets({{10.0, 0.0}}, 4, {{15.0, 0.0}});
+  ASSERT_EQ(cut.buckets.size(), 3u);
+  EXPECT_DOUBLE_EQ(cut.buckets[0].gathered_non_expert_bytes, 6);
+  EXPECT_DOUBLE_EQ(cut.buckets[2].gathered_non_expert_bytes, 3);
+  EXPECT_DOUBLE_EQ(dp_buckets({{10.0, 1.0}}, 100).buckets[0].gathered_expert_bytes, 2);  // BF16 when not given
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vocabulary/dtype_bytes.hpp"
 #include "workloads/traffic/ep_traffic.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "vocabulary/layer_spec.hpp"
@@ -37,6 +38,28 @@ HeldParams model_held_params(const Plan& plan, const ModelParams& p) {
   const double tp = double(RankLayout(plan).tp());
   h.non_expert += double(p.embedding) / tp + double(p.lm_head) / tp + double(p.final_norm);
   return h;
+}
+
+HeldParams layer_quantised_params(const Plan& plan, const ModelParams& p, int64_t layer) {
+  const LayerSpec spec = layer_spec(plan, layer);
+  if (spec.precision != Precision::FP8) return {};
+  const RankLayout layout(plan);
+  const double tp = double(layout.tp());
+  const double attention = double(p.attention.total() - p.attention.bias) / tp;
+  if (!spec.moe) return {attention + double(p.dense_ffn - p.dense_ffn_bias) / tp, 0.0};
+  return {attention + double(p.shared_experts - p.shared_experts_bias),
+          double((p.expert - p.expert_bias) * p.experts_per_layer) / double(layout.ep() * layout.etp())};
+}
+
+HeldParams model_quantised_params(const Plan& plan, const ModelParams& p) {
+  HeldParams q;
+  for (int64_t l = 0; l < plan.model.num_hidden_layers; ++l) q += layer_quantised_params(plan, p, l);
+  return q;
+}
+
+HeldParams gathered_bytes(const Plan& plan, const HeldParams& held, const HeldParams& quantised) {
+  const double saved = kBf16Bytes - plan.gathered_weight_bytes();
+  return {kBf16Bytes * held.non_expert - saved * quantised.non_expert, kBf16Bytes * held.expert - saved * quantised.expert};
 }
 
 double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p) {

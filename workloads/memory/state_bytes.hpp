@@ -50,6 +50,15 @@ HeldParams rank_held_params(const Plan& plan, const ModelParams& p, const sched:
 // The whole model as one TP rank holds it (experts divided over EP), before pipeline or ZeRO splits.
 HeldParams model_held_params(const Plan& plan, const ModelParams& p);
 
+// Of layer_held_params, the weights the layer's FP8 GEMMs read: the attention projections, the dense
+// MLP, the shared and routed experts (their bias vectors, the norms and the router stay BF16); none
+// in a layer whose GEMMs run in BF16. model_: the whole model's, as model_held_params counts it.
+HeldParams layer_quantised_params(const Plan& plan, const ModelParams& p, int64_t layer);
+HeldParams model_quantised_params(const Plan& plan, const ModelParams& p);
+// Bytes of `held` parameters in the parameter all-gather, `quantised` of them at
+// Plan::gathered_weight_bytes() and the rest in BF16.
+HeldParams gathered_bytes(const Plan& plan, const HeldParams& held, const HeldParams& quantised);
+
 // The largest FSDP unit a GPU gathers (a layer, with the embedding on layer 0, or the head), in
 // parameters per GPU after gathering.
 double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p);

@@ -131,6 +131,7 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   std::optional<ops::OpRef> fsdp_gather(ops::OpSink& sink, int64_t item);
   void fsdp_reduce(ops::OpSink& sink, int64_t item, ops::OpRef after);
   std::pair<double, double> item_params(int64_t item) const;  // (non-expert, expert per GPU)
+  std::pair<double, double> item_gathered_bytes(int64_t item) const;  // their parameter all-gather's bytes
   // `phase` and `layer` label the op (a bucket: the backward that completed it, the forward it feeds).
   ops::OpRef collective(ops::OpSink& sink, int stream, ops::OpKind kind, uint8_t channel,
                            const RingFlows& flows, const std::vector<ops::OpRef>& deps,

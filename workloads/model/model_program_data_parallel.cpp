@@ -28,12 +28,15 @@ void ModelGpuProgram::init_buckets() {
   for (int32_t c = 0; c < chunks; ++c) {
     ChunkBuckets& cb = buckets_[size_t(c)];
     cb.items = backward_pass(sched::ChunkRef{0, c}, false).items;
-    std::vector<std::pair<double, double>> params;
-    for (const int64_t item : cb.items) params.push_back(item_params(item));
+    std::vector<std::pair<double, double>> params, gathered;
+    for (const int64_t item : cb.items) {
+      params.push_back(item_params(item));
+      gathered.push_back(item_gathered_bytes(item));
+    }
     const bool first_stage = w_.schedule().layer_slot(w_.schedule().stage_of(rank_, c)) == 0;
     const double size = plan_.parallel.overlap_grad_reduce && first_stage ? ddp_bucket_params(plan_)
                                                                          : std::numeric_limits<double>::infinity();
-    cb.cut = dp_buckets(params, size);
+    cb.cut = dp_buckets(params, size, gathered);
     forwarded_[size_t(c)].assign(cb.items.size(), false);
     if (!plan_.parallel.overlap_param_gather) continue;
     cb.first_gather = gathers_.size();
@@ -55,7 +58,7 @@ size_t ModelGpuProgram::backward_position(int32_t chunk, int64_t item) const {
 void ModelGpuProgram::dispatch_gather(ops::OpSink& sink, size_t index) {
   const Gather& g = gathers_[index];
   const DpBucket& b = buckets_[size_t(g.chunk)].cut.buckets[g.bucket];
-  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, b.non_expert, b.expert, kBf16Bytes);
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, b.gathered_non_expert_bytes, b.gathered_expert_bytes, 1.0);
   // Dispatched when the forward reaches the previous bucket: after the compute before it.
   std::vector<OpRef> deps;
   if (index > 0 && sink.next_ref(st_.compute).seq > 0) deps.push_back(last_compute(sink));
@@ -157,14 +160,23 @@ void ModelGpuProgram::finish(ops::OpSink& sink) {
   }
   // The (sharded) optimizer step once the gradients are reduced. overlap_param_gather: the gathers
   // of the updated parameters ran ahead of the forward (params_for). Otherwise, after the step,
-  // every GPU gathers the updated BF16 parameters.
+  // every GPU gathers the updated parameters (BF16, or the FP8 GEMMs' weights in their format).
   // The reduce-scatters share one stream, which runs them in order: the last one ends after the
   // others (a dependency on each would pass the op's limit with thousands of buckets).
   std::vector<OpRef> reduced;
   if (!reduce_scatters_.empty()) reduced.push_back(reduce_scatters_.back());
   const std::vector<OpRef> stepped = optimizer_step(sink, non_expert, expert, reduced);
   if (plan_.parallel.overlap_param_gather) return;
-  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes);
+  double non_expert_bytes = kBf16Bytes * non_expert, expert_bytes = kBf16Bytes * expert;
+  if (plan_.parallel.fp8_param_gather) {  // every chunk's buckets: the rank's parameters
+    non_expert_bytes = expert_bytes = 0;
+    for (const ChunkBuckets& cb : buckets_)
+      for (const DpBucket& b : cb.cut.buckets) {
+        non_expert_bytes += b.gathered_non_expert_bytes;
+        expert_bytes += b.gathered_expert_bytes;
+      }
+  }
+  const RingFlows flows = dp_ring_flows(plan_, dp_group_, gpu_, non_expert_bytes, expert_bytes, 1.0);
   collective(sink, st_.dp_gather, OpKind::DpAllGather, st_.dp_gather_channel, flows, stepped);
 }
 
@@ -200,11 +212,19 @@ std::pair<double, double> ModelGpuProgram::item_params(int64_t item) const {
 
 std::optional<OpRef> ModelGpuProgram::fsdp_gather(ops::OpSink& sink, int64_t item) {
   if (!fsdp_) return std::nullopt;
-  const auto [non_expert, expert] = item_params(item);
+  const auto [non_expert_bytes, expert_bytes] = item_gathered_bytes(item);
   // Prefetch: the gather waits only for the gather stream's previous op, so it runs while the
   // previous item computes and each layer's parameters arrive one layer ahead.
   return collective(sink, st_.dp_gather, OpKind::FsdpAllGather, st_.dp_gather_channel,
-                    dp_ring_flows(plan_, dp_group_, gpu_, non_expert, expert, kBf16Bytes), {});
+                    dp_ring_flows(plan_, dp_group_, gpu_, non_expert_bytes, expert_bytes, 1.0), {});
+}
+
+std::pair<double, double> ModelGpuProgram::item_gathered_bytes(int64_t item) const {
+  const auto [non_expert, expert] = item_params(item);
+  // The embedding, the head and the final norm stay BF16.
+  if (!plan_.parallel.fp8_param_gather || item == kHead) return {kBf16Bytes * non_expert, kBf16Bytes * expert};
+  const HeldParams b = gathered_bytes(plan_, {non_expert, expert}, layer_quantised_params(plan_, w_.params(), item));
+  return {b.non_expert, b.expert};
 }
 
 void ModelGpuProgram::fsdp_reduce(ops::OpSink& sink, int64_t item, OpRef after) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "vocabulary/dtype_bytes.hpp"
 #include "vocabulary/model_params.hpp"
 #include "vocabulary/rank_layout.hpp"
 
@@ -52,12 +53,15 @@ RingFlows dp_ring_flows(const Plan& plan, const DpGroup& group, int64_t gpu, dou
   return r;
 }
 
-DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double bucket_params) {
+DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double bucket_params,
+                     const std::vector<std::pair<double, double>>& gathered) {
   DpBuckets out;
   double filled = 0;  // parameters in the open bucket
   bool open = false;
   for (size_t i = 0; i < items.size(); ++i) {
     const auto [non_expert, expert] = items[i];
+    const auto [non_expert_bytes, expert_bytes] =
+        i < gathered.size() ? gathered[i] : std::pair{kBf16Bytes * non_expert, kBf16Bytes * expert};
     const double total = non_expert + expert;
     // The forward needs all of the item's buckets; they are gathered last bucket first, so the one
     // it waits for is the first it touches in backward order.
@@ -74,6 +78,8 @@ DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double
       DpBucket& b = out.buckets.back();
       b.non_expert += non_expert * share;
       b.expert += expert * share;
+      b.gathered_non_expert_bytes += non_expert_bytes * share;
+      b.gathered_expert_bytes += expert_bytes * share;
       b.last_item = i;
       first = std::min(first, out.buckets.size() - 1);
       filled += take;

@@ -36,6 +36,7 @@ RingFlows dp_ring_flows(const Plan& plan, const DpGroup& group, int64_t gpu, dou
 // last parameter; the forward needs it before the first item holding any of its parameters.
 struct DpBucket {
   double non_expert = 0, expert = 0;
+  double gathered_non_expert_bytes = 0, gathered_expert_bytes = 0;  // their parameter all-gather's bytes
   size_t last_item = 0;  // position, in backward order, of the item whose gradients complete it
 };
 struct DpBuckets {
@@ -44,8 +45,11 @@ struct DpBuckets {
                                         // completes its parameters (gathers run last bucket first:
                                         // the first bucket the item touches in backward order)
 };
-// `items`: (non-expert, expert) parameters per GPU of each item, in backward order.
-DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double bucket_params);
+// `items`: (non-expert, expert) parameters per GPU of each item, in backward order; `gathered`:
+// their bytes in the parameter all-gather, per item (BF16's 2 per parameter when not given). A
+// bucket that cuts an item takes its share of both.
+DpBuckets dp_buckets(const std::vector<std::pair<double, double>>& items, double bucket_params,
+                     const std::vector<std::pair<double, double>>& gathered = {});
 
 // Parameters per bucket: parallel.ddp_bucket_size, or Megatron-Core's default max(40M, 1M x DP size)
 // (DistributedDataParallel, r0.8 and later), DP size = the data-parallel replicas; never less than
