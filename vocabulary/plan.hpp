@@ -248,8 +248,10 @@ struct ParallelConfig {
   // during the last microbatch's backward, each bucket once its gradients are final; off: after the
   // rank's last backward.
   bool overlap_grad_reduce = false;
-  // --overlap-param-gather (needs overlap_grad_reduce): the parameter all-gather after the optimizer
-  // step runs bucket by bucket ahead of the next step's first forward; off: all of it after the step.
+  // --overlap-param-gather: the parameter all-gather after the optimizer step runs bucket by bucket
+  // ahead of the next step's first forward; off: all of it after the step. Without
+  // overlap_grad_reduce each model chunk is one bucket (Megatron-Core's DDP: Megatron-Bridge and NeMo
+  // recipes set it alone; Megatron-LM's own arguments refuse that pair).
   bool overlap_param_gather = false;
   // --fp8-param-gather (Megatron-LM; torchtitan's float8 enable_fsdp_float8_all_gather): the weights
   // of the FP8 GEMMs are kept in their low-precision format, so the ZeRO / FSDP parameter all-gather

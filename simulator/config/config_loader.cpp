@@ -1188,8 +1188,8 @@ void apply_software_layers(json& root, const std::string& source, const std::fil
 }
 
 // A release's defaults (software.defaults.KEY) for the keys the config and --set leave unset, where
-// the plan reads the key at all (its Need holds) and, for overlap_param_gather, where the gradient
-// reduce it rides on is on.
+// the plan reads the key at all (its Need holds). overlap_param_gather stays on when a config turns
+// overlap_grad_reduce off: Megatron-Core's DDP takes either alone, as the releases' recipes do.
 void apply_profile_defaults(Plan& plan, const std::map<std::string, json>& leaves) {
   for (const auto& key : profile_default_keys()) {
     const auto d = leaves.find("software.defaults." + key);
@@ -1198,8 +1198,6 @@ void apply_profile_defaults(Plan& plan, const std::map<std::string, json>& leave
     if (field.need && field.need->holds && !field.need->holds(plan)) continue;
     field.store(plan, d->second);
   }
-  if (plan.parallel.overlap_param_gather && !plan.parallel.overlap_grad_reduce && !leaves.count("parallel.overlap_param_gather"))
-    plan.parallel.overlap_param_gather = false;
 }
 
 // Whether the config file alone (no --set) builds a valid plan; asked only when a --set left one of
@@ -1523,10 +1521,6 @@ void check_overlap_keys(const std::string& source, const std::map<std::string, j
       if (leaves.count(key) && !on)
         fail(key, "ZeRO-3 (schedule fsdp) always overlaps its per-layer gathers and reduce-scatters with the "
                   "neighbouring layers' compute; an FSDP without that is not modelled: remove the key or set it true");
-  if (par.overlap_param_gather && !par.overlap_grad_reduce)
-    fail("parallel.overlap_param_gather", "needs parallel.overlap_grad_reduce: true (Megatron-LM refuses "
-                                          "--overlap-param-gather without --overlap-grad-reduce: both use its buckets); "
-                                          "set both or neither");
   // parallel.ddp_bucket_size without overlap_grad_reduce: one bucket, as Megatron-LM ignores
   // --ddp-bucket-size then (docs/configuration.md says so): one --set switches the overlap off.
 }

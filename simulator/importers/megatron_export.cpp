@@ -108,6 +108,12 @@ class MegatronExport {
       refuse("parallel.split_backward", "true",
              "Megatron-LM computes weight gradients apart from input gradients only with --overlap-moe-expert-parallel-comm "
              "--delay-wgrad-compute (parallel.moe_overlap_ep_comm); set parallel.split_backward=false");
+    // Megatron-Core's DDP takes the parameter gather's overlap alone (Megatron-Bridge recipes do);
+    // Megatron-LM's arguments assert "Must use --overlap-param-gather with --overlap-grad-reduce".
+    if (p_.parallel.overlap_param_gather && !p_.parallel.overlap_grad_reduce && p_.parallel.zero != 3)
+      refuse("parallel.overlap_param_gather", "true",
+             "Megatron-LM refuses --overlap-param-gather without --overlap-grad-reduce; set "
+             "parallel.overlap_grad_reduce=true, or parallel.overlap_param_gather=false");
     const std::string profile = p_.software.profile;
     if (profile != "megatron-core-r0.8" && profile != "nemo-25" && profile != "megatron-bridge")
       refuse("software.profile", profile,

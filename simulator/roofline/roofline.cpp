@@ -327,7 +327,8 @@ OverlapTerms overlap_terms(const Plan& plan, const Roofline& r) {
     const HeldParams layer = layer_held_params(plan, r.params, 0);
     const double first_item = std::min(params, layer.non_expert + layer.expert + double(r.params.embedding) / double(layout.tp()));
     const double tail = params > 0 ? params - o.bucket_params * std::floor((params - first_item) / o.bucket_params) : 0.0;
-    const double tail_share = params > 0 ? tail / params : 0.0;
+    // Without overlap_grad_reduce Megatron-Core keeps the chunk in one bucket: its gather is all exposed.
+    const double tail_share = !par.overlap_grad_reduce ? 1.0 : params > 0 ? tail / params : 0.0;
     const double per_microbatch = r.compute_s / m / chunks;  // one microbatch through the stage
     // Off: the rank's reduce-scatters all wait for its last backward.
     o.dp_reduce_exposed_off_s = r.dp.reducescatter_s;

@@ -353,11 +353,6 @@ TEST(ConfigErrors, MegatronOverlapDefaultsAreMegatronsOff) {
   EXPECT_EQ(p.parallel.ddp_bucket_size, 0);  // Megatron's max(40M, 1M x DP)
 }
 
-// Megatron-LM asserts "Must use --overlap-param-gather with --overlap-grad-reduce".
-TEST(ConfigErrors, OverlapParamGatherNeedsOverlapGradReduce) {
-  expect_default_rejects({"parallel.overlap_grad_reduce=false", "parallel.overlap_param_gather=true"},
-                         {"--set", "parallel.overlap_param_gather", "parallel.overlap_grad_reduce: true"});
-}
 
 // Without overlap_grad_reduce Megatron keeps one bucket and ignores --ddp-bucket-size (README):
 // the default file sets a size, and one --set still switches the overlap off.

@@ -69,10 +69,11 @@ TEST(SoftwareProfile, ReleaseDefaultsFillWhatTheConfigLeavesUnsetWhereThePlanRea
   const Plan tp1 = load_plan(kLlama, {"software.profile=nemo-25", "parallel.tp=1"});
   EXPECT_FALSE(tp1.parallel.tp_comm_overlap);
   for (const auto& n : tp1.notes) EXPECT_EQ(n.find("tp_comm_overlap"), std::string::npos) << n;
-  // A key the config gives wins; param gather rides on grad reduce, so it follows it off.
+  // A key the config gives wins; the others keep the release's default (Megatron-Core's DDP runs the
+  // parameter gather's overlap without the gradient reduce's, one bucket per chunk).
   const Plan off = load_plan(kLlama, {"software.profile=nemo-25", "parallel.overlap_grad_reduce=false"});
   EXPECT_FALSE(off.parallel.overlap_grad_reduce);
-  EXPECT_FALSE(off.parallel.overlap_param_gather);
+  EXPECT_TRUE(off.parallel.overlap_param_gather);
 }
 
 TEST(SoftwareProfile, HardwareKernelLaunchIsRefusedWithTheKeyItMovedTo) {

@@ -361,6 +361,14 @@ TEST(Export, WhatTheTargetCannotExpressIsRefusedByName) {
     expect_message(config_error_of([&] { importers::export_plan("megatron", load_plan(qwen, {set})); }),
                    {"--set " + set, key, "Megatron-LM has no setting for it", "set " + key.substr(0, key.find(' ')) + "="});
   }
+  // The parameter gather's overlap without the gradient reduce's: Megatron-Core's DDP runs it,
+  // Megatron-LM's arguments refuse it.
+  expect_message(config_error_of([&] {
+                   importers::export_plan("megatron", load_plan_from_string(plan_text, "plan.yaml",
+                                                                          {"parallel.overlap_grad_reduce=false",
+                                                                           "parallel.overlap_param_gather=true"}));
+                 }),
+                 {"parallel.overlap_param_gather", "without --overlap-grad-reduce", "parallel.overlap_grad_reduce=true"});
   // A vocabulary Megatron-LM's padding cannot give: no multiple of TP 8.
   expect_message(config_error_of([&] {
                    importers::export_plan("megatron", load_plan_from_string(plan_text, "plan.yaml", {"model.vocab_size=128260"}));

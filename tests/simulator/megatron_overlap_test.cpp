@@ -221,6 +221,24 @@ TEST(MegatronOverlap, GradReduceAndParamGatherHideAllButTheFirstLayersBuckets) {
   expect_exact_split(both);
 }
 
+// overlap_param_gather without overlap_grad_reduce, as Megatron-Bridge's recipes may set it:
+// Megatron-Core's DDP then keeps the chunk in one bucket, so the step's gather, dispatched before the
+// first forward, holds layer 0's parameters and is all exposed, as the gather after the step is
+// without the option: the same reduce_s(P) + gather_s(P), one gather, and the roofline's closed
+// form says so too.
+TEST(MegatronOverlap, ParamGatherAloneGathersTheChunkAsOneBucket) {
+  const SimResult off = run(dp_plan(false, false), true), param = run(dp_plan(false, true), true);
+  ASSERT_EQ(param.ranks.size(), off.ranks.size());
+  for (size_t i = 0; i < param.ranks.size(); ++i)
+    EXPECT_NEAR(param.ranks[i].exposed_s[ops::CommClass::Dp], reduce_s(kParams) + gather_s(kParams), 1e-9) << "gpu " << i;
+  EXPECT_EQ(std::count_if(param.spans.begin(), param.spans.end(),
+                          [](const Span& s) { return s.rank == 0 && s.tag.kind == OpKind::DpAllGather; }),
+            1);
+  const Roofline r = compute_roofline(dp_plan(false, true));
+  EXPECT_NEAR(r.overlap.dp_gather_exposed_on_s, gather_s(kParams), 1e-12);
+  EXPECT_NEAR(r.overlap.exposed_s, reduce_s(kParams) + gather_s(kParams), 1e-12);
+}
+
 TEST(MegatronOverlap, RooflineDpClosedFormsEqualTheHandFigures) {
   const Roofline r = compute_roofline(dp_plan(true, true));
   EXPECT_NEAR(r.overlap.dp_reduce_exposed_off_s, reduce_s(kParams), 1e-12);

@@ -70,6 +70,11 @@ struct PartWork {
   std::vector<MemoryOp> memory;  // the per-op cost model's memory-bound kernels
   double nonmatmul_s = 0;  // norms, SwiGLU, casts: hardware.nonmatmul_s_per_token_layer model
   double framework_host_s = 0;  // the framework's host work here that launches no kernel (software.moe_layer_host_s)
+  // Collectives the host issues here beside the kernels (their own time is the replay's communication):
+  // tensor- and context-parallel ones each a framework call, FP8 current scaling's amax all-reduces
+  // issued inside a cast's C++ (tp_collective_launches in model_parallel_comm.hpp).
+  double collective_launches = 0;
+  double looped_collective_launches = 0;
   double flops(Precision p) const;
   // Seconds at the plan's achievable rates (what the engine charges at speed of light).
   double seconds(const HardwareConfig& hw) const;
