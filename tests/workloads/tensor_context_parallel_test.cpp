@@ -13,6 +13,8 @@
 #include "tests/config/config_test_util.hpp"
 #include "workloads/memory/activation_bytes.hpp"
 #include "workloads/memory/memory_estimate.hpp"
+#include "workloads/layers/layer_work.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
 
 namespace stepsim {
 namespace {
@@ -236,6 +238,47 @@ TEST(Hsdp, ShardsInsideAGroupAndAllReducesAcross) {
   EXPECT_NEAR(r.dp.hsdp_allreduce_s, 2.0 * 7 / 8 * params / 8 * 4 / 50e9, 1e-12);
   EXPECT_NEAR(r.dp_comm_s, 2 * r.dp.fsdp_per_microbatch_s + r.dp.hsdp_allreduce_s, 1e-12);
   EXPECT_EQ(compute_roofline(full).dp.hsdp_allreduce_s, 0.0);
+}
+
+// The host's calls for the TP and CP collectives, counted by hand from Megatron's sequence
+// parallelism: an attention block or dense MLP all-gathers its input and reduce-scatters its output
+// in the forward (2), and in the backward all-gathers the output gradient, reduce-scatters the input
+// gradient and gathers the input again for the weight gradient (3); an MoE block's experts run at
+// expert TP 1 (none). Userbuffers issue them inside the GEMMs (none counted); CP adds its K/V
+// all-gather (F) and dK/dV reduce-scatter (B) either way. Current scaling adds an amax all-reduce
+// per cast sequence-parallel tensor, from C++: one each way per block.
+TEST(TensorParallel, TheHostIssuesEachCollectiveOnce) {
+  const auto launches = [](const Plan& p, int64_t layer) {
+    const LayerWork w = layer_work(p, layer, 1.0, 0.0);
+    std::map<LayerPart, std::pair<double, double>> out;
+    for (const LayerPart part : {LayerPart::AttnF, LayerPart::MlpF, LayerPart::AttnB, LayerPart::MlpB})
+      out[part] = {w.part(part).collective_launches, w.part(part).looped_collective_launches};
+    return out;
+  };
+  using P = std::pair<double, double>;
+  const auto dense = launches(llama8b({"parallel.tp=2", "train.global_batch=8", "train.precision=fp8", "train.fp8_recipe=tensorwise"}), 3);
+  EXPECT_EQ(dense.at(LayerPart::AttnF), P(2, 1));
+  EXPECT_EQ(dense.at(LayerPart::MlpF), P(2, 1));
+  EXPECT_EQ(dense.at(LayerPart::AttnB), P(3, 1));
+  EXPECT_EQ(dense.at(LayerPart::MlpB), P(3, 1));
+  const auto ub = launches(llama8b({"parallel.tp=2", "parallel.cp=2", "parallel.tp_comm_overlap=true"}), 3);
+  EXPECT_EQ(ub.at(LayerPart::AttnF), P(1, 0));  // CP's K/V gather only; BF16: no amax
+  EXPECT_EQ(ub.at(LayerPart::MlpB), P(0, 0));
+  const auto cp = launches(llama8b({"parallel.cp=4"}), 3);  // no TP: CP's own only
+  EXPECT_EQ(cp.at(LayerPart::AttnB), P(1, 0));
+  EXPECT_EQ(cp.at(LayerPart::MlpF), P(0, 0));
+  // DeepSeek-V3 at TP 2 without userbuffers, current scaling and mla_up_proj recomputed, as
+  // docs/megatron-mla-audit.md counts Megatron-Core 0.14: the forward gathers the rope key and the
+  // two latents and reduce-scatters the output (4, amax for q_up's and kv_up's inputs: 2); the
+  // backward gathers the output gradient, reduce-scatters the two latents' and the rope key's
+  // gradients, gathers the latents again for the weight gradients (6) and for the recompute (2);
+  // amax for the output gradient and the recompute's two casts (3). The MoE block issues none.
+  const Plan ds = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/checks/DSV3-H100-1024-FP8.yaml");
+  const auto mla = launches(ds, 10);
+  EXPECT_EQ(mla.at(LayerPart::AttnF), P(4, 2));
+  EXPECT_EQ(mla.at(LayerPart::AttnB), P(8, 3));
+  EXPECT_EQ(mla.at(LayerPart::MlpF), P(0, 0));
+  EXPECT_EQ(mla.at(LayerPart::MlpB), P(0, 0));
 }
 
 }  // namespace

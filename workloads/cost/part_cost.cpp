@@ -145,7 +145,11 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     if (op.shared_expert) out.shared += tok;
   }
   const ClassSeconds all = out.all();
-  out.tokens.launch += exposed_host_s(plan, scope, all.kernels, all.total(), all.looped, work.framework_host_s);
+  // Host work beside the kernels: the framework's own, and the calls that issue the collectives.
+  const SoftwareConfig& sw = plan.software;
+  const double beside = work.framework_host_s + work.collective_launches * sw.host_launch_s +
+                        work.looped_collective_launches * sw.looped_host_launch_s();
+  out.tokens.launch += exposed_host_s(plan, scope, all.kernels, all.total(), all.looped, beside);
   return out;
 }
 

@@ -1,9 +1,12 @@
 #include "workloads/layers/layer_work.hpp"
 
+#include <tuple>
+
 #include "vocabulary/layer_spec.hpp"
 #include "vocabulary/model_params.hpp"
 #include "vocabulary/rank_layout.hpp"
 #include "workloads/layers/op_sac.hpp"
+#include "workloads/traffic/model_parallel_comm.hpp"
 
 namespace stepsim {
 
@@ -445,9 +448,22 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   // What the backward rebuilds before it can run (recomputed kernels keep their own precision and
   // efficiency): the whole forward again under full recompute, else each recompute module's part.
   const Recompute rc = spec.recompute;
+  // The host's calls that issue the blocks' TP and CP collectives (model_parallel_comm.hpp); a full
+  // recompute reruns the forward's.
+  const bool up_proj = rc.has(Recompute::MlaUpProj) && p.recompute_per_layer > 0 && !rc.full();
+  for (const auto& [part, attention, backward] : {std::tuple{LayerPart::AttnF, true, false}, {LayerPart::AttnB, true, true},
+                                                  {LayerPart::MlpF, false, false}, {LayerPart::MlpB, false, true}}) {
+    const BlockLaunches l = tp_cp_block_launches(plan, attention, backward, w.moe, gemm_precision == Precision::FP8, up_proj);
+    w.parts[int(part)].collective_launches = l.calls;
+    w.parts[int(part)].looped_collective_launches = l.looped;
+  }
   if (rc.full()) {
     rerun(ab, af, [](const Kernel&) { return true; }, [](const MemoryOp&) { return true; });
     rerun(mb, mf, [](const Kernel&) { return true; }, [](const MemoryOp&) { return true; });
+    ab.collective_launches += af.collective_launches;
+    ab.looped_collective_launches += af.looped_collective_launches;
+    mb.collective_launches += mf.collective_launches;
+    mb.looped_collective_launches += mf.looped_collective_launches;
     ab.nonmatmul_s += af.nonmatmul_s;
     mb.nonmatmul_s += mf.nonmatmul_s;
     return w;

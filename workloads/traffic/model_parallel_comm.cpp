@@ -27,6 +27,31 @@ int tp_collectives_per_layer(const Plan& plan, bool moe_layer) {
   return moe_layer ? 5 : 10;
 }
 
+BlockLaunches tp_cp_block_launches(const Plan& plan, bool attention, bool backward, bool moe_layer, bool fp8_layer,
+                                   bool recompute_up_proj) {
+  const RankLayout layout(plan);
+  const ModelConfig& m = plan.model;
+  BlockLaunches out;
+  if (attention && layout.cp() > 1) out.calls += 1;  // K/V all-gather, or the dK/dV reduce-scatter
+  if (layout.tp() <= 1 || (!attention && moe_layer)) return out;
+  const bool current = fp8_layer && plan.train.fp8_recipe_applies() && plan.train.fp8_recipe == Fp8Recipe::Tensorwise;
+  const bool ub = plan.parallel.tp_comm_overlap;
+  double collectives = 0, amax = 0;
+  if (attention && m.is_mla()) {
+    const double latents = m.q_lora_rank > 0 ? 2 : 1;  // the latents q_up and kv_up gather
+    const double recomputed = recompute_up_proj ? latents : 0;
+    collectives = backward ? 1 + latents + 1 + latents + recomputed : 1 + latents + 1;
+    amax = backward ? 1 + recomputed : latents;
+  } else {
+    collectives = backward ? 3 : 2;
+    if (attention) collectives += double(tp_qkv_collectives_per_layer(plan)) / 2;
+    amax = 1;
+  }
+  if (!ub) out.calls += collectives;
+  if (current) out.looped += amax;
+  return out;
+}
+
 TpGemmShare tp_gemm_share(const Plan& plan, std::string_view kernel) {
   if (kernel == "q_down" || kernel == "kv_down" || kernel == "q_up" || kernel == "kv_up") return {1, 0};
   if (kernel == "attn_out") return {0, 1};

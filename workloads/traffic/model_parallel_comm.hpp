@@ -100,6 +100,27 @@ int64_t kv_head_replicas(const Plan& plan);
 int tp_qkv_collectives_per_layer(const Plan& plan);
 double tp_qkv_collective_bytes(const Plan& plan, double tokens);
 
+// Launches the host makes for one block's TP and CP collectives in one pass of a microbatch (the
+// replay times their transfers as communication; these are the calls that issue them). Without
+// tp_comm_overlap each TP collective of sequence parallelism is a framework call (Megatron's
+// mappings, Transformer Engine's gather_along_first_dim); under it userbuffers issue them inside the
+// GEMM's C++ call, so none are counted. A CP collective is a call either way. FP8 current scaling
+// (train.fp8_recipe tensorwise) all-reduces over TP the amax of each sequence-parallel tensor it casts
+// (a column-parallel layer's input, a row-parallel layer's output gradient): an NCCL launch from the
+// cast's C++ (`looped`). Per block: attention F 2 (AG, RS), B 3 (AG of the output gradient, RS of the
+// input gradient, the input gathered again for the weight gradient), +1 each way for replicated KV
+// heads; a dense MLP the same 2 and 3; an MoE block none (experts at expert TP 1). MLA
+// (docs/megatron-mla-audit.md, Megatron-Core 0.14): F gathers the rope key and each latent apart and
+// reduce-scatters the output (4; 3 without a query latent); B gathers the output gradient,
+// reduce-scatters each latent's and the rope key's input gradient and gathers the latents again for
+// their weight gradients (6; 5), and recomputing the up-projections (`recompute_up_proj`) gathers the
+// latents once more.
+struct BlockLaunches {
+  double calls = 0, looped = 0;
+};
+BlockLaunches tp_cp_block_launches(const Plan& plan, bool attention, bool backward, bool moe_layer, bool fp8_layer,
+                                   bool recompute_up_proj);
+
 // CP collectives of one layer for one microbatch, forward and backward (0 without CP).
 inline int cp_collectives_per_layer(const Plan& plan) { return RankLayout(plan).cp() > 1 ? 2 : 0; }
 
