@@ -384,6 +384,10 @@ struct SoftwareConfig {
   // streams (Transformer Engine's GroupedLinear: its multi-stream cuBLAS backend), so its kernels
   // (launch and host cost) count per expert, while its tiles still share the SMs' waves.
   bool grouped_gemm_per_expert = false;
+  // The framework keeps a quantised copy of each BF16 weight of an FP8 GEMM for the whole step
+  // (Transformer Engine's weight workspace: cast at the step's first microbatch, reused by the
+  // others, as Megatron-Core passes is_first_microbatch); torchao casts every microbatch instead.
+  bool fp8_weight_cache = false;
   // Memory-bound kernels the release runs fused (software.fused.*): each changes one group's
   // kernels and bytes (workloads/layers/layer_work.cpp).
   bool fused_cross_entropy = false;     // vocabulary-parallel cross-entropy in one pass, its gradient written in the forward
@@ -534,6 +538,21 @@ struct Plan {
       case LowPrecision::Fp8: return train.fp8_recipe == Fp8Recipe::Blockwise ? 1 + 4.0 / (128 * 128) : 1.0;
       case LowPrecision::Mxfp8: return 2;
       case LowPrecision::Nvfp4: return 0.5 + 1.0 / 16;
+    }
+    return 2;
+  }
+  // Bytes one value of an FP8 GEMM's weight takes held in its format, with the second layout its
+  // backward GEMMs read where the format needs one: per-tensor FP8 1, and its transpose (1 more) on
+  // GPUs whose FP8 GEMMs read one layout only (Hopper); blockwise FP8 a row-wise and a column-wise
+  // copy with an FP32 scale per 128 x 128 block; MXFP8 and NVFP4 their row- and column-wise blocks
+  // (layer_work.cpp's quantised_bytes).
+  double held_weight_bytes() const {
+    switch (train.low_precision) {
+      case LowPrecision::Fp8:
+        if (train.fp8_recipe == Fp8Recipe::Blockwise) return 2 * (1 + 4.0 / (128 * 128));
+        return hardware.fp8_gemm_any_layout() ? 1.0 : 2.0;
+      case LowPrecision::Mxfp8: return 2 * (1 + 1.0 / 32);
+      case LowPrecision::Nvfp4: return 2 * (0.5 + 1.0 / 16);
     }
     return 2;
   }

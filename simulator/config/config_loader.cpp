@@ -597,6 +597,7 @@ const std::map<std::string, Field>& schema() {
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
                                               into(&Plan::software, &SoftwareConfig::host_syncs_per_moe_layer)};
     f["software.grouped_gemm_per_expert"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::grouped_gemm_per_expert)};
+    f["software.fp8_weight_cache"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fp8_weight_cache)};
     f["software.fused.cross_entropy"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_cross_entropy)};
     f["software.fused.norm_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_norm_cast)};
     f["software.fused.norm_block_cast"] = {Kind::Bool,

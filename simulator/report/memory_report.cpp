@@ -1,4 +1,5 @@
 #include "simulator/report/memory_report.hpp"
+#include "workloads/memory/state_bytes.hpp"
 
 #include <fmt/format.h>
 
@@ -59,8 +60,9 @@ std::string memory_text(const Plan& plan, const SimResult& r) {
   if (peak == nullptr) return "";
   const double cap = memory_capacity_bytes(plan);
   std::string out = fmt::format(
-      "\nmemory per GPU (recompute {}, {} stashes, {} Adam moments, {} gradient reductions; capacity {:g} GiB)\n",
-      to_string(plan.parallel.recompute), plan.parallel.fp8_stash ? "FP8" : "BF16",
+      "\nmemory per GPU (weights {}; recompute {}, {} stashes, {} Adam moments, {} gradient reductions; capacity {:g} "
+      "GiB)\n",
+      weights_format_text(plan), to_string(plan.parallel.recompute), plan.parallel.fp8_stash ? "FP8" : "BF16",
       plan.train.adam_moments_dtype == MomentDtype::FP32 ? "FP32" : "BF16",
       plan.parallel.grad_reduce_dtype == ReduceDtype::FP32 ? "FP32" : "BF16", plan.hardware.memory_GiB);
   // GPUs whose rows read the same share one row ("0-7,64"): a full replay has thousands of twins.

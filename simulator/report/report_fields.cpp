@@ -236,6 +236,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.fused.norm_block_cast", Kind::Flag},
       {"software.gemm_efficiency", Kind::Number},
       {"software.grouped_gemm_per_expert", Kind::Flag},
+      {"software.fp8_weight_cache", Kind::Flag},
       {"software.host_launch_s", Kind::Number},
       {"software.looped_launch_s", Kind::Number},
       {"software.moe_layer_host_s", Kind::Number},

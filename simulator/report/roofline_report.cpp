@@ -29,6 +29,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"cuda_graphs", to_string(sw.cuda_graphs)},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
                    {"grouped_gemm_per_expert", sw.grouped_gemm_per_expert},
+                   {"fp8_weight_cache", sw.fp8_weight_cache},
                    {"fused", {{"cross_entropy", sw.fused_cross_entropy},
                               {"norm_cast", sw.fused_norm_cast},
                               {"norm_block_cast", sw.norm_block_cast()},

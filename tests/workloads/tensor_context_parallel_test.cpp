@@ -147,6 +147,41 @@ TEST(TensorParallel, KeepsTotalFlops) {
   EXPECT_GT(total1, 6 * 7.0e9 * 8 * kSeq);
 }
 
+// The FP8 GEMMs' weights, as the same stage 0 of Llama 3.1 8B holds them (counted below): Transformer
+// Engine's cached copy beside the BF16 weights (software.fp8_weight_cache) at 1 byte a value plus its
+// transpose on an H100 (its FP8 GEMMs read one layout), 1 on a B200; with FP8 parameters
+// (parallel.fp8_param_gather) that copy instead of the BF16; MXFP8 keeps both block layouts, 2 x
+// (1 + 1/32); torchao (torchtitan) caches nothing.
+TEST(TensorParallel, Fp8WeightsHeldAsTheFrameworkKeepsThem) {
+  // The busiest rank's layers, and its embedding (rank 0) or LM head (128256 x 4096) and final norm.
+  const double matmuls = 41943040.0 + 176160768.0, norms = 8192, embedding = 525336576.0;
+  struct Held {
+    double weights, all, fp8;
+  };
+  const auto held = [&](std::vector<std::string> extra) {
+    std::vector<std::string> sets = {"cluster.nodes=8", "parallel.pp=4", "train.global_batch=512", "parallel.microbatches=16",
+                                     "software.profile=megatron-bridge"};
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    const MemoryEstimate m = estimate_memory(load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml", sets));
+    const double layers = double(m.layers);
+    const double all = layers * (matmuls + norms) + (m.rank == 0 ? embedding : 0.0) + (m.lm_head ? embedding + 4096 : 0.0);
+    return Held{m.fixed.weights_bytes, all, layers * matmuls};
+  };
+  const Held bf16 = held({"train.precision=bf16", "parallel.fp8_stash=false"});
+  EXPECT_DOUBLE_EQ(bf16.weights, 2 * bf16.all);
+  const Held h100 = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=h100-sxm"});
+  EXPECT_DOUBLE_EQ(h100.weights, 2 * h100.all + 2 * h100.fp8);
+  const Held b200 = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=b200"});
+  EXPECT_DOUBLE_EQ(b200.weights, 2 * b200.all + 1 * b200.fp8);
+  const Held params = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=b200",
+                            "parallel.fp8_param_gather=true"});
+  EXPECT_DOUBLE_EQ(params.weights, 2 * params.all - 1 * params.fp8);
+  const Held mx = held({"train.precision=mxfp8", "hardware.preset=b200", "parallel.fp8_param_gather=true"});
+  EXPECT_DOUBLE_EQ(mx.weights, 2 * mx.all + (2 * (1 + 1.0 / 32) - 2) * mx.fp8);
+  const Held titan = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "software.profile=torchtitan"});
+  EXPECT_DOUBLE_EQ(titan.weights, 2 * titan.all);
+}
+
 TEST(TensorParallel, WeightsPerGpuDropByTp) {
   // Llama 3.1 8B on 4 stages (stage 0: its layers + the embedding). Per layer: attention
   // q, o 4096 x 4096, k, v 4096 x 1024 = 41,943,040; FFN 3 x 4096 x 14336 = 176,160,768; two

@@ -45,7 +45,10 @@ MemoryEstimate estimate_memory(const Plan& plan) {
       }
       e.lm_head = e.lm_head || s.has_lm_head;
     }
-    e.fixed = static_memory(plan, held);
+    e.fixed = static_memory(plan, held, rank_quantised_params(plan, params, *schedule, stages, rank));
+    e.weights_label = "weights (" + weights_format_text(plan, true) + ")";
+    e.grads_label = std::string("gradients (") +
+                    (plan.parallel.zero < 2 && plan.parallel.grad_reduce_dtype == ReduceDtype::BF16 ? "BF16" : "FP32") + ")";
     // The head's logits live for one microbatch (its backward follows at once); a full-recompute
     // backward rebuilds one layer at a time.
     e.activations_bytes = tokens * (e.in_flight_microbatches * saved_per_token + recompute_per_token +
@@ -81,10 +84,10 @@ std::string memory_estimate_text(const MemoryEstimate& e) {
       "in flight)\n",
       e.rank, e.layers, e.moe_layers, e.lm_head ? " + LM head" : "", e.in_flight_microbatches, e.microbatch_tokens);
   const auto line = [&](const char* name, double bytes) {
-    out += fmt::format("  {:<26}{:>10.2f} GB{:>10.2f} GiB\n", name, bytes / 1e9, bytes / kGiB);
+    out += fmt::format("  {:<28}{:>10.2f} GB{:>10.2f} GiB\n", name, bytes / 1e9, bytes / kGiB);
   };
-  line("weights (BF16)", e.fixed.weights_bytes);
-  line("gradients (FP32)", e.fixed.grads_bytes);
+  line(e.weights_label.c_str(), e.fixed.weights_bytes);
+  line(e.grads_label.c_str(), e.fixed.grads_bytes);
   line("optimizer state", e.fixed.optimizer_bytes);
   line("buffers", e.fixed.buffers_bytes);
   line("activations", e.activations_bytes);

@@ -1,7 +1,10 @@
 #include "workloads/memory/state_bytes.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "vocabulary/dtype_bytes.hpp"
 #include "workloads/traffic/ep_traffic.hpp"
@@ -105,13 +108,44 @@ double zero_shard_params(const Plan& plan, const HeldParams& held) {
   return held.non_expert / dp + held.expert / edp;
 }
 
-ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held) {
+HeldParams rank_quantised_params(const Plan& plan, const ModelParams& p, const sched::Schedule& schedule,
+                                 const std::vector<StageLayers>& stages, int64_t rank) {
+  HeldParams q;
+  for (int32_t c = 0; c < schedule.chunks_per_rank(); ++c) {
+    const StageLayers& s = stages[size_t(schedule.layer_slot(schedule.stage_of(rank, c)))];
+    for (int64_t l = s.first; l < s.first + s.count; ++l) q += layer_quantised_params(plan, p, l);
+  }
+  return q;
+}
+
+std::string weights_format_text(const Plan& plan, bool short_form) {
+  if (plan.train.precision != Precision::FP8 || plan.parallel.zero == 3) return "BF16";
+  std::string format = precision_name(plan.train);
+  for (char& c : format) c = char(std::toupper(static_cast<unsigned char>(c)));
+  const std::string bytes = fmt::format("{:.3g} B a value", plan.held_weight_bytes());
+  if (plan.parallel.fp8_param_gather)
+    return short_form ? format + " + BF16" : "the " + format + " GEMMs' in their format (" + bytes + "), the rest BF16";
+  if (plan.software.fp8_weight_cache)
+    return short_form ? "BF16 + " + format + " copy" : "BF16 + a cached " + format + " copy of the GEMMs' (" + bytes + ")";
+  return "BF16";
+}
+
+ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held, const HeldParams& quantised) {
   ops::StaticMemory s;
   const RankLayout layout(plan);
   const double all = held.non_expert + held.expert;
   const double shard = zero_shard_params(plan, held);
   const bool zero3 = plan.parallel.zero == 3, zero2 = plan.parallel.zero >= 2;
   s.weights_bytes = kWeightBytesPerParam * (zero3 ? shard : all);
+  // The FP8 GEMMs' weights in their format: instead of BF16 (FP8 parameters), or beside it as the
+  // step's cached copy. ZeRO-3 shards and gathers them per layer (not counted here).
+  const double quantised_all = quantised.non_expert + quantised.expert;
+  if (!zero3 && plan.train.precision == Precision::FP8) {
+    if (plan.parallel.fp8_param_gather)
+      s.weights_bytes += (plan.held_weight_bytes() - kWeightBytesPerParam) * quantised_all;
+    else if (plan.software.fp8_weight_cache)
+      s.weights_bytes += plan.held_weight_bytes() * quantised_all;
+  }
   // The unsharded gradient buffer is kept in the reduction's format (Megatron's main_grad buffer, FSDP2's
   // accumulated gradient); a ZeRO-2 or -3 shard is the optimizer's FP32 gradient.
   s.grads_bytes = zero2 ? kGradBytesPerParam * shard : plan.parallel.grad_reduce_bytes() * all;

@@ -6,6 +6,7 @@
 // series assumes), and under parallel.tp_comm_overlap Transformer Engine's userbuffers.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "schedules/schedule.hpp"
@@ -58,6 +59,9 @@ HeldParams model_quantised_params(const Plan& plan, const ModelParams& p);
 // Bytes of `held` parameters in the parameter all-gather, `quantised` of them at
 // Plan::gathered_weight_bytes() and the rest in BF16.
 HeldParams gathered_bytes(const Plan& plan, const HeldParams& held, const HeldParams& quantised);
+// Of rank_held_params, the FP8 GEMMs' weights (layer_quantised_params over the rank's layers).
+HeldParams rank_quantised_params(const Plan& plan, const ModelParams& p, const sched::Schedule& schedule,
+                                 const std::vector<StageLayers>& stages, int64_t rank);
 
 // The largest FSDP unit a GPU gathers (a layer, with the embedding on layer 0, or the head), in
 // parameters per GPU after gathering.
@@ -66,7 +70,14 @@ double largest_fsdp_unit_params(const Plan& plan, const ModelParams& p);
 // Tokens of the largest microbatch a GPU holds between blocks (its 1 / (tp x cp) shard).
 double largest_microbatch_tokens(const Plan& plan);
 
-// `held`: what the GPU's stages hold (the whole model for FSDP).
-ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held);
+// How the weights are held, for the memory reports: "BF16", "BF16 + a cached FP8 copy of the GEMMs'
+// (2 B a value)", or "FP8 GEMMs' in their format (1 B a value), the rest BF16" (the format's name);
+// short: "BF16", "BF16 + FP8 copy", "FP8 + BF16".
+std::string weights_format_text(const Plan& plan, bool short_form = false);
+
+// `held`: what the GPU's stages hold (the whole model for FSDP); `quantised`: of those, the FP8
+// GEMMs' weights, held in their format instead of BF16 (parallel.fp8_param_gather) or beside it
+// (software.fp8_weight_cache) at Plan::held_weight_bytes() a value.
+ops::StaticMemory static_memory(const Plan& plan, const HeldParams& held, const HeldParams& quantised = {});
 
 }  // namespace stepsim

@@ -24,7 +24,8 @@ ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
   const bool fsdp = plan.parallel.zero == 3;
   const int64_t ranks = fsdp ? 1 : w.layout().pp();
   for (int64_t rank = 0; rank < ranks; ++rank)
-    per_rank_.push_back(stepsim::static_memory(plan, rank_held_params(plan, w.params(), w.schedule(), w.stages(), rank)));
+    per_rank_.push_back(stepsim::static_memory(plan, rank_held_params(plan, w.params(), w.schedule(), w.stages(), rank),
+                                               rank_quantised_params(plan, w.params(), w.schedule(), w.stages(), rank)));
 }
 
 ops::StaticMemory ModelMemory::static_memory(int64_t gpu) const {
