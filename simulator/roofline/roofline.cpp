@@ -166,12 +166,11 @@ DpTerms dp_terms(const Plan& plan, const ModelParams& p, int64_t pp) {
   const double ib_param_count =
       ib_params(d.non_expert_params_per_gpu, d.non_expert_local, d.non_expert_ib_nodes) +
       ib_params(d.expert_params_per_gpu, d.expert_local, d.expert_ib_nodes);
-  d.allgather_ib_bytes = ib_param_count * kBf16Bytes;
-  if (plan.parallel.fp8_param_gather) {  // the FP8 GEMMs' weights gathered in their own format
-    const HeldParams bytes = gathered_bytes(plan, held, model_quantised_params(plan, p));
-    d.allgather_ib_bytes = ib_params(bytes.non_expert / double(pp), d.non_expert_local, d.non_expert_ib_nodes) +
-                           ib_params(bytes.expert / double(pp), d.expert_local, d.expert_ib_nodes);
-  }
+  // BF16 parameters, or the FP8 GEMMs' weights in their own format (their count only then).
+  const HeldParams gathered =
+      gathered_bytes(plan, held, plan.parallel.fp8_param_gather ? model_quantised_params(plan, p) : HeldParams{});
+  d.allgather_ib_bytes = ib_params(gathered.non_expert / double(pp), d.non_expert_local, d.non_expert_ib_nodes) +
+                         ib_params(gathered.expert / double(pp), d.expert_local, d.expert_ib_nodes);
   d.reducescatter_ib_bytes = ib_param_count * plan.parallel.grad_reduce_bytes();
   // A ring runs at its slowest edge: an edge between leaves gets the NIC's uplink share. GPU 0's
   // rings: non-expert over the stage's domains (rail peers g apart), experts one EP group apart.
