@@ -113,11 +113,22 @@ struct TrainConfig {
   Precision precision = Precision::FP8;  // GEMMs, stashes, dispatch; default fp8 for MLA (DeepSeek) models, bf16 otherwise
   LowPrecision low_precision = LowPrecision::Fp8;  // the FP8 GEMMs' format (train.precision fp8, mxfp8 or nvfp4)
   Fp8Recipe fp8_recipe = Fp8Recipe::Blockwise;      // train.fp8_recipe, for train.precision fp8 (the profile's default)
+  // train.fp8_attention (Megatron-LM's --fp8-dot-product-attention, Transformer Engine's fp8_dpa): the
+  // attention core in the GEMMs' FP8 format (per-tensor FP8, or MXFP8 under train.precision mxfp8),
+  // at the preset's FP8 attention rates (workloads/cost/attention_cost.hpp).
+  bool fp8_attention = false;
   double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
   MomentDtype adam_moments_dtype = MomentDtype::FP32;  // default bf16 for MLA (DeepSeek) models, fp32 otherwise
   int64_t tokens_per_step() const { return global_batch * seq_len; }
   // Whether train.fp8_recipe applies: per-tensor or 1x128 FP8 GEMMs (MXFP8 and NVFP4 scale by blocks of their own).
   bool fp8_recipe_applies() const { return precision == Precision::FP8 && low_precision == LowPrecision::Fp8; }
+  // Whether train.fp8_attention applies: Transformer Engine runs FP8 attention in per-tensor FP8
+  // under the delayed and current-scaling recipes, in MXFP8 under MXFP8's (block scaling and NVFP4
+  // are not modelled).
+  bool fp8_attention_applies() const {
+    return precision == Precision::FP8 && (low_precision == LowPrecision::Mxfp8 ||
+                                           (low_precision == LowPrecision::Fp8 && fp8_recipe != Fp8Recipe::Blockwise));
+  }
 };
 
 // A pipeline schedule, by the name configs use. schedules/registry.cpp is the one list of them
@@ -316,6 +327,16 @@ struct HardwareConfig {
   double attention_bwd_tflops = 0;   // its backward
   double attention_seq_half = 0;     // sequence length at which it reaches half that rate
   double attention_head_dim_half = 0;  // head dim at which it reaches half its rate (rate ~ d / (d + this))
+  // The attention core in FP8 (train.fp8_attention): its own curves (rate x S / (S + S_half), each
+  // pass its own S_half) for per-tensor FP8 and for MXFP8; 0 = no published kernel figure (refused).
+  struct AttentionCurve {
+    double fwd_tflops = 0, bwd_tflops = 0, fwd_seq_half = 0, bwd_seq_half = 0;
+    bool set() const { return fwd_tflops > 0 && bwd_tflops > 0; }
+  };
+  AttentionCurve attention_fp8, attention_mxfp8;
+  // Whether the FP8 attention backward skips the key tiles outside a sliding window, as the BF16
+  // kernels do; false where the published kernel computes every causal tile (cuDNN 9.22 on GB200).
+  bool attention_fp8_bwd_skips_window = true;
   // Blackwell block-scaled formats (train.precision mxfp8, nvfp4): MXFP8 runs on the FP8 peak at its
   // own share (0 = the FP8 share); NVFP4 on the FP4 peak (0 = the GPU has no FP4 tensor cores).
   double gemm_mxfp8_peak_share = 0;

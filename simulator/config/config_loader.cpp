@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "schedules/registry.hpp"
 #include "vocabulary/config_error.hpp"
@@ -260,6 +261,14 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.attention_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.attention_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"hardware.attention_head_dim_half", 0, 16384, "a head dimension; larger than model.head_dim's bound is a unit mistake"},
+      {"hardware.attention_fp8_fwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_fp8_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_mxfp8_fwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_mxfp8_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_fp8_fwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_fp8_bwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_mxfp8_fwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_mxfp8_bwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"software.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.looped_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
@@ -387,6 +396,14 @@ void declare_needs(std::map<std::string, Field>& f) {
       [](const Plan& p) { return "train.precision is " + std::string(precision_name(p.train)); }, "set train.precision=fp8",
       std::nullopt);
   with_plan(
+      "train.fp8_attention", "per-tensor FP8 (train.fp8_recipe delayed or tensorwise) or MXFP8 GEMMs",
+      [](const Plan& p) { return p.train.fp8_attention_applies(); },
+      [](const Plan& p) {
+        if (p.train.fp8_recipe_applies()) return std::string("train.fp8_recipe is blockwise");
+        return "train.precision is " + std::string(precision_name(p.train));
+      },
+      "set train.precision=fp8 with train.fp8_recipe=tensorwise or delayed, or train.precision=mxfp8", json(false));
+  with_plan(
       "parallel.fp8_stash", "FP8 GEMMs (train.precision fp8), whose inputs the stash keeps",
       [](const Plan& p) { return p.train.precision == Precision::FP8; },
       [](const Plan&) { return std::string("train.precision is bf16"); }, "set train.precision=fp8", json(false));
@@ -486,6 +503,7 @@ const std::map<std::string, Field>& schema() {
                             }};
     for (const auto& n : kTrainPrecisions) f["train.precision"].choices.push_back(n.name);
     f["train.fp8_recipe"] = choice<Fp8Recipe>(kFp8Recipes, [](Plan& p, Fp8Recipe v) { p.train.fp8_recipe = v; });
+    f["train.fp8_attention"] = {Kind::Bool, into(&Plan::train, &TrainConfig::fp8_attention)};
     f["train.adam_moments_dtype"] =
         choice<MomentDtype>(kMomentDtypes, [](Plan& p, MomentDtype v) { p.train.adam_moments_dtype = v; });
     f["train.reported_step_s"] = {Kind::PositiveNumber, into(&Plan::train, &TrainConfig::reported_step_s)};
@@ -578,6 +596,19 @@ const std::map<std::string, Field>& schema() {
              {"peak_fp4_tflops", &HardwareConfig::peak_fp4_tflops},
              {"gemm_nvfp4_peak_share", &HardwareConfig::gemm_nvfp4_peak_share}})
       f[std::string("hardware.") + key] = {Kind::PositiveNumber, into(&Plan::hardware, member)};
+    // The FP8 attention curves (train.fp8_attention): hardware.attention_{fp8,mxfp8}_{fwd,bwd}_{tflops,seq_half}.
+    using Curve = HardwareConfig::AttentionCurve;
+    for (const auto& [format, curve] : std::initializer_list<std::pair<const char*, Curve HardwareConfig::*>>{
+             {"fp8", &HardwareConfig::attention_fp8}, {"mxfp8", &HardwareConfig::attention_mxfp8}})
+      for (const auto& [what, kind, member] : std::initializer_list<std::tuple<const char*, Kind, double Curve::*>>{
+               {"fwd_tflops", Kind::PositiveNumber, &Curve::fwd_tflops},
+               {"bwd_tflops", Kind::PositiveNumber, &Curve::bwd_tflops},
+               {"fwd_seq_half", Kind::NonNegativeNumber, &Curve::fwd_seq_half},
+               {"bwd_seq_half", Kind::NonNegativeNumber, &Curve::bwd_seq_half}})
+        f[std::string("hardware.attention_") + format + "_" + what] = {
+            kind, [curve, member](Plan& p, const json& v) { (p.hardware.*curve).*member = v.get<double>(); }};
+    f["hardware.attention_fp8_bwd_skips_window"] = {Kind::Bool,
+                                                     into(&Plan::hardware, &HardwareConfig::attention_fp8_bwd_skips_window)};
 
     // The software profile: one row per field (software.profile is merged in before the walk, see
     // apply_software_layers).

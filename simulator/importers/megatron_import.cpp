@@ -181,9 +181,8 @@ constexpr ArgSpec kArgs[] = {
     {"fp8-format", Arity::One, Role::Use},
     {"fp8-recipe", Arity::One, Role::Use},
     {"fp4-format", Arity::One, Role::Refuse, "FP4 GEMMs are not modelled (FP8 and BF16 are); remove it"},
-    {"fp8-dot-product-attention", Arity::Flag, Role::Refuse,
-     "stepsim runs the attention core in BF16; remove it"},
-    {"fp8-multi-head-attention", Arity::Flag, Role::Refuse, "stepsim runs the attention core in BF16; remove it"},
+    {"fp8-dot-product-attention", Arity::Flag, Role::Use},
+    {"fp8-multi-head-attention", Arity::Flag, Role::Refuse, "FP8 attention whose projections also pass FP8 tensors is not modelled; use --fp8-dot-product-attention alone"},
     {"first-last-layers-bf16", Arity::Flag, Role::Refuse,
      "mixing BF16 and FP8 layers is not modelled; remove it to plan every layer in FP8"},
     {"no-fp8-wgrad", Arity::Flag, Role::Refuse,
@@ -1555,8 +1554,18 @@ class MegatronImport {
         else
           plan_.set("parallel.fp8_param_gather", true, shown(*pg), pg->option.line);
       }
+      // --fp8-dot-product-attention: the attention core in FP8 (per-tensor, or MXFP8 under the MXFP8
+      // recipe); Transformer Engine's block-scaling recipe is not modelled with it.
+      if (const Given* a = given("fp8-dot-product-attention")) {
+        if (recipe == "blockwise")
+          fail_arg(*a, "FP8 attention under the blockwise recipe is not modelled; remove it, or use --fp8-recipe "
+                       "tensorwise, delayed or mxfp8");
+        plan_.set("train.fp8_attention", true, shown(*a), a->option.line);
+      }
       return;
     }
+    if (const Given* g = given("fp8-dot-product-attention"))
+      plan_.not_imported.push_back(g->written + " (without --fp8-format no FP8 attention)");
     if (const Given* g = given("fp8-recipe")) plan_.not_imported.push_back(g->written + " (without --fp8-format no FP8)");
     if (const Given* g = given("fp8-param-gather")) plan_.not_imported.push_back(g->written + " (without --fp8-format no FP8 weights)");
     if (const Given* g = given("bf16")) {

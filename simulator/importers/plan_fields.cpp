@@ -69,6 +69,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
   // How FP8 finds its scales matters only where GEMMs run in per-tensor or 1x128 FP8.
   if (p.train.fp8_recipe_applies())
     f.push_back({"train.fp8_recipe", to_string(p.train.fp8_recipe)});
+  if (p.train.fp8_attention_applies()) f.push_back({"train.fp8_attention", p.train.fp8_attention});
   // Which format the parameter all-gather moves matters only where GEMMs run in a low-precision format.
   if (p.train.precision == Precision::FP8) f.push_back({"parallel.fp8_param_gather", x.fp8_param_gather});
   // How the experts run matters only where there are experts.

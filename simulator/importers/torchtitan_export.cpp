@@ -81,6 +81,9 @@ class TitanExport {
     if (p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Delayed)
       refuse("train.fp8_recipe", "delayed", "torchao's float8 scales tensorwise or rowwise, not from an amax history; "
                                             "use tensorwise or blockwise");
+    if (p_.train.fp8_attention && p_.train.fp8_attention_applies())
+      refuse("train.fp8_attention", "true", "torchtitan runs its attention (SDPA / FlexAttention) in BF16; set "
+                                            "train.fp8_attention=false");
     if (p_.parallel.fp8_param_gather && !(p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Tensorwise))
       refuse("parallel.fp8_param_gather", "true", "torchao gathers FP8 weights only with tensorwise FP8 scaling; set "
                                                   "parallel.fp8_param_gather=false or train.fp8_recipe=tensorwise");

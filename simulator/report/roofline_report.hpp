@@ -19,6 +19,9 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan);
 // The software profile as the reports print it: the release, its launch costs, CUDA graphs and
 // fused kernels, in one line.
 std::string software_text(const Plan& plan);
+// The attention core's assumed rates for the reports: the BF16 ones, or under train.fp8_attention
+// the FP8 format's (and whether its backward skips a sliding window's outside tiles).
+std::string attention_rates_text(const Plan& plan);
 // "TP t, CP c, " for the reports' plan line (empty without TP or CP), saying when KV heads are
 // replicated over TP.
 std::string tp_cp_text(const Plan& plan);

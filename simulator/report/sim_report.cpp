@@ -369,11 +369,11 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      r.ranks.size(), r.activities, r.wall_s, r.mode, r.fidelity);
   out += plan.sim.compute == ComputeModel::Predicted
              ? fmt::format("compute: predicted (per-op cost model: GEMMs by shape at {:.3g} / {:.3g} of the BF16 / FP8 "
-                           "peak, attention at {:g} / {:g} TFLOP/s forward / backward, memory-bound kernels at {:g} x "
+                           "peak, attention {}, memory-bound kernels at {:g} x "
                            "{:g} GB/s, {:g} us per kernel launch); the roofline beside it is speed of light\n\n",
                            plan.hardware.gemm_bf16_peak_share, plan.hardware.gemm_fp8_peak_share,
-                           plan.hardware.attention_fwd_tflops, plan.hardware.attention_bwd_tflops,
-                           plan.hardware.hbm_efficiency, plan.hardware.hbm_GBps, plan.software.kernel_launch_s * 1e6)
+                           attention_rates_text(plan), plan.hardware.hbm_efficiency, plan.hardware.hbm_GBps,
+                           plan.software.kernel_launch_s * 1e6)
              : std::string("compute: speed-of-light (every GEMM at the achievable rate above, as the roofline)\n\n");
   out += fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}{:>12}\n", "per rank (s)", "min", "mean", "max",
                      fmt::format("GPU {}*", r.critical_rank), "roofline");

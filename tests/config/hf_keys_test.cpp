@@ -270,6 +270,15 @@ TEST(TrainKeys, PrecisionDefaultsAndBadValues) {
   // Nothing to gather in FP8 without FP8 GEMMs.
   expect_default_rejects({"train.precision=bf16", "parallel.fp8_stash=false", "parallel.fp8_param_gather=true"},
                          {"parallel.fp8_param_gather", "train.precision is bf16", "set parallel.fp8_param_gather=false"});
+  // FP8 attention: per-tensor FP8 (delayed or tensorwise) or MXFP8, on a GPU with a published rate.
+  expect_default_rejects({"train.fp8_attention=true"}, {"train.fp8_attention", "train.fp8_recipe is blockwise"});
+  expect_default_rejects({"train.precision=bf16", "parallel.fp8_stash=false", "train.fp8_attention=true"},
+                         {"train.fp8_attention", "train.precision is bf16", "train.precision=mxfp8"});
+  expect_default_rejects({"train.fp8_recipe=tensorwise", "train.fp8_attention=true", "sim.compute=predicted"},
+                         {"hardware.attention_fp8_fwd_tflops", "no published rate", "train.fp8_attention=false"});
+  EXPECT_TRUE(load_plan(default_yaml(), {"train.fp8_recipe=tensorwise", "train.fp8_attention=true", "sim.compute=predicted",
+                                         "hardware.preset=gb200"})
+                  .train.fp8_attention);
   expect_default_rejects({"train.reported_step_s=0"}, {"train.reported_step_s", "greater than zero"});
   expect_default_rejects({"train.reported_step_s=fast"}, {"train.reported_step_s", "number"});
   expect_default_rejects({"hardware.peak_bf16_tflops=-989"}, {"hardware.peak_bf16_tflops", "greater than zero"});

@@ -227,6 +227,26 @@ TEST(Export, Fp8ParameterGathersRoundTrip) {
   EXPECT_EQ(differences(job.plan, import_back("torchtitan", toml, 16, "h100-sxm")), "");
 }
 
+// FP8 attention in Megatron-LM's spelling (--fp8-dot-product-attention), on a preset with a
+// published FP8 attention rate; torchtitan has no FP8 attention, so its export refuses the key.
+TEST(Export, Fp8AttentionRoundTripsThroughMegatronOnly) {
+  importers::ImportOptions o;
+  o.preset = "gb200";
+  o.gpus_per_node = 4;
+  const Loaded launch = load_imported(importers::import_megatron(
+      "torchrun --nnodes 2 --nproc-per-node 4 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+      "--seq-length 2048 --micro-batch-size 1 --global-batch-size 16 --vocab-size 32000 --swiglu --disable-bias-linear "
+      "--bf16 --use-distributed-optimizer --fp8-format e4m3 --fp8-recipe mxfp8 --fp8-dot-product-attention\n",
+      "launch.sh", o));
+  ASSERT_TRUE(launch.plan.train.fp8_attention);
+  const std::string script = importers::export_plan("megatron", launch.plan);
+  EXPECT_NE(script.find("--fp8-dot-product-attention"), std::string::npos) << script;
+  EXPECT_EQ(differences(launch.plan, import_back("megatron", script, 0, "gb200", 4)), "");
+  const Plan titan = load_plan_from_string(launch.yaml, "launch.yaml", {"software.profile=torchtitan"});
+  expect_message(config_error_of([&] { importers::export_plan("torchtitan", titan); }),
+                 {"train.fp8_attention", "BF16", "train.fp8_attention=false"});
+}
+
 // torchtitan's other schedules and sharding: ZB-V with its split backward, HSDP, async TP with
 // torch.compile, an MoE flavour with DeepEP and FP8 grouped GEMMs.
 TEST(Export, TorchtitanSchedulesShardingAndExpertsRoundTrip) {

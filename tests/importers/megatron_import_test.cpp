@@ -554,6 +554,35 @@ TEST(MegatronImport, PrecisionFlags) {
   expect_import_rejects([&] { importers::import_megatron(none, "launch.sh", {}); }, {"no --bf16", "FP32", "add --bf16"});
 }
 
+// --fp8-dot-product-attention: the attention core in FP8, per-tensor under the delayed and
+// current-scaling recipes, MXFP8 under MXFP8's (Transformer Engine's fp8_dpa); the preset must
+// hold a published FP8 attention rate (Blackwell's do, from cuDNN-frontend's GB200 benchmark).
+TEST(MegatronImport, Fp8DotProductAttention) {
+  importers::ImportOptions b200;
+  b200.preset = "b200";
+  const auto import = [&](const std::string& extra) {
+    return load_imported(importers::import_megatron(launch(extra), "launch.sh", b200));
+  };
+  const Loaded tensorwise = import("--fp8-format hybrid --fp8-recipe tensorwise --fp8-dot-product-attention");
+  EXPECT_TRUE(tensorwise.plan.train.fp8_attention);
+  EXPECT_NE(tensorwise.yaml.find("fp8_attention: true"), std::string::npos) << tensorwise.yaml;
+  const Loaded mx = import("--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-dot-product-attention");
+  EXPECT_TRUE(mx.plan.train.fp8_attention);
+  EXPECT_EQ(mx.plan.train.low_precision, LowPrecision::Mxfp8);
+  EXPECT_FALSE(import("--fp8-format hybrid --fp8-recipe tensorwise").plan.train.fp8_attention);
+  const Loaded bf16 = import("--fp8-dot-product-attention");
+  EXPECT_FALSE(bf16.plan.train.fp8_attention);
+  EXPECT_NE(bf16.yaml.find("--fp8-dot-product-attention (without"), std::string::npos)
+      << bf16.yaml;
+  expect_import_rejects(
+      [&] { importers::import_megatron(launch("--fp8-format e4m3 --fp8-recipe blockwise --fp8-dot-product-attention"), "launch.sh", b200); },
+      {"--fp8-dot-product-attention", "blockwise", "remove it"});
+  // The H100 preset has no published FP8 attention figure: one line naming the key and the fix.
+  expect_import_rejects(
+      [] { load_imported(importers::import_megatron(launch("--fp8-format hybrid --fp8-recipe tensorwise --fp8-dot-product-attention"), "launch.sh", {})); },
+      {"hardware.attention_fp8_fwd_tflops", "no published rate", "train.fp8_attention=false"});
+}
+
 TEST(MegatronImport, AdamMomentsAreFp32UnlessThePrecisionAwareOptimizerSaysOtherwise) {
   // Megatron-LM keeps exp_avg and exp_avg_sq in FP32; --exp-avg-dtype and --exp-avg-sq-dtype only
   // apply with --use-precision-aware-optimizer (megatron/training/arguments.py).

@@ -137,6 +137,75 @@ TEST(AttentionCost, TimeIsFlopsOverTheRateAtItsSequenceAndHeadDim) {
   EXPECT_NEAR(cost::attention_seconds(flops, s, 64, true, hw), flops / rate, 1e-12 * flops / rate);
 }
 
+// cuDNN-frontend's published GB200 benchmark (benchmark/sdpa_benchmark_training/results/llama3.1/
+// gb200/llama3.1_20260424_100750.csv: cuDNN 9.22, causal, head dim 128), TFLOP/s at S = 2048 ..
+// 32768 for FP8 and MXFP8 attention, forward and backward. The gb200 preset's four curves are a
+// least-squares fit to these twenty points; each must stay within 6 % (the fit's worst is 4.7 %).
+TEST(AttentionCost, Fp8AndMxfp8FollowCuDnnsPublishedGb200FiguresWithinSixPercent) {
+  const HardwareConfig hw = load_plan(default_config_path(), {"hardware.preset=gb200"}).hardware;
+  struct Row {
+    cost::AttentionFormat format;
+    bool backward;
+    double published[5];
+  };
+  const double seqs[] = {2048, 4096, 8192, 16384, 32768};
+  const Row rows[] = {{cost::AttentionFormat::Fp8, false, {1420, 1805, 2047, 2154, 2197}},
+                      {cost::AttentionFormat::Fp8, true, {831, 1178, 1454, 1632, 1687}},
+                      {cost::AttentionFormat::Mxfp8, false, {1330, 1685, 1902, 1999, 2046}},
+                      {cost::AttentionFormat::Mxfp8, true, {745, 1054, 1287, 1436, 1425}}};
+  for (const Row& r : rows)
+    for (int i = 0; i < 5; ++i)
+      EXPECT_NEAR(cost::attention_flops_per_s(seqs[i], 128, r.backward, hw, r.format) / 1e12, r.published[i],
+                  0.06 * r.published[i])
+          << int(r.format) << " " << r.backward << " " << seqs[i];
+}
+
+// The same benchmark's GPT-OSS run (gpt_oss/gb200/gpt_oss_20260424_100011.csv: window 128, head
+// dim 64, 128 heads, batch 2, S = 4096): the FP8 backward takes 1.731 ms and the MXFP8 one 2.080 ms,
+// the BF16 one 0.465 ms: cuDNN's FP8 backward computes every causal tile. stepsim's window FLOPs,
+// raised to the causal count (2.5 x 4 x S^2 / 2 x 64 x 256 = 1.374e12 FLOPs) at the causal rate,
+// must land within 10 % of each.
+TEST(AttentionCost, TheFp8BackwardOfAWindowedLayerCostsTheWholeCausalTriangleOnGb200) {
+  const HardwareConfig hw = load_plan(default_config_path(), {"hardware.preset=gb200"}).hardware;
+  const double s = 4096, w = 128, d = 64, bh = 256;
+  const double window_flops = 10 * (s * w - w * w / 2) * bh * d;  // QK-shaped 3 times, PV-shaped twice
+  for (const auto& [format, published_ms] : {std::pair{cost::AttentionFormat::Fp8, 1.731}, std::pair{cost::AttentionFormat::Mxfp8, 2.080}}) {
+    const double computed = cost::attention_bwd_computed_flops(window_flops, s, w, format, hw);
+    EXPECT_NEAR(computed, 10 * (s * s / 2) * bh * d, 1e-6 * computed);
+    EXPECT_NEAR(cost::attention_seconds(computed, s, d, true, hw, format) * 1e3, published_ms, 0.10 * published_ms)
+        << int(format);
+  }
+  // BF16 skips them, as the published 0.465 ms (linear in S) shows.
+  EXPECT_DOUBLE_EQ(cost::attention_bwd_computed_flops(window_flops, s, w, cost::AttentionFormat::Bf16, hw), window_flops);
+}
+
+// train.fp8_attention in a plan: the attention parts run on the format's curve, the GEMMs and the
+// memory-bound kernels are untouched, and a windowed layer's backward pays the causal triangle.
+TEST(PartCost, Fp8AttentionRunsTheCoreOnTheFormatsCurve) {
+  const std::vector<std::string> base = {"parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=8", "train.global_batch=8",
+                                         "parallel.microbatches=1", "hardware.preset=gb200", "train.precision=mxfp8",
+                                         "model.sliding_window=1024", "model.sliding_layers=[3]"};
+  std::vector<std::string> on = base;
+  on.push_back("train.fp8_attention=true");
+  const Plan p = load_plan(kLlama, base), q = load_plan(kLlama, on);
+  const double t = 8192, w = 1024;
+  const HardwareConfig& hw = q.hardware;
+  const auto part = [&](const Plan& plan, int64_t layer, LayerPart lp) {
+    return cost::part_seconds(plan, layer_work(plan, layer, 1.0, 0).part(lp), {t, 0, 1}).all();
+  };
+  // Causal layer 4: t^2 / 2 pairs x 2 FLOPs x 32 heads x (128 + 128), at MXFP8's forward rate.
+  EXPECT_NEAR(part(q, 4, LayerPart::AttnF).attention,
+              t * t * 32 * 256 / cost::attention_flops_per_s(t, 128, false, hw, cost::AttentionFormat::Mxfp8), 1e-12);
+  EXPECT_DOUBLE_EQ(part(q, 4, LayerPart::AttnF).gemm, part(p, 4, LayerPart::AttnF).gemm);
+  EXPECT_DOUBLE_EQ(part(q, 4, LayerPart::AttnF).memory, part(p, 4, LayerPart::AttnF).memory);
+  // Windowed layer 3: the forward reads its window; the backward computes the causal triangle.
+  const double pairs = t * w - w * w / 2;
+  EXPECT_NEAR(part(q, 3, LayerPart::AttnF).attention,
+              2 * pairs * 32 * 256 / cost::attention_flops_per_s(w, 128, false, hw, cost::AttentionFormat::Mxfp8), 1e-12);
+  EXPECT_NEAR(part(q, 3, LayerPart::AttnB).attention,
+              t * t * 32 * 640 / cost::attention_flops_per_s(t, 128, true, hw, cost::AttentionFormat::Mxfp8), 1e-12);
+}
+
 // Llama 3.1 8B (h 4096, 32 heads, 8 KV heads, d 128, SwiGLU 14336) on one GPU, one 8192-token
 // sequence: the attention forward part's memory-bound kernels and launches by hand.
 TEST(PartCost, MemoryBoundAndLaunchesOfALlamaAttentionForward) {

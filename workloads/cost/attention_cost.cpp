@@ -1,17 +1,39 @@
 #include "workloads/cost/attention_cost.hpp"
 
+#include <algorithm>
+
 namespace stepsim::cost {
 
-double attention_flops_per_s(double seq, double head_dim, bool backward, const HardwareConfig& hw) {
-  const double rate = (backward ? hw.attention_bwd_tflops : hw.attention_fwd_tflops) * 1e12;
-  const double d_half = hw.attention_head_dim_half;
-  const double by_dim = (head_dim / (head_dim + d_half)) / (128.0 / (128.0 + d_half));
-  return rate * seq / (seq + hw.attention_seq_half) * by_dim;
+AttentionFormat attention_format(const Plan& plan) {
+  if (!plan.train.fp8_attention || plan.train.precision != Precision::FP8) return AttentionFormat::Bf16;
+  return plan.train.low_precision == LowPrecision::Mxfp8 ? AttentionFormat::Mxfp8 : AttentionFormat::Fp8;
 }
 
-double attention_seconds(double flops, double seq, double head_dim, bool backward, const HardwareConfig& hw) {
+double attention_flops_per_s(double seq, double head_dim, bool backward, const HardwareConfig& hw, AttentionFormat format) {
+  double rate = backward ? hw.attention_bwd_tflops : hw.attention_fwd_tflops;
+  double seq_half = hw.attention_seq_half;
+  if (format != AttentionFormat::Bf16) {
+    const HardwareConfig::AttentionCurve& c = format == AttentionFormat::Mxfp8 ? hw.attention_mxfp8 : hw.attention_fp8;
+    rate = backward ? c.bwd_tflops : c.fwd_tflops;
+    seq_half = backward ? c.bwd_seq_half : c.fwd_seq_half;
+  }
+  const double d_half = hw.attention_head_dim_half;
+  const double by_dim = (head_dim / (head_dim + d_half)) / (128.0 / (128.0 + d_half));
+  return rate * 1e12 * seq / (seq + seq_half) * by_dim;
+}
+
+double attention_seconds(double flops, double seq, double head_dim, bool backward, const HardwareConfig& hw,
+                         AttentionFormat format) {
   if (flops <= 0) return 0;
-  return flops / attention_flops_per_s(seq, head_dim, backward, hw);
+  return flops / attention_flops_per_s(seq, head_dim, backward, hw, format);
+}
+
+double attention_bwd_computed_flops(double window_flops, double seq, double window, AttentionFormat format,
+                                    const HardwareConfig& hw) {
+  if (format == AttentionFormat::Bf16 || hw.attention_fp8_bwd_skips_window || window <= 0 || window >= seq)
+    return window_flops;
+  const double w = std::min(window, seq);
+  return window_flops * (seq * seq / 2.0) / (seq * w - w * w / 2.0);
 }
 
 }  // namespace stepsim::cost

@@ -79,11 +79,19 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
       const double d = double(qk_head_dim(plan.model) + v_head_dim(plan.model)) / 2;
       // The kernel's rate follows the keys each query reads: the CP shard of the sequence, or the
       // sliding window where that is shorter (FlashAttention skips the blocks outside it).
-      const double keys = k.attention_window > 0 ? std::min(double(plan.train.seq_len) / cp, double(k.attention_window))
-                                                 : double(plan.train.seq_len) / cp;
-      s.attention = (classes & kCostAttention)
-                        ? attention_seconds(flops, keys, d, k.pass == KernelPass::InputGrad, hw)
-                        : flops / (hw.bf16_tflops * 1e12);
+      const double local_seq = double(plan.train.seq_len) / cp;
+      double keys = k.attention_window > 0 ? std::min(local_seq, double(k.attention_window)) : local_seq;
+      // train.fp8_attention: the FP8 format's curve; a backward that does not skip the window's
+      // outside tiles computes the causal count at the causal rate.
+      const AttentionFormat format = attention_format(plan);
+      const bool backward = k.pass == KernelPass::InputGrad;
+      double computed = flops;
+      if (backward && k.attention_window > 0) {
+        computed = attention_bwd_computed_flops(flops, local_seq, double(k.attention_window), format, hw);
+        if (computed > flops) keys = local_seq;
+      }
+      s.attention = (classes & kCostAttention) ? attention_seconds(computed, keys, d, backward, hw, format)
+                                                : flops / (hw.bf16_tflops * 1e12);
       s.kernels = attention_launches(k);
       s.launch = launch * s.kernels;
     } else {
