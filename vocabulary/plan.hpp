@@ -21,6 +21,13 @@ enum class Precision : uint8_t { FP8, BF16 };
 // per-tensor or DeepSeek's 1x128 / 128x128 FP8 (`fp8`), Blackwell's MXFP8 (FP8 values, one E8M0
 // scale per 32) or NVFP4 (FP4 values, one E4M3 scale per 16 and a per-tensor FP32 scale).
 enum class LowPrecision : uint8_t { Fp8, Mxfp8, Nvfp4 };
+// Bytes one value of a block-scaled format takes once Transformer Engine has quantised it for
+// Blackwell: a row-wise and a column-wise copy (the backward's GEMMs read the transpose, whose
+// blocks run the other way), each with its block scales: MXFP8 an E8M0 per 32 values, NVFP4 an E4M3
+// per 16. The one home of these bytes for activations (layer_work's casts) and held weights.
+inline double block_scaled_bytes(LowPrecision f) {
+  return f == LowPrecision::Nvfp4 ? 2 * (0.5 + 1.0 / 16) : 2 * (1 + 1.0 / 32);
+}
 // How per-tensor-or-block FP8 (train.precision fp8) finds its scales (train.fp8_recipe; Megatron-LM's
 // --fp8-recipe): DeepSeek's 1x128 tiles, each scaled as it is cast; Transformer Engine's delayed
 // scaling (the scale from earlier steps' amax history, this cast's amax recorded as it casts); its
@@ -566,14 +573,14 @@ struct Plan {
   // backward GEMMs read where the format needs one: per-tensor FP8 1, and its transpose (1 more) on
   // GPUs whose FP8 GEMMs read one layout only (Hopper); blockwise FP8 a row-wise and a column-wise
   // copy with an FP32 scale per 128 x 128 block; MXFP8 and NVFP4 their row- and column-wise blocks
-  // (layer_work.cpp's quantised_bytes).
+  // (block_scaled_bytes).
   double held_weight_bytes() const {
     switch (train.low_precision) {
       case LowPrecision::Fp8:
         if (train.fp8_recipe == Fp8Recipe::Blockwise) return 2 * (1 + 4.0 / (128 * 128));
         return hardware.fp8_gemm_any_layout() ? 1.0 : 2.0;
-      case LowPrecision::Mxfp8: return 2 * (1 + 1.0 / 32);
-      case LowPrecision::Nvfp4: return 2 * (0.5 + 1.0 / 16);
+      case LowPrecision::Mxfp8:
+      case LowPrecision::Nvfp4: return block_scaled_bytes(train.low_precision);
     }
     return 2;
   }

@@ -70,15 +70,13 @@ Kernel gemm_kernel(std::string_view name, double flops, Precision p, KernelPass 
 constexpr double kAct = 2;
 
 // Bytes a quantisation kernel writes per value, by format: FP8 plus one FP32 scale per 128 values
-// (DeepSeek-V3 report 3.3.2's 1x128 tiles; Transformer Engine's per-tensor recipes write one scale); MXFP8 and NVFP4 as
-// Transformer Engine quantises for Blackwell, a row-wise and a column-wise copy (the backward's
-// GEMMs read the transpose, whose blocks run the other way), each with its block scales: E8M0 per
-// 32 values, E4M3 per 16.
+// (DeepSeek-V3 report 3.3.2's 1x128 tiles; Transformer Engine's per-tensor recipes write one scale); MXFP8 and NVFP4
+// both block layouts with their scales (vocabulary's block_scaled_bytes).
 double quantised_bytes(LowPrecision f, Fp8Recipe recipe) {
   switch (f) {
     case LowPrecision::Fp8: return recipe == Fp8Recipe::Blockwise ? 1 + 4.0 / 128 : 1.0;  // per tensor: one scale
-    case LowPrecision::Mxfp8: return 2 * (1 + 1.0 / 32);
-    case LowPrecision::Nvfp4: return 2 * (0.5 + 1.0 / 16);
+    case LowPrecision::Mxfp8:
+    case LowPrecision::Nvfp4: return block_scaled_bytes(f);
   }
   return 1 + 4.0 / 128;
 }

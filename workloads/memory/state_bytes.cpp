@@ -86,14 +86,23 @@ double optimizer_state_bytes_per_param(const Plan& plan) {
   return kMasterWeightBytesPerParam + 2 * moment_bytes;
 }
 
-HeldParams rank_held_params(const Plan& plan, const ModelParams& p, const sched::Schedule& schedule,
-                            const std::vector<StageLayers>& stages, int64_t rank) {
-  HeldParams held;
+// The sum of `of(stage layers, whether it is the first stage)` over the pipeline stages the rank's
+// model chunks hold.
+template <typename Of>
+HeldParams over_rank_stages(const sched::Schedule& schedule, const std::vector<StageLayers>& stages, int64_t rank,
+                            Of of) {
+  HeldParams sum;
   for (int32_t c = 0; c < schedule.chunks_per_rank(); ++c) {
     const int64_t slot = schedule.layer_slot(schedule.stage_of(rank, c));
-    held += stage_held_params(plan, p, stages[size_t(slot)], slot == 0);
+    sum += of(stages[size_t(slot)], slot == 0);
   }
-  return held;
+  return sum;
+}
+
+HeldParams rank_held_params(const Plan& plan, const ModelParams& p, const sched::Schedule& schedule,
+                            const std::vector<StageLayers>& stages, int64_t rank) {
+  return over_rank_stages(schedule, stages, rank,
+                          [&](const StageLayers& s, bool first) { return stage_held_params(plan, p, s, first); });
 }
 
 double zero_shard_params(const Plan& plan, const HeldParams& held) {
@@ -110,12 +119,11 @@ double zero_shard_params(const Plan& plan, const HeldParams& held) {
 
 HeldParams rank_quantised_params(const Plan& plan, const ModelParams& p, const sched::Schedule& schedule,
                                  const std::vector<StageLayers>& stages, int64_t rank) {
-  HeldParams q;
-  for (int32_t c = 0; c < schedule.chunks_per_rank(); ++c) {
-    const StageLayers& s = stages[size_t(schedule.layer_slot(schedule.stage_of(rank, c)))];
+  return over_rank_stages(schedule, stages, rank, [&](const StageLayers& s, bool) {
+    HeldParams q;
     for (int64_t l = s.first; l < s.first + s.count; ++l) q += layer_quantised_params(plan, p, l);
-  }
-  return q;
+    return q;
+  });
 }
 
 std::string weights_format_text(const Plan& plan, bool short_form) {
