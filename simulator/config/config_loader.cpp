@@ -606,7 +606,7 @@ const std::map<std::string, Field>& schema() {
                {"fwd_seq_half", Kind::NonNegativeNumber, &Curve::fwd_seq_half},
                {"bwd_seq_half", Kind::NonNegativeNumber, &Curve::bwd_seq_half}})
         f[std::string("hardware.attention_") + format + "_" + what] = {
-            kind, [curve, member](Plan& p, const json& v) { (p.hardware.*curve).*member = v.get<double>(); }};
+            kind, [c = curve, m = member](Plan& p, const json& v) { (p.hardware.*c).*m = v.get<double>(); }};
     f["hardware.attention_fp8_bwd_skips_window"] = {Kind::Bool,
                                                      into(&Plan::hardware, &HardwareConfig::attention_fp8_bwd_skips_window)};
 
