@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "simulator/report/roofline_report.hpp"
 #include "simulator/roofline/roofline.hpp"
 
 namespace stepsim::calib {
@@ -153,9 +154,8 @@ Explanation explain_predicted(const Plan& plan, const SimulateFn& sim, bool rout
                   "closed-form roofline step is {:.3f} s)",
                   x.roofline_step_s));
   w.step("GEMM shapes and attention kernels", s1.compute_s,
-       fmt::format("simulation, GEMMs by shape at {:.3f} / {:.3f} of the BF16 / FP8 peak, attention at {:g} / {:g} "
-                   "TFLOP/s: mean compute",
-                   hw.gemm_bf16_peak_share, hw.gemm_fp8_peak_share, hw.attention_fwd_tflops, hw.attention_bwd_tflops));
+       fmt::format("simulation, GEMMs by shape at {:.3f} / {:.3f} of the BF16 / FP8 peak, attention {}: mean compute",
+                   hw.gemm_bf16_peak_share, hw.gemm_fp8_peak_share, attention_rates_text(plan)));
   w.step("memory-bound kernels", s2.compute_s,
        fmt::format("simulation + norms, activations, RoPE, residuals, casts, softmax / cross-entropy, optimizer at "
                    "{:g} x {:g} GB/s: mean compute",

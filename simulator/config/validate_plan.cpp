@@ -308,10 +308,13 @@ void validate_compute_model(const Plan& p, const auto& fail) {
       fail(key, "missing; sim.compute: predicted times every op from the hardware's per-op cost model: set "
                 "hardware.preset (" + hardware_preset_names() + ") or the key, or sim.compute=speed-of-light");
   // FP8 attention at the preset's published FP8 curve for the format (no curve: no figure to use).
-  if (p.train.fp8_attention) {
+  if (p.train.fp8_attention && p.train.fp8_attention_applies()) {
     const bool mx = p.train.low_precision == LowPrecision::Mxfp8;
-    if (!(mx ? h.attention_mxfp8 : h.attention_fp8).set())
-      fail(mx ? "hardware.attention_mxfp8_fwd_tflops" : "hardware.attention_fp8_fwd_tflops",
+    const HardwareConfig::AttentionCurve& c = mx ? h.attention_mxfp8 : h.attention_fp8;
+    const std::string missing = std::string("hardware.attention_") + (mx ? "mxfp8" : "fp8") +
+                                (c.fwd_tflops > 0 ? "_bwd_tflops" : "_fwd_tflops");
+    if (!c.set())
+      fail(missing,
            std::string("missing: train.fp8_attention runs the attention core in ") + (mx ? "MXFP8" : "per-tensor FP8") +
                ", and " + (h.name.empty() ? std::string("this GPU") : h.name) +
                " has no published rate for it; set hardware.attention_" + (mx ? "mxfp8" : "fp8") +

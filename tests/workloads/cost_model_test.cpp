@@ -204,6 +204,16 @@ TEST(PartCost, Fp8AttentionRunsTheCoreOnTheFormatsCurve) {
               2 * pairs * 32 * 256 / cost::attention_flops_per_s(w, 128, false, hw, cost::AttentionFormat::Mxfp8), 1e-12);
   EXPECT_NEAR(part(q, 3, LayerPart::AttnB).attention,
               t * t * 32 * 640 / cost::attention_flops_per_s(t, 128, true, hw, cost::AttentionFormat::Mxfp8), 1e-12);
+  // Where the option does not apply (a file's true left inert by a --set of NVFP4 or the blockwise
+  // recipe), the core stays BF16.
+  Plan r = q;
+  r.train.low_precision = LowPrecision::Nvfp4;
+  EXPECT_EQ(cost::attention_format(r), cost::AttentionFormat::Bf16);
+  r.train.low_precision = LowPrecision::Fp8;
+  r.train.fp8_recipe = Fp8Recipe::Blockwise;
+  EXPECT_EQ(cost::attention_format(r), cost::AttentionFormat::Bf16);
+  r.train.fp8_recipe = Fp8Recipe::Tensorwise;
+  EXPECT_EQ(cost::attention_format(r), cost::AttentionFormat::Fp8);
 }
 
 // Llama 3.1 8B (h 4096, 32 heads, 8 KV heads, d 128, SwiGLU 14336) on one GPU, one 8192-token

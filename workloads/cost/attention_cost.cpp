@@ -5,7 +5,7 @@
 namespace stepsim::cost {
 
 AttentionFormat attention_format(const Plan& plan) {
-  if (!plan.train.fp8_attention || plan.train.precision != Precision::FP8) return AttentionFormat::Bf16;
+  if (!plan.train.fp8_attention || !plan.train.fp8_attention_applies()) return AttentionFormat::Bf16;
   return plan.train.low_precision == LowPrecision::Mxfp8 ? AttentionFormat::Mxfp8 : AttentionFormat::Fp8;
 }
 
