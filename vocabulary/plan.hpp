@@ -136,6 +136,9 @@ struct TrainConfig {
     return precision == Precision::FP8 && (low_precision == LowPrecision::Mxfp8 ||
                                            (low_precision == LowPrecision::Fp8 && fp8_recipe != Fp8Recipe::Blockwise));
   }
+  // Whether the attention core runs in FP8: train.fp8_attention where it applies (a file's true left
+  // inert by a --set of NVFP4 or the blockwise recipe runs BF16).
+  bool runs_fp8_attention() const { return fp8_attention && fp8_attention_applies(); }
 };
 
 // A pipeline schedule, by the name configs use. schedules/registry.cpp is the one list of them
@@ -341,6 +344,7 @@ struct HardwareConfig {
     bool set() const { return fwd_tflops > 0 && bwd_tflops > 0; }
   };
   AttentionCurve attention_fp8, attention_mxfp8;
+  const AttentionCurve& attention_curve(LowPrecision f) const { return f == LowPrecision::Mxfp8 ? attention_mxfp8 : attention_fp8; }
   // Whether the FP8 attention backward skips the key tiles outside a sliding window, as the BF16
   // kernels do; false where the published kernel computes every causal tile (cuDNN 9.22 on GB200).
   bool attention_fp8_bwd_skips_window = true;

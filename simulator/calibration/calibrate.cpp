@@ -129,7 +129,7 @@ constexpr ProfileKey kProfileKeys[] = {
 
 Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
   require_capture(plan, "calibrate");
-  if (plan.train.fp8_attention && plan.train.fp8_attention_applies())
+  if (plan.train.runs_fp8_attention())
     throw ConfigError("train.fp8_attention: calibrate fits the BF16 attention rates (hardware.attention_fwd_tflops, "
                       "attention_bwd_tflops) to the trace's attention kernels; set train.fp8_attention=false");
   if (plan.sim.compute == ComputeModel::Predicted) return calibrate_predicted(trace, plan);

@@ -308,17 +308,13 @@ void validate_compute_model(const Plan& p, const auto& fail) {
       fail(key, "missing; sim.compute: predicted times every op from the hardware's per-op cost model: set "
                 "hardware.preset (" + hardware_preset_names() + ") or the key, or sim.compute=speed-of-light");
   // FP8 attention at the preset's published FP8 curve for the format (no curve: no figure to use).
-  if (p.train.fp8_attention && p.train.fp8_attention_applies()) {
+  if (p.train.runs_fp8_attention() && !h.attention_curve(p.train.low_precision).set()) {
     const bool mx = p.train.low_precision == LowPrecision::Mxfp8;
-    const HardwareConfig::AttentionCurve& c = mx ? h.attention_mxfp8 : h.attention_fp8;
-    const std::string missing = std::string("hardware.attention_") + (mx ? "mxfp8" : "fp8") +
-                                (c.fwd_tflops > 0 ? "_bwd_tflops" : "_fwd_tflops");
-    if (!c.set())
-      fail(missing,
-           std::string("missing: train.fp8_attention runs the attention core in ") + (mx ? "MXFP8" : "per-tensor FP8") +
-               ", and " + (h.name.empty() ? std::string("this GPU") : h.name) +
-               " has no published rate for it; set hardware.attention_" + (mx ? "mxfp8" : "fp8") +
-               "_{fwd,bwd}_{tflops,seq_half} from a kernel benchmark, or train.fp8_attention=false");
+    const std::string keys = std::string("hardware.attention_") + (mx ? "mxfp8" : "fp8");
+    fail(keys + (h.attention_curve(p.train.low_precision).fwd_tflops > 0 ? "_bwd_tflops" : "_fwd_tflops"),
+         std::string("missing: train.fp8_attention runs the attention core in ") + (mx ? "MXFP8" : "per-tensor FP8") +
+             ", and " + (h.name.empty() ? std::string("this GPU") : h.name) + " has no published rate for it; set " +
+             keys + "_{fwd,bwd}_{tflops,seq_half} from a kernel benchmark, or train.fp8_attention=false");
   }
   const std::pair<const char*, bool> unread[] = {
       {"hardware.gemm_efficiency", h.gemm_efficiency != 1},

@@ -321,7 +321,7 @@ class MegatronExport {
     }
     if (x.grad_reduce_dtype == ReduceDtype::BF16) arg(precision_, "grad-reduce-in-bf16");
     if (x.fp8_param_gather) arg(precision_, "fp8-param-gather");
-    if (p_.train.fp8_attention && p_.train.fp8_attention_applies()) arg(precision_, "fp8-dot-product-attention");
+    if (p_.train.runs_fp8_attention()) arg(precision_, "fp8-dot-product-attention");
     if (p_.train.adam_moments_dtype == MomentDtype::BF16) {
       arg(precision_, "use-precision-aware-optimizer");
       arg(precision_, "exp-avg-dtype", "bf16");

@@ -81,7 +81,7 @@ class TitanExport {
     if (p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Delayed)
       refuse("train.fp8_recipe", "delayed", "torchao's float8 scales tensorwise or rowwise, not from an amax history; "
                                             "use tensorwise or blockwise");
-    if (p_.train.fp8_attention && p_.train.fp8_attention_applies())
+    if (p_.train.runs_fp8_attention())
       refuse("train.fp8_attention", "true", "torchtitan runs its attention (SDPA / FlexAttention) in BF16; set "
                                             "train.fp8_attention=false");
     if (p_.parallel.fp8_param_gather && !(p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Tensorwise))

@@ -57,9 +57,9 @@ std::string software_text(const Plan& plan) {
 std::string attention_rates_text(const Plan& plan) {
   const HardwareConfig& hw = plan.hardware;
   const std::string bf16 = fmt::format("{:g} / {:g} TFLOP/s forward / backward", hw.attention_fwd_tflops, hw.attention_bwd_tflops);
-  if (!plan.train.fp8_attention || !plan.train.fp8_attention_applies()) return "at " + bf16;
+  if (!plan.train.runs_fp8_attention()) return "at " + bf16;
   const bool mx = plan.train.low_precision == LowPrecision::Mxfp8;
-  const HardwareConfig::AttentionCurve& c = mx ? hw.attention_mxfp8 : hw.attention_fp8;
+  const HardwareConfig::AttentionCurve& c = hw.attention_curve(plan.train.low_precision);
   return fmt::format("in {} at {:g} / {:g} TFLOP/s forward / backward (train.fp8_attention; BF16 {}){}", mx ? "MXFP8" : "FP8",
                      c.fwd_tflops, c.bwd_tflops, bf16,
                      hw.attention_fp8_bwd_skips_window || plan.model.sliding_window <= 0

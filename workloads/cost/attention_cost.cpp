@@ -1,11 +1,9 @@
 #include "workloads/cost/attention_cost.hpp"
 
-#include <algorithm>
-
 namespace stepsim::cost {
 
 AttentionFormat attention_format(const Plan& plan) {
-  if (!plan.train.fp8_attention || !plan.train.fp8_attention_applies()) return AttentionFormat::Bf16;
+  if (!plan.train.runs_fp8_attention()) return AttentionFormat::Bf16;
   return plan.train.low_precision == LowPrecision::Mxfp8 ? AttentionFormat::Mxfp8 : AttentionFormat::Fp8;
 }
 
@@ -13,7 +11,8 @@ double attention_flops_per_s(double seq, double head_dim, bool backward, const H
   double rate = backward ? hw.attention_bwd_tflops : hw.attention_fwd_tflops;
   double seq_half = hw.attention_seq_half;
   if (format != AttentionFormat::Bf16) {
-    const HardwareConfig::AttentionCurve& c = format == AttentionFormat::Mxfp8 ? hw.attention_mxfp8 : hw.attention_fp8;
+    const HardwareConfig::AttentionCurve& c =
+        hw.attention_curve(format == AttentionFormat::Mxfp8 ? LowPrecision::Mxfp8 : LowPrecision::Fp8);
     rate = backward ? c.bwd_tflops : c.fwd_tflops;
     seq_half = backward ? c.bwd_seq_half : c.fwd_seq_half;
   }
@@ -32,8 +31,7 @@ double attention_bwd_computed_flops(double window_flops, double seq, double wind
                                     const HardwareConfig& hw) {
   if (format == AttentionFormat::Bf16 || hw.attention_fp8_bwd_skips_window || window <= 0 || window >= seq)
     return window_flops;
-  const double w = std::min(window, seq);
-  return window_flops * (seq * seq / 2.0) / (seq * w - w * w / 2.0);
+  return window_flops * (seq * seq / 2.0) / (seq * window - window * window / 2.0);
 }
 
 }  // namespace stepsim::cost

@@ -70,6 +70,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
   // as a loop of them (software.grouped_gemm_per_expert), whose casts are split per expert too.
   const bool grouped = plan.parallel.moe_grouped_gemm;
   const bool launches_per_expert = !grouped || plan.software.grouped_gemm_per_expert;
+  const AttentionFormat attention = attention_format(plan);  // BF16, or train.fp8_attention's format
   PartSeconds out;
   for (const Kernel& k : work.kernels) {
     ClassSeconds s;
@@ -83,14 +84,13 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
       double keys = k.attention_window > 0 ? std::min(local_seq, double(k.attention_window)) : local_seq;
       // train.fp8_attention: the FP8 format's curve; a backward that does not skip the window's
       // outside tiles computes the causal count at the causal rate.
-      const AttentionFormat format = attention_format(plan);
       const bool backward = k.pass == KernelPass::InputGrad;
       double computed = flops;
       if (backward && k.attention_window > 0) {
-        computed = attention_bwd_computed_flops(flops, local_seq, double(k.attention_window), format, hw);
+        computed = attention_bwd_computed_flops(flops, local_seq, double(k.attention_window), attention, hw);
         if (computed > flops) keys = local_seq;
       }
-      s.attention = (classes & kCostAttention) ? attention_seconds(computed, keys, d, backward, hw, format)
+      s.attention = (classes & kCostAttention) ? attention_seconds(computed, keys, d, backward, hw, attention)
                                                 : flops / (hw.bf16_tflops * 1e12);
       s.kernels = attention_launches(k);
       s.launch = launch * s.kernels;
