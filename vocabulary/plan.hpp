@@ -337,6 +337,11 @@ struct HardwareConfig {
   double attention_bwd_tflops = 0;   // its backward
   double attention_seq_half = 0;     // sequence length at which it reaches half that rate
   double attention_head_dim_half = 0;  // head dim at which it reaches half its rate (rate ~ d / (d + this))
+  // A sliding-window layer's BF16 kernel runs at rate x W / (W + this) per pass, W the window's keys:
+  // the causal curve's form with its own constant (each query tile's fixed cost and the partial
+  // tiles at both window edges); 0 = the causal attention_seq_half.
+  double attention_window_fwd_half = 0;
+  double attention_window_bwd_half = 0;
   // The attention core in FP8 (train.fp8_attention): its own curves (rate x S / (S + S_half), each
   // pass its own S_half) for per-tensor FP8 and for MXFP8; 0 = no published kernel figure (refused).
   struct AttentionCurve {

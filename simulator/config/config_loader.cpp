@@ -261,6 +261,8 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.attention_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.attention_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"hardware.attention_head_dim_half", 0, 16384, "a head dimension; larger than model.head_dim's bound is a unit mistake"},
+      {"hardware.attention_window_fwd_half", 0, 1 << 24, "a number of keys; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_window_bwd_half", 0, 1 << 24, "a number of keys; longer than train.seq_len's bound is a unit mistake"},
       {"hardware.attention_fp8_fwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.attention_fp8_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.attention_mxfp8_fwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
@@ -589,7 +591,9 @@ const std::map<std::string, Field>& schema() {
     for (const auto& [key, member] : std::initializer_list<std::pair<const char*, double HardwareConfig::*>>{
              {"gemm_k_overhead", &HardwareConfig::gemm_k_overhead},
              {"attention_seq_half", &HardwareConfig::attention_seq_half},
-             {"attention_head_dim_half", &HardwareConfig::attention_head_dim_half}})
+             {"attention_head_dim_half", &HardwareConfig::attention_head_dim_half},
+             {"attention_window_fwd_half", &HardwareConfig::attention_window_fwd_half},
+             {"attention_window_bwd_half", &HardwareConfig::attention_window_bwd_half}})
       f[std::string("hardware.") + key] = {Kind::NonNegativeNumber, into(&Plan::hardware, member)};
     for (const auto& [key, member] : std::initializer_list<std::pair<const char*, double HardwareConfig::*>>{
              {"gemm_mxfp8_peak_share", &HardwareConfig::gemm_mxfp8_peak_share},
