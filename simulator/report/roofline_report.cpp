@@ -56,13 +56,14 @@ std::string software_text(const Plan& plan) {
 
 std::string attention_rates_text(const Plan& plan) {
   const HardwareConfig& hw = plan.hardware;
-  std::string bf16 = fmt::format("{:g} / {:g} TFLOP/s forward / backward", hw.attention_fwd_tflops, hw.attention_bwd_tflops);
-  // A sliding-window model's BF16 layers run at R x W / (W + K), K each pass's window constant.
-  const auto window_half = [&](double k) { return k > 0 ? k : hw.attention_seq_half; };
-  if (plan.model.sliding_window > 0)
-    bf16 += fmt::format(" (sliding-window layers x W / (W + {:g} / {:g}))", window_half(hw.attention_window_fwd_half),
-                        window_half(hw.attention_window_bwd_half));
-  if (!plan.train.runs_fp8_attention()) return "at " + bf16;
+  const std::string bf16 = fmt::format("{:g} / {:g} TFLOP/s forward / backward", hw.attention_fwd_tflops, hw.attention_bwd_tflops);
+  if (!plan.train.runs_fp8_attention()) {
+    if (plan.model.sliding_window <= 0) return "at " + bf16;
+    // A sliding-window model's BF16 layers run at R x W / (W + K), K each pass's window constant.
+    const auto window_half = [&](double k) { return k > 0 ? k : hw.attention_seq_half; };
+    return fmt::format("at {}, sliding-window layers at R x W / (W + K) with K {:g} / {:g} keys", bf16,
+                       window_half(hw.attention_window_fwd_half), window_half(hw.attention_window_bwd_half));
+  }
   const bool mx = plan.train.low_precision == LowPrecision::Mxfp8;
   const HardwareConfig::AttentionCurve& c = hw.attention_curve(plan.train.low_precision);
   return fmt::format("in {} at {:g} / {:g} TFLOP/s forward / backward (train.fp8_attention; BF16 {}){}", mx ? "MXFP8" : "FP8",

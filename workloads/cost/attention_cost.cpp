@@ -1,5 +1,7 @@
 #include "workloads/cost/attention_cost.hpp"
 
+#include <algorithm>
+
 namespace stepsim::cost {
 
 AttentionFormat attention_format(const Plan& plan) {
@@ -7,27 +9,38 @@ AttentionFormat attention_format(const Plan& plan) {
   return plan.train.low_precision == LowPrecision::Mxfp8 ? AttentionFormat::Mxfp8 : AttentionFormat::Fp8;
 }
 
-double attention_flops_per_s(double keys, double head_dim, bool backward, const HardwareConfig& hw, AttentionFormat format,
-                             bool windowed) {
-  double rate = backward ? hw.attention_bwd_tflops : hw.attention_fwd_tflops;
-  double seq_half = hw.attention_seq_half;
-  const double window_half = backward ? hw.attention_window_bwd_half : hw.attention_window_fwd_half;
-  if (windowed && window_half > 0) seq_half = window_half;
-  if (format != AttentionFormat::Bf16) {
-    const HardwareConfig::AttentionCurve& c =
-        hw.attention_curve(format == AttentionFormat::Mxfp8 ? LowPrecision::Mxfp8 : LowPrecision::Fp8);
-    rate = backward ? c.bwd_tflops : c.fwd_tflops;
-    seq_half = backward ? c.bwd_seq_half : c.fwd_seq_half;
-  }
+namespace {
+
+// rate x keys / (keys + half), scaled by the head-dimension factor [d / (d + d_half)] / [128 / (128 + d_half)].
+double curve_flops_per_s(double rate_tflops, double keys, double half, double head_dim, const HardwareConfig& hw) {
   const double d_half = hw.attention_head_dim_half;
   const double by_dim = (head_dim / (head_dim + d_half)) / (128.0 / (128.0 + d_half));
-  return rate * 1e12 * keys / (keys + seq_half) * by_dim;
+  return rate_tflops * 1e12 * keys / (keys + half) * by_dim;
 }
 
-double attention_seconds(double flops, double keys, double head_dim, bool backward, const HardwareConfig& hw,
-                         AttentionFormat format, bool windowed) {
+}  // namespace
+
+double attention_flops_per_s(double seq, double head_dim, bool backward, const HardwareConfig& hw, AttentionFormat format) {
+  if (format == AttentionFormat::Bf16)
+    return curve_flops_per_s(backward ? hw.attention_bwd_tflops : hw.attention_fwd_tflops, seq, hw.attention_seq_half, head_dim, hw);
+  const HardwareConfig::AttentionCurve& c =
+      hw.attention_curve(format == AttentionFormat::Mxfp8 ? LowPrecision::Mxfp8 : LowPrecision::Fp8);
+  return curve_flops_per_s(backward ? c.bwd_tflops : c.fwd_tflops, seq, backward ? c.bwd_seq_half : c.fwd_seq_half, head_dim, hw);
+}
+
+double window_attention_flops_per_s(double window, double seq, double head_dim, bool backward, const HardwareConfig& hw,
+                                    AttentionFormat format) {
+  if (format != AttentionFormat::Bf16) return attention_flops_per_s(window, head_dim, backward, hw, format);
+  const double half = backward ? hw.attention_window_bwd_half : hw.attention_window_fwd_half;
+  const double windowed = curve_flops_per_s(backward ? hw.attention_bwd_tflops : hw.attention_fwd_tflops, window,
+                                            half > 0 ? half : hw.attention_seq_half, head_dim, hw);
+  return std::min(windowed, attention_flops_per_s(seq, head_dim, backward, hw));
+}
+
+double attention_seconds(double flops, double seq, double head_dim, bool backward, const HardwareConfig& hw,
+                         AttentionFormat format) {
   if (flops <= 0) return 0;
-  return flops / attention_flops_per_s(keys, head_dim, backward, hw, format, windowed);
+  return flops / attention_flops_per_s(seq, head_dim, backward, hw, format);
 }
 
 double attention_bwd_computed_flops(double window_flops, double seq, double window, AttentionFormat format,

@@ -15,16 +15,22 @@ namespace stepsim::cost {
 enum class AttentionFormat : uint8_t { Bf16, Fp8, Mxfp8 };
 AttentionFormat attention_format(const Plan& plan);
 
-// FLOP/s of the kernel whose queries each read `keys` keys (the sequence, or a sliding window
-// shorter than it: `windowed`) at head dimension `head_dim`. A windowed BF16 kernel's rate grows with
-// the window as R x W / (W + hardware.attention_window_{fwd,bwd}_half), the causal curve's form with
-// each pass's own constant fitted to published windowed timings (docs/sliding-window-attention-audit.md);
-// the FP8 curves have no windowed figure and keep their causal constant.
-double attention_flops_per_s(double keys, double head_dim, bool backward, const HardwareConfig& hw,
-                             AttentionFormat format = AttentionFormat::Bf16, bool windowed = false);
+// FLOP/s of the causal kernel over `seq` keys at head dimension `head_dim`.
+double attention_flops_per_s(double seq, double head_dim, bool backward, const HardwareConfig& hw,
+                             AttentionFormat format = AttentionFormat::Bf16);
 
-double attention_seconds(double flops, double keys, double head_dim, bool backward, const HardwareConfig& hw,
-                         AttentionFormat format = AttentionFormat::Bf16, bool windowed = false);
+// FLOP/s of a sliding-window layer's kernel, each query reading `window` keys of a `seq`-long
+// sequence (window < seq). BF16: R x W / (W + hardware.attention_window_{fwd,bwd}_half), the causal
+// curve's form with each pass's own constant fitted to published windowed timings
+// (docs/sliding-window-attention-audit.md), never above the causal rate at `seq`, so a window as
+// long as the sequence costs what the causal layer costs. FP8: the format's causal curve at S = W
+// (no windowed FP8 figure was found).
+double window_attention_flops_per_s(double window, double seq, double head_dim, bool backward, const HardwareConfig& hw,
+                                    AttentionFormat format = AttentionFormat::Bf16);
+
+// Seconds of `flops` of the causal kernel over `seq` keys.
+double attention_seconds(double flops, double seq, double head_dim, bool backward, const HardwareConfig& hw,
+                         AttentionFormat format = AttentionFormat::Bf16);
 
 // The backward FLOPs a kernel computes for a sliding-window layer whose useful FLOPs are
 // `window_flops`: those, or every causal tile's where the FP8 backward does not skip the tiles

@@ -91,8 +91,9 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
         computed = attention_bwd_computed_flops(flops, local_seq, double(k.attention_window), attention, hw);
         if (computed > flops) keys = local_seq, windowed = false;
       }
-      s.attention = (classes & kCostAttention) ? attention_seconds(computed, keys, d, backward, hw, attention, windowed)
-                                                : flops / (hw.bf16_tflops * 1e12);
+      const double rate = windowed ? window_attention_flops_per_s(keys, local_seq, d, backward, hw, attention)
+                                   : attention_flops_per_s(keys, d, backward, hw, attention);
+      s.attention = (classes & kCostAttention) ? computed / rate : flops / (hw.bf16_tflops * 1e12);
       s.kernels = attention_launches(k);
       s.launch = launch * s.kernels;
     } else {
