@@ -2,6 +2,7 @@
 #include "schedules/registry.hpp"
 #include "simulator/report/percent.hpp"
 #include "simulator/report/stage_layers_report.hpp"
+#include "workloads/cost/attention_cost.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "simulator/report/expert_layout_report.hpp"
 #include "vocabulary/rank_layout.hpp"
@@ -60,9 +61,8 @@ std::string attention_rates_text(const Plan& plan) {
   if (!plan.train.runs_fp8_attention()) {
     if (plan.model.sliding_window <= 0) return "at " + bf16;
     // A sliding-window model's BF16 layers run at R x W / (W + K), K each pass's window constant.
-    const auto window_half = [&](double k) { return k > 0 ? k : hw.attention_seq_half; };
     return fmt::format("at {}, sliding-window layers at R x W / (W + K) with K {:g} / {:g} keys", bf16,
-                       window_half(hw.attention_window_fwd_half), window_half(hw.attention_window_bwd_half));
+                       cost::attention_window_half(hw, false), cost::attention_window_half(hw, true));
   }
   const bool mx = plan.train.low_precision == LowPrecision::Mxfp8;
   const HardwareConfig::AttentionCurve& c = hw.attention_curve(plan.train.low_precision);

@@ -28,12 +28,16 @@ double attention_flops_per_s(double seq, double head_dim, bool backward, const H
   return curve_flops_per_s(backward ? c.bwd_tflops : c.fwd_tflops, seq, backward ? c.bwd_seq_half : c.fwd_seq_half, head_dim, hw);
 }
 
+double attention_window_half(const HardwareConfig& hw, bool backward) {
+  const double half = backward ? hw.attention_window_bwd_half : hw.attention_window_fwd_half;
+  return half > 0 ? half : hw.attention_seq_half;
+}
+
 double window_attention_flops_per_s(double window, double seq, double head_dim, bool backward, const HardwareConfig& hw,
                                     AttentionFormat format) {
   if (format != AttentionFormat::Bf16) return attention_flops_per_s(window, head_dim, backward, hw, format);
-  const double half = backward ? hw.attention_window_bwd_half : hw.attention_window_fwd_half;
   const double windowed = curve_flops_per_s(backward ? hw.attention_bwd_tflops : hw.attention_fwd_tflops, window,
-                                            half > 0 ? half : hw.attention_seq_half, head_dim, hw);
+                                            attention_window_half(hw, backward), head_dim, hw);
   return std::min(windowed, attention_flops_per_s(seq, head_dim, backward, hw));
 }
 

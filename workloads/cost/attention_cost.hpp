@@ -28,6 +28,10 @@ double attention_flops_per_s(double seq, double head_dim, bool backward, const H
 double window_attention_flops_per_s(double window, double seq, double head_dim, bool backward, const HardwareConfig& hw,
                                     AttentionFormat format = AttentionFormat::Bf16);
 
+// The preset's window constant K for one pass: hardware.attention_window_{fwd,bwd}_half, or the
+// causal attention_seq_half where the preset sets none.
+double attention_window_half(const HardwareConfig& hw, bool backward);
+
 // Seconds of `flops` of the causal kernel over `seq` keys.
 double attention_seconds(double flops, double seq, double head_dim, bool backward, const HardwareConfig& hw,
                          AttentionFormat format = AttentionFormat::Bf16);

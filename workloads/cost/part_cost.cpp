@@ -81,18 +81,16 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
       // The kernel's rate follows the keys each query reads: the CP shard of the sequence, or the
       // sliding window where that is shorter (FlashAttention skips the blocks outside it).
       const double local_seq = double(plan.train.seq_len) / cp;
-      bool windowed = k.attention_window > 0 && double(k.attention_window) < local_seq;
-      double keys = windowed ? double(k.attention_window) : local_seq;
+      const double window = double(k.attention_window);
+      const bool windowed = window > 0 && window < local_seq;
       // train.fp8_attention: the FP8 format's curve; a backward that does not skip the window's
       // outside tiles computes the causal count at the causal rate.
       const bool backward = k.pass == KernelPass::InputGrad;
-      double computed = flops;
-      if (backward && windowed) {
-        computed = attention_bwd_computed_flops(flops, local_seq, double(k.attention_window), attention, hw);
-        if (computed > flops) keys = local_seq, windowed = false;
-      }
-      const double rate = windowed ? window_attention_flops_per_s(keys, local_seq, d, backward, hw, attention)
-                                   : attention_flops_per_s(keys, d, backward, hw, attention);
+      const double computed =
+          backward && windowed ? attention_bwd_computed_flops(flops, local_seq, window, attention, hw) : flops;
+      const double rate = windowed && computed == flops
+                              ? window_attention_flops_per_s(window, local_seq, d, backward, hw, attention)
+                              : attention_flops_per_s(local_seq, d, backward, hw, attention);
       s.attention = (classes & kCostAttention) ? computed / rate : flops / (hw.bf16_tflops * 1e12);
       s.kernels = attention_launches(k);
       s.launch = launch * s.kernels;
