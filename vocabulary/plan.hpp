@@ -349,6 +349,10 @@ struct HardwareConfig {
     bool set() const { return fwd_tflops > 0 && bwd_tflops > 0; }
   };
   AttentionCurve attention_fp8, attention_mxfp8;
+  // FlashAttention-2's BF16 curve on this GPU (software.attention_kernel flash2: the kernel PyTorch's
+  // scaled_dot_product_attention runs on Hopper unless it prefers cuDNN's), from a published benchmark;
+  // unset = no figure (refused).
+  AttentionCurve attention_flash2;
   const AttentionCurve& attention_curve(LowPrecision f) const { return f == LowPrecision::Mxfp8 ? attention_mxfp8 : attention_fp8; }
   // Whether the FP8 attention backward skips the key tiles outside a sliding window, as the BF16
   // kernels do; false where the published kernel computes every causal tile (cuDNN 9.22 on GB200).
@@ -370,6 +374,12 @@ struct HardwareConfig {
 // or the whole forward and backward (Megatron's full_iteration: the layers and the LM head). A
 // graphed kernel costs the host nothing to launch.
 enum class CudaGraphs : uint8_t { None, Layers, FullIteration };
+
+// Which attention kernel a release runs (software.attention_kernel): the preset's fused kernel
+// (cuDNN's, or FlashAttention-3 class: hardware.attention_{fwd,bwd}_tflops), or FlashAttention-2
+// (hardware.attention_flash2_*), which PyTorch's scaled_dot_product_attention picks on Hopper unless
+// it prefers cuDNN's (a bundled cuDNN newer than 9.15.0).
+enum class AttentionKernel : uint8_t { Fused, Flash2 };
 
 // The framework release that runs the step (software.profile: workloads/software/NAME.yaml): what
 // a GPU preset cannot know. Each profile cites its sources; reports name it.
@@ -413,6 +423,7 @@ struct SoftwareConfig {
     return fp8_efficiency;
   }
   CudaGraphs cuda_graphs = CudaGraphs::None;
+  AttentionKernel attention_kernel = AttentionKernel::Fused;
   // Host-device synchronisations per MoE layer and microbatch in the forward (a dispatcher copying
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
   // Charged by the MoE dispatcher (parallel.moe_dispatcher), not by the per-op cost model.
@@ -618,6 +629,7 @@ const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);
 const char* to_string(CudaGraphs g);
+const char* to_string(AttentionKernel k);
 const char* to_string(Fp8Recipe r);
 // train.precision as configs write it: bf16, fp8, mxfp8 or nvfp4.
 const char* precision_name(const TrainConfig& t);

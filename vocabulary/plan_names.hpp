@@ -43,6 +43,8 @@ inline constexpr Named<Fp8Recipe> kFp8Recipes[] = {
     {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Delayed, "delayed"}, {Fp8Recipe::Tensorwise, "tensorwise"}};
 inline constexpr Named<CudaGraphs> kCudaGraphs[] = {
     {CudaGraphs::None, "none"}, {CudaGraphs::Layers, "layers"}, {CudaGraphs::FullIteration, "full_iteration"}};
+inline constexpr Named<AttentionKernel> kAttentionKernels[] = {{AttentionKernel::Fused, "fused"},
+                                                                {AttentionKernel::Flash2, "flash2"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};
 inline constexpr Named<ReduceDtype> kReduceDtypes[] = {{ReduceDtype::FP32, "fp32"}, {ReduceDtype::BF16, "bf16"}};
 inline constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},

@@ -132,6 +132,10 @@ Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
   if (plan.train.runs_fp8_attention())
     throw ConfigError("train.fp8_attention: calibrate fits the BF16 attention rates (hardware.attention_fwd_tflops, "
                       "attention_bwd_tflops) to the trace's attention kernels; set train.fp8_attention=false");
+  if (plan.sim.compute == ComputeModel::Predicted && plan.software.attention_kernel == AttentionKernel::Flash2)
+    throw ConfigError("software.attention_kernel: calibrate fits the fused kernel's attention rates "
+                      "(hardware.attention_fwd_tflops, attention_bwd_tflops), which flash2 does not read; set "
+                      "software.attention_kernel=fused");
   if (plan.sim.compute == ComputeModel::Predicted) return calibrate_predicted(trace, plan);
   const CaptureSol sol = capture_sol(plan);
   const PhaseMap real = capture_real(trace);

@@ -271,6 +271,10 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.attention_fp8_bwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"hardware.attention_mxfp8_fwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"hardware.attention_mxfp8_bwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_flash2_fwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_flash2_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_flash2_fwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_flash2_bwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"software.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.looped_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
@@ -600,10 +604,13 @@ const std::map<std::string, Field>& schema() {
              {"peak_fp4_tflops", &HardwareConfig::peak_fp4_tflops},
              {"gemm_nvfp4_peak_share", &HardwareConfig::gemm_nvfp4_peak_share}})
       f[std::string("hardware.") + key] = {Kind::PositiveNumber, into(&Plan::hardware, member)};
-    // The FP8 attention curves (train.fp8_attention): hardware.attention_{fp8,mxfp8}_{fwd,bwd}_{tflops,seq_half}.
+    // The FP8 attention curves (train.fp8_attention) and FlashAttention-2's (software.attention_kernel
+    // flash2): hardware.attention_{fp8,mxfp8,flash2}_{fwd,bwd}_{tflops,seq_half}.
     using Curve = HardwareConfig::AttentionCurve;
     for (const auto& [format, curve] : std::initializer_list<std::pair<const char*, Curve HardwareConfig::*>>{
-             {"fp8", &HardwareConfig::attention_fp8}, {"mxfp8", &HardwareConfig::attention_mxfp8}})
+             {"fp8", &HardwareConfig::attention_fp8},
+             {"mxfp8", &HardwareConfig::attention_mxfp8},
+             {"flash2", &HardwareConfig::attention_flash2}})
       for (const auto& [what, kind, member] : std::initializer_list<std::tuple<const char*, Kind, double Curve::*>>{
                {"fwd_tflops", Kind::PositiveNumber, &Curve::fwd_tflops},
                {"bwd_tflops", Kind::PositiveNumber, &Curve::bwd_tflops},
@@ -629,6 +636,8 @@ const std::map<std::string, Field>& schema() {
     f["software.mxfp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::mxfp8_efficiency)};
     f["software.nvfp4_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::nvfp4_efficiency)};
     f["software.cuda_graphs"] = choice<CudaGraphs>(kCudaGraphs, [](Plan& p, CudaGraphs v) { p.software.cuda_graphs = v; });
+    f["software.attention_kernel"] =
+        choice<AttentionKernel>(kAttentionKernels, [](Plan& p, AttentionKernel v) { p.software.attention_kernel = v; });
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
                                               into(&Plan::software, &SoftwareConfig::host_syncs_per_moe_layer)};
     f["software.grouped_gemm_per_expert"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::grouped_gemm_per_expert)};

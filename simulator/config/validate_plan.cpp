@@ -316,6 +316,18 @@ void validate_compute_model(const Plan& p, const auto& fail) {
              ", and " + (h.name.empty() ? std::string("this GPU") : h.name) + " has no published rate for it; set " +
              keys + "_{fwd,bwd}_{tflops,seq_half} from a kernel benchmark, or train.fp8_attention=false");
   }
+  // FlashAttention-2 at the preset's published FA2 curve (no curve: no figure); it has no FP8 kernel.
+  if (p.software.attention_kernel == AttentionKernel::Flash2) {
+    if (p.train.runs_fp8_attention())
+      fail("software.attention_kernel", "flash2 (FlashAttention-2) has no FP8 kernel, and train.fp8_attention runs the "
+                                        "attention core in FP8; use software.attention_kernel=fused or train.fp8_attention=false");
+    if (!h.attention_flash2.set())
+      fail(std::string("hardware.attention_flash2") + (h.attention_flash2.fwd_tflops > 0 ? "_bwd_tflops" : "_fwd_tflops"),
+           "missing: software.attention_kernel flash2 runs FlashAttention-2, and " +
+               (h.name.empty() ? std::string("this GPU") : h.name) +
+               " has no published rate for it; set hardware.attention_flash2_{fwd,bwd}_{tflops,seq_half} from a kernel "
+               "benchmark, or software.attention_kernel=fused (the preset's fused kernel, e.g. cuDNN's)");
+  }
   const std::pair<const char*, bool> unread[] = {
       {"hardware.gemm_efficiency", h.gemm_efficiency != 1},
       {"hardware.wgrad_gemm_efficiency", h.wgrad_gemm_efficiency != 0},

@@ -28,6 +28,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"mxfp8_efficiency", sw.low_precision_efficiency(LowPrecision::Mxfp8)},
                    {"nvfp4_efficiency", sw.nvfp4_efficiency},
                    {"cuda_graphs", to_string(sw.cuda_graphs)},
+                   {"attention_kernel", to_string(sw.attention_kernel)},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
                    {"grouped_gemm_per_expert", sw.grouped_gemm_per_expert},
                    {"fp8_weight_cache", sw.fp8_weight_cache},
@@ -50,6 +51,8 @@ std::string software_text(const Plan& plan) {
                      low != 1 ? fmt::format(" ({} GEMMs: x {:g})", precision_name(plan.train), low) : std::string(),
                      sw.kernel_launch_s * 1e6, sw.host_launch_s * 1e6, to_string(sw.cuda_graphs),
                      fused.empty() ? "none" : fused) +
+         (sw.attention_kernel == AttentionKernel::Flash2 ? ", attention in FlashAttention-2 (software.attention_kernel flash2)"
+                                                         : std::string()) +
          (plan.train.fp8_recipe_applies()
               ? fmt::format(", FP8 {} scaling (train.fp8_recipe)", to_string(plan.train.fp8_recipe))
               : std::string());
@@ -58,6 +61,13 @@ std::string software_text(const Plan& plan) {
 std::string attention_rates_text(const Plan& plan) {
   const HardwareConfig& hw = plan.hardware;
   const std::string bf16 = fmt::format("{:g} / {:g} TFLOP/s forward / backward", hw.attention_fwd_tflops, hw.attention_bwd_tflops);
+  if (plan.software.attention_kernel == AttentionKernel::Flash2 && !plan.train.runs_fp8_attention()) {
+    const HardwareConfig::AttentionCurve& c = hw.attention_flash2;
+    return fmt::format("in FlashAttention-2 at {:g} / {:g} TFLOP/s forward / backward (software.attention_kernel flash2; "
+                       "the fused kernel's {}){}",
+                       c.fwd_tflops, c.bwd_tflops, bf16,
+                       plan.model.sliding_window > 0 ? ", sliding-window layers at its rate for S = W" : "");
+  }
   if (!plan.train.runs_fp8_attention()) {
     if (plan.model.sliding_window <= 0) return "at " + bf16;
     // A sliding-window model's BF16 layers run at R x W / (W + K), K each pass's window constant.

@@ -105,6 +105,29 @@ TEST(SoftwareProfile, BadProfilesGetOneLineWithTheFix) {
                  {"d.yaml", "software.defaults", "parallel.tp_comm_overlap"});
 }
 
+// torchtitan's attention is PyTorch's SDPA, which runs FlashAttention-2 on Hopper unless cuDNN's
+// kernel is asked for; Megatron's releases run Transformer Engine's fused (cuDNN) kernel.
+TEST(SoftwareProfile, TheAttentionKernelIsTheReleases) {
+  EXPECT_EQ(load_plan(kLlama).software.attention_kernel, AttentionKernel::Fused);
+  EXPECT_EQ(load_plan(kLlama, {"software.profile=torchtitan"}).software.attention_kernel, AttentionKernel::Flash2);
+  EXPECT_EQ(load_plan(kLlama, {"software.profile=torchtitan-compile"}).software.attention_kernel, AttentionKernel::Flash2);
+  EXPECT_EQ(load_plan(kLlama, {"software.profile=torchtitan", "software.attention_kernel=fused"}).software.attention_kernel,
+            AttentionKernel::Fused);
+  expect_message(config_error_of([&] { load_plan(kLlama, {"software.attention_kernel=flash3"}); }),
+                 {"--set", "software.attention_kernel", "flash3", "fused", "flash2"});
+  // FA2 has no FP8 kernel, and a GPU without a published FA2 rate (ROCm runs its own kernels) has no
+  // figure to give.
+  expect_message(config_error_of([&] {
+                   load_plan(kLlama, {"software.profile=torchtitan", "hardware.preset=b200", "train.precision=fp8",
+                                     "train.fp8_attention=true"});
+                 }),
+                 {"software.attention_kernel", "no FP8 kernel", "train.fp8_attention=false"});
+  expect_message(config_error_of([&] { load_plan(kLlama, {"software.profile=torchtitan", "hardware.preset=mi300x"}); }),
+                 {"hardware.attention_flash2_fwd_tflops", "no published rate", "software.attention_kernel=fused"});
+  EXPECT_EQ(load_plan(kLlama, {"software.profile=torchtitan", "hardware.preset=b200"}).software.attention_kernel,
+            AttentionKernel::Flash2);
+}
+
 TEST(SoftwareProfile, AProfileFileIsAPath) {
   TempFile f("mine.yaml", "software:\n  name: my fork\n  kernel_launch_s: 3.0e-6\n  cuda_graphs: layers\n"
                           "  fused:\n    cross_entropy: true\n");

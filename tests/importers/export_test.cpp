@@ -242,7 +242,12 @@ TEST(Export, Fp8AttentionRoundTripsThroughMegatronOnly) {
   const std::string script = importers::export_plan("megatron", launch.plan);
   EXPECT_NE(script.find("--fp8-dot-product-attention"), std::string::npos) << script;
   EXPECT_EQ(differences(launch.plan, import_back("megatron", script, 0, "gb200", 4)), "");
-  const Plan titan = load_plan_from_string(launch.yaml, "launch.yaml", {"software.profile=torchtitan"});
+  // torchtitan's profile runs FlashAttention-2, which has no FP8 kernel: refused as a plan. With
+  // cuDNN's kernel asked for, the plan loads, and torchtitan's job has no FP8 attention to write.
+  expect_message(config_error_of([&] { load_plan_from_string(launch.yaml, "launch.yaml", {"software.profile=torchtitan"}); }),
+                 {"software.attention_kernel", "no FP8 kernel", "train.fp8_attention=false"});
+  const Plan titan = load_plan_from_string(launch.yaml, "launch.yaml",
+                                           {"software.profile=torchtitan", "software.attention_kernel=fused"});
   expect_message(config_error_of([&] { importers::export_plan("torchtitan", titan); }),
                  {"train.fp8_attention", "BF16", "train.fp8_attention=false"});
 }
