@@ -445,6 +445,9 @@ struct SoftwareConfig {
   std::optional<bool> fused_norm_block_cast;
   bool norm_block_cast() const { return fused_norm_block_cast.value_or(fused_norm_cast); }
   bool fused_activation_cast = false;   // SwiGLU / GELU writes the down projection's quantised input itself
+  // Norms, the rotary embedding and the gated activation each run as one kernel (a fused kernel or a
+  // compiler's); false: as eager PyTorch's composite ops, one kernel each, the norms in FP32.
+  bool fused_elementwise = true;
 };
 
 // The fabric between NICs (platforms/topology.hpp): a non-blocking switch, a two-level leaf/spine

@@ -647,6 +647,7 @@ const std::map<std::string, Field>& schema() {
     f["software.fused.norm_block_cast"] = {Kind::Bool,
                                            [](Plan& p, const json& v) { p.software.fused_norm_block_cast = v.get<bool>(); }};
     f["software.fused.activation_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_activation_cast)};
+    f["software.fused.elementwise"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_elementwise)};
     f["hardware.gemm_tile_m"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_m)};
     f["hardware.gemm_tile_n"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_n)};
     // hardware.profile is merged in before the walk (see apply_hardware_layers).

@@ -316,6 +316,13 @@ void validate_compute_model(const Plan& p, const auto& fail) {
              ", and " + (h.name.empty() ? std::string("this GPU") : h.name) + " has no published rate for it; set " +
              keys + "_{fwd,bwd}_{tflops,seq_half} from a kernel benchmark, or train.fp8_attention=false");
   }
+  // Eager composite ops write BF16 (or FP32); none of them writes a GEMM's quantised input.
+  if (!p.software.fused_elementwise && p.train.precision == Precision::FP8 &&
+      (p.software.fused_norm_cast || p.software.norm_block_cast() || p.software.fused_activation_cast))
+    fail("software.fused.elementwise",
+         "false runs the norms and the activation as eager composite ops, which cannot write the next GEMM's FP8 input "
+         "as software.fused.norm_cast / norm_block_cast / activation_cast say; set those false, or "
+         "software.fused.elementwise=true");
   // FlashAttention-2 at the preset's published FA2 curve (no curve: no figure); it has no FP8 kernel.
   if (p.software.attention_kernel == AttentionKernel::Flash2) {
     if (p.train.runs_fp8_attention())

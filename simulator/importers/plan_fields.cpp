@@ -110,6 +110,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.fused.norm_cast", s.fused_norm_cast},
       {"software.fused.norm_block_cast", s.norm_block_cast()},
       {"software.fused.activation_cast", s.fused_activation_cast},
+      {"software.fused.elementwise", s.fused_elementwise},
       {"scenario.routing", to_string(p.scenario.routing)},
       {"scenario.stragglers", p.scenario.stragglers.size()},
       {"scenario.jitter_sigma", p.scenario.jitter_sigma},

@@ -233,6 +233,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.fp8_efficiency", Kind::Number},
       {"software.fused.activation_cast", Kind::Flag},
       {"software.fused.cross_entropy", Kind::Flag},
+      {"software.fused.elementwise", Kind::Flag},
       {"software.fused.norm_cast", Kind::Flag},
       {"software.fused.norm_block_cast", Kind::Flag},
       {"software.gemm_efficiency", Kind::Number},

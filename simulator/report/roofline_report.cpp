@@ -35,7 +35,8 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"fused", {{"cross_entropy", sw.fused_cross_entropy},
                               {"norm_cast", sw.fused_norm_cast},
                               {"norm_block_cast", sw.norm_block_cast()},
-                              {"activation_cast", sw.fused_activation_cast}}}};
+                              {"activation_cast", sw.fused_activation_cast},
+                              {"elementwise", sw.fused_elementwise}}}};
 }
 
 std::string software_text(const Plan& plan) {
@@ -51,6 +52,8 @@ std::string software_text(const Plan& plan) {
                      low != 1 ? fmt::format(" ({} GEMMs: x {:g})", precision_name(plan.train), low) : std::string(),
                      sw.kernel_launch_s * 1e6, sw.host_launch_s * 1e6, to_string(sw.cuda_graphs),
                      fused.empty() ? "none" : fused) +
+         (sw.fused_elementwise ? std::string()
+                               : ", norms, RoPE and the gated activation as eager composite ops (software.fused.elementwise false)") +
          (sw.attention_kernel == AttentionKernel::Flash2 ? ", attention in FlashAttention-2 (software.attention_kernel flash2)"
                                                          : std::string()) +
          (plan.train.fp8_recipe_applies()

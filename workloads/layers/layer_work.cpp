@@ -101,6 +101,7 @@ struct MemoryShape {
   double amax_read;
   int amax_kernels;
   bool gated, fp8, moe, first;
+  bool eager;  // software.fused.elementwise false: norms, RoPE, the gated activation as composite ops
   bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
   // Current scaling's fused norm: the norm writes BF16 and the amax, so its cast skips the amax pass.
   bool norm_amax;
@@ -174,6 +175,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.activation_cast = s.fp8 && plan.software.fused_activation_cast;
   s.moe = moe;
   s.first = layer == 0;
+  s.eager = !plan.software.fused_elementwise;
   s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
   const int64_t ep = RankLayout(plan).ep();
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
@@ -190,8 +192,8 @@ void add(PartWork& w, std::string_view name, double per_token, double per_row = 
 }
 
 // A routed expert's own kernel (one launch per local expert without grouped GEMMs).
-void add_per_expert(PartWork& w, std::string_view name, double per_row) {
-  if (per_row > 0) w.memory.push_back({name, 0, per_row, 1, false, true});
+void add_per_expert(PartWork& w, std::string_view name, double per_row, int kernels = 1) {
+  if (per_row > 0) w.memory.push_back({name, 0, per_row, kernels, false, true});
 }
 
 
@@ -228,15 +230,45 @@ void dispatcher_memory(PartWork& w, const MemoryShape& s, bool backward) {
     add(w, backward ? "gathered_buffer_bwd" : "gathered_buffer", (backward ? 1 : 2) * kAct * s.h * s.gathered_tokens);
 }
 
+// Bytes per value and kernels of the elementwise groups, fused (one kernel reading and writing BF16)
+// or as eager PyTorch's composite ops (software.fused.elementwise false), counted from torchtitan's
+// modules at 9dec370 (December 2024) and the autograd nodes they record:
+// - RMSNorm, x.float() -> pow(2) -> mean -> + eps -> rsqrt -> x * r -> type_as(x) -> * weight:
+//   forward 6 + 8 + 4 + 8 + 6 + 4 = 36 bytes in 8 kernels (fused: 4, one). Backward: the weight's
+//   multiply (dy * w, dy * y and its sum: 12), the cast back to FP32 (6), x * r's two gradients
+//   (dz * r: 8; dz * x and its sum: 16), the mean's expanded gradient (4), pow's (2x, then its
+//   product: 20), the two gradients' sum (12) and the cast to BF16 (6): 84 bytes in 14 kernels
+//   (fused: 6, two).
+// - RoPE, view_as_complex(x.float()) * freqs, then type_as: 6 + 8 + 6 = 20 bytes a value each way,
+//   queries and keys apart: 6 kernels (fused: 4, one).
+// - SwiGLU, silu(gate) * up: forward 4 + 6 = 10 bytes per output value in 2 kernels (fused: 6);
+//   backward dy * up, dy * silu(gate), silu's gradient: 18 in 3 (fused: 10).
+struct Elementwise {
+  double bytes;
+  int kernels;
+};
+Elementwise norm_fwd(const MemoryShape& s) { return s.eager ? Elementwise{36, 8} : Elementwise{4, 1}; }
+Elementwise norm_bwd(const MemoryShape& s) { return s.eager ? Elementwise{84, 14} : Elementwise{6, 2}; }
+Elementwise rope_pass(const MemoryShape& s) { return s.eager ? Elementwise{20, 6} : Elementwise{2 * kAct, 1}; }
+Elementwise activation_fwd(const MemoryShape& s) {
+  if (!s.gated) return {2 * kAct, 1};  // GELU reads one, writes one
+  return s.eager ? Elementwise{10, 2} : Elementwise{3 * kAct, 1};  // SwiGLU reads gate and up, writes one
+}
+Elementwise activation_bwd(const MemoryShape& s) {
+  if (!s.gated) return {3 * kAct, 1};
+  return s.eager ? Elementwise{18, 3} : Elementwise{5 * kAct, 1};  // dy, gate, up read, two gradients written
+}
+
 // A norm that feeds FP8 GEMMs writes their quantised input itself when the release fuses it
 // (software.fused.norm_cast): 2h read and the format's bytes written, no separate cast of h.
-double norm_bytes(const MemoryShape& s) { return s.norm_cast ? kAct * s.h + s.written * s.h : 4 * s.h; }
+double norm_bytes(const MemoryShape& s) { return s.norm_cast ? kAct * s.h + s.written * s.h : norm_fwd(s).bytes * s.h; }
+int norm_kernels(const MemoryShape& s) { return s.norm_cast ? 1 : norm_fwd(s).kernels; }
 
 void attention_forward_memory(PartWork& w, const MemoryShape& s) {
-  add(w, "attn_norm", norm_bytes(s));
-  add(w, "latent_norms", 2 * kAct * s.latent, 0, 2);
-  add(w, "qk_norms", 2 * kAct * s.qk_normed, 0, 2);  // queries, then keys: read and written in BF16
-  add(w, "rope", 2 * kAct * s.rope);
+  add(w, "attn_norm", norm_bytes(s), 0, norm_kernels(s));
+  add(w, "latent_norms", norm_fwd(s).bytes * s.latent, 0, 2 * norm_fwd(s).kernels);
+  add(w, "qk_norms", norm_fwd(s).bytes * s.qk_normed, 0, 2 * norm_fwd(s).kernels);  // queries, then keys
+  add(w, "rope", rope_pass(s).bytes * s.rope, 0, rope_pass(s).kernels);
   if (s.fp8) {
     const Cast normed = norm_fed_cast(s);
     add(w, "quantise", normed.bytes * s.h + s.quantise * s.attn_out, 0, normed.kernels + s.cast_kernels);
@@ -247,13 +279,16 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
 }
 
 void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
-  const double act = s.gated ? 3 * kAct : 2 * kAct;  // SwiGLU reads gate and up, writes one; GELU reads one
+  const Elementwise act = activation_fwd(s);
   // software.fused.activation_cast: the activation writes the down projection's quantised input.
   const double act_out = s.activation_cast ? s.written - kAct : 0.0;
   const double cast_f = s.activation_cast ? 0.0 : 1.0;
-  add(w, "mlp_norm", s.row_cast ? 4 * s.h : norm_bytes(s));
+  if (s.row_cast)
+    add(w, "mlp_norm", norm_fwd(s).bytes * s.h, 0, norm_fwd(s).kernels);
+  else
+    add(w, "mlp_norm", norm_bytes(s), 0, norm_kernels(s));
   if (!s.moe) {
-    add(w, "activation", (act + act_out) * s.f);
+    add(w, "activation", (act.bytes + act_out) * s.f, 0, act.kernels);
     if (s.fp8) {
       const Cast normed = norm_fed_cast(s);
       add(w, "quantise", normed.bytes * s.h + s.quantise * cast_f * s.f, 0,
@@ -262,7 +297,7 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   } else {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
-    add_per_expert(w, "expert_activation", (act + act_out) * s.fe);
+    add_per_expert(w, "expert_activation", (act.bytes + act_out) * s.fe, act.kernels);
     if (s.row_cast) {
       add_row_cast(w, s, "expert_quantise", s.quantise * s.h, s.cast_kernels);
       add_row_cast(w, s, "expert_quantise_fc2", s.quantise * cast_f * s.fe, (1 - int(s.activation_cast)) * s.cast_kernels);
@@ -272,17 +307,17 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
           normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
     }
     dispatcher_memory(w, s, false);
-    add(w, "shared_activation", (act + act_out) * s.fs, 0, 1, true);
+    add(w, "shared_activation", (act.bytes + act_out) * s.fs, 0, act.kernels, true);
     if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, s.cast_kernels, true);
   }
   add(w, "mlp_residual", 3 * kAct * s.h);
 }
 
 void attention_backward_memory(PartWork& w, const MemoryShape& s) {
-  add(w, "attn_norm_bwd", 6 * s.h, 0, 2);  // dy and x read, dx written; the weight's gradient reduced
-  add(w, "latent_norms_bwd", 3 * kAct * s.latent, 0, 2);
-  add(w, "qk_norms_bwd", 3 * kAct * s.qk_normed, 0, 2);  // dy and x read, dx written
-  add(w, "rope_bwd", 2 * kAct * s.rope);
+  add(w, "attn_norm_bwd", norm_bwd(s).bytes * s.h, 0, norm_bwd(s).kernels);  // dy and x read, dx written; dw reduced
+  add(w, "latent_norms_bwd", norm_bwd(s).bytes * s.latent, 0, 2 * norm_bwd(s).kernels / (s.eager ? 1 : 2));
+  add(w, "qk_norms_bwd", norm_bwd(s).bytes * s.qk_normed, 0, 2 * norm_bwd(s).kernels / (s.eager ? 1 : 2));
+  add(w, "rope_bwd", rope_pass(s).bytes * s.rope, 0, rope_pass(s).kernels);
   if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.attn_out), 0, 2 * s.grad_cast_kernels);  // dgrad inputs, wgrad transposes
   if (s.moe) add(w, "router_bwd", 2 * 4 * s.experts);
   add(w, "residual_grad", 3 * kAct * s.h);
@@ -290,15 +325,15 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
 }
 
 void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
-  const double act = s.gated ? 5 * kAct : 3 * kAct;  // SwiGLU: dy, gate, up read, two gradients written
-  add(w, "mlp_norm_bwd", 6 * s.h, 0, 2);
+  const Elementwise act = activation_bwd(s);
+  add(w, "mlp_norm_bwd", norm_bwd(s).bytes * s.h, 0, norm_bwd(s).kernels);
   if (!s.moe) {
-    add(w, "activation_bwd", act * s.f);
+    add(w, "activation_bwd", act.bytes * s.f, 0, act.kernels);
     if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.f), 0, 2 * s.grad_cast_kernels);
   } else {
     add(w, "permute_bwd", kAct * s.h, kAct * s.h);
     add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
-    add_per_expert(w, "expert_activation_bwd", act * s.fe);
+    add_per_expert(w, "expert_activation_bwd", act.bytes * s.fe, act.kernels);
     if (s.row_cast) {
       // The experts' output gradients arrive per routed row, h wide (the second GEMM's), then the
       // first GEMM's, twice the width when gated; each quantised for the dgrad and the wgrad.
@@ -308,7 +343,7 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
       add(w, "quantise_grads", s.grad_quantise * s.h, s.grad_quantise * s.fe, 2 * s.grad_cast_kernels);
     }
     dispatcher_memory(w, s, true);
-    add(w, "shared_activation_bwd", act * s.fs, 0, 1, true);
+    add(w, "shared_activation_bwd", act.bytes * s.fs, 0, act.kernels, true);
     if (s.fp8) add(w, "shared_quantise_grads", s.grad_quantise * s.fs, 0, s.grad_cast_kernels, true);
   }
   add(w, "residual_grad", 3 * kAct * s.h);
@@ -478,7 +513,7 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   }
   // The modules rerun GEMMs and memory-bound kernels only: the calibrated non-matmul knob
   // (nonmatmul_s) stays as measured, with whatever recompute the measured run did.
-  const double act = ms.gated ? 3 * kAct : 2 * kAct;  // an activation's bytes, as mlp_forward_memory
+  const Elementwise act = activation_fwd(ms);  // as mlp_forward_memory
   if (rc.has(Recompute::CoreAttn))  // Megatron's selective default: the attention core's forward
     ab.kernels.push_back(attention_kernel("recompute_attention_core", sequences * core.forward(), KernelPass::Forward));
   if (rc.has(Recompute::MlaUpProj) && p.recompute_per_layer > 0) {
@@ -487,18 +522,18 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
     // before the modules (the calibrated capture's fit is made with it).
     ab.kernels.push_back(gemm_kernel("recompute_up_proj", gemm(double(p.recompute_per_layer), t), gemm_precision,
                                      KernelPass::Forward, q_up, kv_up));
-    add(ab, "recompute_latent_norms", 2 * kAct * ms.latent, 0, 2);
+    add(ab, "recompute_latent_norms", norm_fwd(ms).bytes * ms.latent, 0, 2 * norm_fwd(ms).kernels);
   }
   if (rc.has(Recompute::Layernorm)) {  // the two pre-norms (DeepSeek: the RMSNorms, report 3.2.3)
-    add(ab, "recompute_attn_norm", 4 * ms.h);
-    add(mb, "recompute_mlp_norm", 4 * ms.h);
+    add(ab, "recompute_attn_norm", norm_fwd(ms).bytes * ms.h, 0, norm_fwd(ms).kernels);
+    add(mb, "recompute_mlp_norm", norm_fwd(ms).bytes * ms.h, 0, norm_fwd(ms).kernels);
   }
   const auto mlp_body = [](const MemoryOp& op) { return op.name != "mlp_norm" && op.name != "mlp_residual"; };
   if (!w.moe) {
     if (rc.has(Recompute::Mlp))  // the dense MLP from its input (the pre-norm's output): GEMMs, activation
       rerun(mb, mf, [](const Kernel&) { return true; }, mlp_body);
     else if (rc.has(Recompute::OtherActs))
-      add(mb, "recompute_activation", act * ms.f);
+      add(mb, "recompute_activation", act.bytes * ms.f, 0, act.kernels);
     return w;
   }
   if (rc.has(Recompute::Moe)) {
@@ -508,11 +543,11 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
     rerun(mb, mf, [](const Kernel&) { return true; }, mlp_body);
     return w;
   }
-  if (rc.has(Recompute::MoeAct)) add_per_expert(mb, "recompute_expert_activation", act * ms.fe);
+  if (rc.has(Recompute::MoeAct)) add_per_expert(mb, "recompute_expert_activation", act.bytes * ms.fe, act.kernels);
   if (rc.has(Recompute::SharedExperts))
     rerun(mb, mf, [](const Kernel& k) { return k.name == "shared_experts"; }, [](const MemoryOp& op) { return op.shared_expert; });
   else if (rc.has(Recompute::OtherActs))
-    add(mb, "recompute_shared_activation", act * ms.fs, 0, 1, true);
+    add(mb, "recompute_shared_activation", act.bytes * ms.fs, 0, act.kernels, true);
   return w;
 }
 
