@@ -84,6 +84,11 @@ class TitanExport {
     if (p_.train.runs_fp8_attention())
       refuse("train.fp8_attention", "true", "torchtitan runs its attention (SDPA / FlexAttention) in BF16; set "
                                             "train.fp8_attention=false");
+    if (p_.software.attention_kernel != AttentionKernel::Flash2)
+      refuse("software.attention_kernel", to_string(p_.software.attention_kernel),
+             "a torchtitan job cannot choose SDPA's kernel: PyTorch runs FlashAttention-2 unless the job's environment "
+             "sets TORCH_CUDNN_SDPA_PREFERRED=1 (or its cuDNN is newer than 9.15), which the TOML does not hold; set "
+             "software.attention_kernel=flash2, the kernel the exported job runs");
     if (p_.parallel.fp8_param_gather && !(p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Tensorwise))
       refuse("parallel.fp8_param_gather", "true", "torchao gathers FP8 weights only with tensorwise FP8 scaling; set "
                                                   "parallel.fp8_param_gather=false or train.fp8_recipe=tensorwise");

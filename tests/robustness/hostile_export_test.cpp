@@ -95,6 +95,18 @@ TEST(HostileExport, TorchtitanAsyncTpWithoutCompileIsRefusedInThePlansTerms) {
   EXPECT_NE(r.out.find("enable_async_tensor_parallel = true"), std::string::npos);
 }
 
+// SDPA's kernel is PyTorch's choice at run time (an environment variable, the bundled cuDNN), not a
+// TOML key: a torchtitan plan that runs cuDNN's fused kernel cannot be written as a job and read back.
+TEST(HostileExport, TorchtitanWithCudnnAttentionIsRefusedInThePlansTerms) {
+  ScratchDir d;
+  const std::string plan = d.file("tt.yaml"), out = d.file("job.toml");
+  ASSERT_EQ(run_stepsim("import torchtitan " + kExamples + "torchtitan-llama3-70b.toml --gpus 64 -q -o " + plan).code, 0);
+  expect_rejected("export torchtitan " + plan + " --set software.attention_kernel=fused -o " + out,
+                  {"--set software.attention_kernel=fused", "software.attention_kernel", "TORCH_CUDNN_SDPA_PREFERRED",
+                   "set software.attention_kernel=flash2"});
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // A capacity factor near DBL_MIN (1e-320, denormal) loaded, imported and exported, and the replay
 // ended in "internal error: the programs deadlocked" (exit 1). Below 1 % of the mean load is now
 // refused where it is written; 0 (dropless) and 0.01 still load.
