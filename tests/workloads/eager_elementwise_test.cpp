@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "simulator/config/config_loader.hpp"
 #include "tests/config/config_test_util.hpp"
@@ -60,6 +61,19 @@ TEST(EagerElementwise, EachGroupCostsItsCompositeOpsBytes) {
   // Kernels: a norm 8 forward and 14 backward against 1 and 2, RoPE 6 each way against 1, SwiGLU 2
   // and 3 against 1 and 1: 2 x 19 + 10 + 3 = 51 more.
   EXPECT_EQ(layer_kernels(eager) - layer_kernels(fused), 51);
+}
+
+// The final norm before the LM head is the same RMSNorm module.
+TEST(EagerElementwise, TheFinalNormIsTheSameComposite) {
+  const auto bytes = [](const PartWork& part, std::string_view name) {
+    double sum = 0;
+    for (const MemoryOp& op : part.memory)
+      if (op.name == name) sum += op.bytes_per_token;
+    return sum;
+  };
+  EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(false), 1.0).forward, "final_norm"), 4 * kH);
+  EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(true), 1.0).forward, "final_norm"), 36 * kH);
+  EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(true), 1.0).input_grad, "final_norm_bwd"), 84 * kH);
 }
 
 // torchtitan's per-op checkpointing reruns every memory-bound op of the forward in the backward:

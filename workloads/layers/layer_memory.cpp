@@ -1,0 +1,233 @@
+#include "workloads/layers/layer_memory.hpp"
+
+#include "vocabulary/model_params.hpp"
+#include "vocabulary/rank_layout.hpp"
+
+namespace stepsim::layer_memory {
+namespace {
+
+// Bytes a quantisation kernel writes per value, by format: FP8 plus one FP32 scale per 128 values
+// (DeepSeek-V3 report 3.3.2's 1x128 tiles; Transformer Engine's per-tensor recipes write one scale); MXFP8 and NVFP4
+// both block layouts with their scales (vocabulary's block_scaled_bytes).
+double quantised_bytes(LowPrecision f, Fp8Recipe recipe) {
+  switch (f) {
+    case LowPrecision::Fp8: return recipe == Fp8Recipe::Blockwise ? 1 + 4.0 / 128 : 1.0;  // per tensor: one scale
+    case LowPrecision::Mxfp8:
+    case LowPrecision::Nvfp4: return block_scaled_bytes(f);
+  }
+  return 1 + 4.0 / 128;
+}
+
+}  // namespace
+
+MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
+  const ModelConfig& m = plan.model;
+  MemoryShape s{};
+  s.h = double(m.hidden_size);
+  s.f = double(m.intermediate_size);
+  s.fe = double(m.moe_intermediate_size);
+  s.fs = double(m.n_shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size);
+  const double heads = double(m.num_attention_heads);
+  const double kv_heads = double(m.kv_heads());
+  s.rope = m.is_mla() ? heads * double(m.qk_rope_head_dim) + double(m.qk_rope_head_dim)
+                      : m.rotary_pct * double(qk_head_dim(m)) * (heads + kv_heads);
+  s.latent = m.is_mla() ? double(m.q_lora_rank + m.kv_lora_rank) : 0.0;
+  s.qk_normed = m.qk_norm ? (heads + kv_heads) * double(qk_head_dim(m)) : 0.0;
+  s.attn_out = heads * double(v_head_dim(m));
+  s.experts = double(m.n_routed_experts);
+  s.gated = m.gated_mlp();
+  s.fp8 = plan.train.precision == Precision::FP8;
+  s.written = quantised_bytes(plan.train.low_precision, plan.train.fp8_recipe);
+  // NVFP4 as Transformer Engine 2.12 quantises an activation or a gradient (NVFP4Quantizer, pytorch/
+  // csrc/quantizer.cpp): the random Hadamard transform's amax pass (the two-level scale needs the
+  // tensor's amax first), the row-wise cast, then the Hadamard-transformed column-wise cast: three
+  // passes, each reading the BF16 tensor, that write both copies. FP8 and MXFP8: one read; a gradient
+  // is charged twice (its dgrad cast and its wgrad transpose), as two kernels.
+  const bool nvfp4 = s.fp8 && plan.train.low_precision == LowPrecision::Nvfp4;
+  // FP8 current scaling as Transformer Engine 2.12 runs it (Float8CurrentScalingQuantizer::
+  // quantize_impl, pytorch/csrc/quantizer.cpp): nvte_compute_amax zeroes the amax and reads the tensor
+  // (common/recipe/current_scaling.cu: zero_amax_kernel, then the amax kernel), then
+  // nvte_compute_scale_from_amax, then nvte_quantize_v2 casts it: one more read and three more
+  // kernels per cast, a gradient's included (its amax is taken once for both copies). Its norms
+  // (extensions/normalization.cpp, FUSED_NORM_AMAX_FP8) write BF16 and the amax, and the cast follows.
+  const bool per_tensor_fp8 = plan.train.fp8_recipe_applies();
+  const bool current = per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Tensorwise;
+  s.amax_read = current ? kAct : 0.0;
+  s.amax_kernels = current ? 3 : 0;
+  const double cast = (nvfp4 ? 3 : 1) * kAct + s.written;
+  s.quantise = cast + s.amax_read;
+  // A gradient feeds its dgrad and, transposed, its wgrad: two copies, except per-tensor FP8 on GPUs
+  // whose FP8 GEMMs read either layout (one copy serves both; quantizer.cpp: no transpose when
+  // nvte_is_non_tn_fp8_gemm_supported) and NVFP4, whose three passes write both.
+  const bool one_copy = nvfp4 || (per_tensor_fp8 && plan.hardware.fp8_gemm_any_layout());
+  s.grad_quantise = (one_copy ? 1 : 2) * cast + s.amax_read;
+  s.cast_kernels = (nvfp4 ? 3 : 1) + s.amax_kernels;
+  s.grad_cast_kernels = (nvfp4 ? 3 : one_copy ? 1 : 2) + s.amax_kernels;
+  const bool block_format = s.fp8 && !per_tensor_fp8;
+  s.norm_cast = s.fp8 && (block_format ? plan.software.norm_block_cast() : plan.software.fused_norm_cast) && !current;
+  s.norm_amax = current && plan.software.fused_norm_cast;
+  s.one_split_cast = per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Delayed;
+  s.activation_cast = s.fp8 && plan.software.fused_activation_cast;
+  s.moe = moe;
+  s.first = layer == 0;
+  s.eager = !plan.software.fused_elementwise;
+  s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
+  const int64_t ep = RankLayout(plan).ep();
+  const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
+  s.sort_rows = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll && m.n_routed_experts / ep > 1;
+  s.gathered_tokens = moe && ep > 1 && dispatcher == MoeDispatcher::AllGather ? double(ep) : 0.0;
+  s.alltoall_launches = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll
+                            ? int(plan.software.alltoall_dispatch_launches) : 0;
+  return s;
+}
+
+Elementwise norm_forward(bool eager) { return eager ? Elementwise{36, 8} : Elementwise{4, 1}; }
+Elementwise norm_backward(bool eager) { return eager ? Elementwise{84, 14} : Elementwise{6, 2}; }
+Elementwise rope_pass(bool eager) { return eager ? Elementwise{20, 6} : Elementwise{2 * kAct, 1}; }
+Elementwise activation_forward(bool gated, bool eager) {
+  if (!gated) return {2 * kAct, 1};  // GELU reads one, writes one
+  return eager ? Elementwise{10, 2} : Elementwise{3 * kAct, 1};  // SwiGLU reads gate and up, writes one
+}
+Elementwise activation_backward(bool gated, bool eager) {
+  if (!gated) return {3 * kAct, 1};
+  return eager ? Elementwise{18, 3} : Elementwise{5 * kAct, 1};  // dy, gate, up read, two gradients written
+}
+
+void add(PartWork& w, std::string_view name, double per_token, double per_row, int kernels, bool shared_expert) {
+  if (per_token > 0 || per_row > 0) w.memory.push_back({name, per_token, per_row, kernels, shared_expert});
+}
+
+// A routed expert's own kernel (one launch per local expert without grouped GEMMs).
+void add_per_expert(PartWork& w, std::string_view name, double per_row, int kernels) {
+  if (per_row > 0) w.memory.push_back({name, 0, per_row, kernels, false, true});
+}
+
+
+namespace {
+
+// A quantisation of the routed rows, split per local expert (MemoryOp::split_per_expert) unless the
+// recipe casts them all in one kernel (MemoryShape::one_split_cast).
+void add_row_cast(PartWork& w, const MemoryShape& s, std::string_view name, double per_row, int kernels) {
+  if (per_row > 0) {
+    MemoryOp op{name, 0, per_row, kernels};
+    op.split_per_expert = !s.one_split_cast;
+    w.memory.push_back(op);
+  }
+}
+
+// The cast of a norm's output for the GEMMs it feeds, per value and in kernels: none when the norm
+// writes it (software.fused.norm_cast), the cast alone when the norm took the amax (norm_amax).
+struct Cast {
+  double bytes;
+  int kernels;
+};
+Cast norm_fed_cast(const MemoryShape& s) {
+  if (s.norm_cast) return {0, 0};
+  if (s.norm_amax) return {s.quantise - s.amax_read, s.cast_kernels - 1};
+  return {s.quantise, s.cast_kernels};
+}
+
+// The dispatcher's own passes over the rows (MemoryShape::sort_rows, gathered_tokens); `backward`
+// retraces them.
+void dispatcher_memory(PartWork& w, const MemoryShape& s, bool backward) {
+  if (s.sort_rows) add(w, backward ? "sort_by_expert_bwd" : "sort_by_expert", 0, 2 * 2 * kAct * s.h, 2);
+  // Launches whose bytes are negligible (counts, maps, copies of a few numbers).
+  if (!backward && s.alltoall_launches > 0) w.memory.push_back({"alltoall_dispatch_launches", 0, 0, s.alltoall_launches});
+  // Forward: zero the group's buffer and add the rows in; backward: read the gradients back out.
+  if (s.gathered_tokens > 0)
+    add(w, backward ? "gathered_buffer_bwd" : "gathered_buffer", (backward ? 1 : 2) * kAct * s.h * s.gathered_tokens);
+}
+
+// A norm that feeds FP8 GEMMs writes their quantised input itself when the release fuses it
+// (software.fused.norm_cast): 2h read and the format's bytes written, no separate cast of h.
+double norm_bytes(const MemoryShape& s) { return s.norm_cast ? kAct * s.h + s.written * s.h : norm_forward(s.eager).bytes * s.h; }
+int norm_kernels(const MemoryShape& s) { return s.norm_cast ? 1 : norm_forward(s.eager).kernels; }
+
+}  // namespace
+
+void attention_forward_memory(PartWork& w, const MemoryShape& s) {
+  add(w, "attn_norm", norm_bytes(s), 0, norm_kernels(s));
+  add(w, "latent_norms", norm_forward(s.eager).bytes * s.latent, 0, 2 * norm_forward(s.eager).kernels);
+  add(w, "qk_norms", norm_forward(s.eager).bytes * s.qk_normed, 0, 2 * norm_forward(s.eager).kernels);  // queries, then keys
+  add(w, "rope", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
+  if (s.fp8) {
+    const Cast normed = norm_fed_cast(s);
+    add(w, "quantise", normed.bytes * s.h + s.quantise * s.attn_out, 0, normed.kernels + s.cast_kernels);
+  }
+  if (s.moe) add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
+  add(w, "attn_residual", 3 * kAct * s.h);
+  if (s.first) add(w, "embedding", 2 * kAct * s.h);
+}
+
+void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
+  const Elementwise act = activation_forward(s.gated, s.eager);
+  // software.fused.activation_cast: the activation writes the down projection's quantised input.
+  const double act_out = s.activation_cast ? s.written - kAct : 0.0;
+  const double cast_f = s.activation_cast ? 0.0 : 1.0;
+  if (s.row_cast)
+    add(w, "mlp_norm", norm_forward(s.eager).bytes * s.h, 0, norm_forward(s.eager).kernels);
+  else
+    add(w, "mlp_norm", norm_bytes(s), 0, norm_kernels(s));
+  if (!s.moe) {
+    add(w, "activation", (act.bytes + act_out) * s.f, 0, act.kernels);
+    if (s.fp8) {
+      const Cast normed = norm_fed_cast(s);
+      add(w, "quantise", normed.bytes * s.h + s.quantise * cast_f * s.f, 0,
+          normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
+    }
+  } else {
+    add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
+    add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
+    add_per_expert(w, "expert_activation", (act.bytes + act_out) * s.fe, act.kernels);
+    if (s.row_cast) {
+      add_row_cast(w, s, "expert_quantise", s.quantise * s.h, s.cast_kernels);
+      add_row_cast(w, s, "expert_quantise_fc2", s.quantise * cast_f * s.fe, (1 - int(s.activation_cast)) * s.cast_kernels);
+    } else if (s.fp8) {
+      const Cast normed = norm_fed_cast(s);
+      add(w, "quantise", normed.bytes * s.h, s.quantise * cast_f * s.fe,
+          normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
+    }
+    dispatcher_memory(w, s, false);
+    add(w, "shared_activation", (act.bytes + act_out) * s.fs, 0, act.kernels, true);
+    if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, s.cast_kernels, true);
+  }
+  add(w, "mlp_residual", 3 * kAct * s.h);
+}
+
+void attention_backward_memory(PartWork& w, const MemoryShape& s) {
+  add(w, "attn_norm_bwd", norm_backward(s.eager).bytes * s.h, 0, norm_backward(s.eager).kernels);  // dy and x read, dx written; dw reduced
+  add(w, "latent_norms_bwd", norm_backward(s.eager).bytes * s.latent, 0, 2 * norm_backward(s.eager).kernels / (s.eager ? 1 : 2));
+  add(w, "qk_norms_bwd", norm_backward(s.eager).bytes * s.qk_normed, 0, 2 * norm_backward(s.eager).kernels / (s.eager ? 1 : 2));
+  add(w, "rope_bwd", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
+  if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.attn_out), 0, 2 * s.grad_cast_kernels);  // dgrad inputs, wgrad transposes
+  if (s.moe) add(w, "router_bwd", 2 * 4 * s.experts);
+  add(w, "residual_grad", 3 * kAct * s.h);
+  if (s.first) add(w, "embedding_bwd", kAct * s.h + 2 * 4 * s.h);  // FP32 gradient rows read and written
+}
+
+void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
+  const Elementwise act = activation_backward(s.gated, s.eager);
+  add(w, "mlp_norm_bwd", norm_backward(s.eager).bytes * s.h, 0, norm_backward(s.eager).kernels);
+  if (!s.moe) {
+    add(w, "activation_bwd", act.bytes * s.f, 0, act.kernels);
+    if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.f), 0, 2 * s.grad_cast_kernels);
+  } else {
+    add(w, "permute_bwd", kAct * s.h, kAct * s.h);
+    add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
+    add_per_expert(w, "expert_activation_bwd", act.bytes * s.fe, act.kernels);
+    if (s.row_cast) {
+      // The experts' output gradients arrive per routed row, h wide (the second GEMM's), then the
+      // first GEMM's, twice the width when gated; each quantised for the dgrad and the wgrad.
+      add_row_cast(w, s, "expert_quantise_grads", s.grad_quantise * s.h, s.grad_cast_kernels);
+      add_row_cast(w, s, "expert_quantise_grads_fc1", s.grad_quantise * (s.gated ? 2 : 1) * s.fe, s.grad_cast_kernels);
+    } else if (s.fp8) {
+      add(w, "quantise_grads", s.grad_quantise * s.h, s.grad_quantise * s.fe, 2 * s.grad_cast_kernels);
+    }
+    dispatcher_memory(w, s, true);
+    add(w, "shared_activation_bwd", act.bytes * s.fs, 0, act.kernels, true);
+    if (s.fp8) add(w, "shared_quantise_grads", s.grad_quantise * s.fs, 0, s.grad_cast_kernels, true);
+  }
+  add(w, "residual_grad", 3 * kAct * s.h);
+}
+
+}  // namespace stepsim::layer_memory
