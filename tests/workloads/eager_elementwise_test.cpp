@@ -27,20 +27,16 @@ Plan llama(bool eager, const std::string& recompute = "none") {
                             std::string("software.fused.elementwise=") + (eager ? "false" : "true")});
 }
 
-double layer_bytes(const Plan& p) {
-  const LayerWork w = layer_work(p, 5, 1.0, 0);
-  double sum = 0;
-  for (const PartWork& part : w.parts)
-    for (const MemoryOp& op : part.memory) sum += op.bytes_per_token;
-  return sum;
-}
-
-int layer_kernels(const Plan& p) {
-  const LayerWork w = layer_work(p, 5, 1.0, 0);
-  int sum = 0;
-  for (const PartWork& part : w.parts)
-    for (const MemoryOp& op : part.memory) sum += op.kernels;
-  return sum;
+// A layer's memory-bound ops, all parts: bytes a token and kernels.
+struct Totals {
+  double bytes = 0;
+  int kernels = 0;
+};
+Totals layer_totals(const Plan& p) {
+  Totals t;
+  for (const PartWork& part : layer_work(p, 5, 1.0, 0).parts)
+    for (const MemoryOp& op : part.memory) t.bytes += op.bytes_per_token, t.kernels += op.kernels;
+  return t;
 }
 
 TEST(EagerElementwise, EachGroupCostsItsCompositeOpsBytes) {
@@ -57,10 +53,10 @@ TEST(EagerElementwise, EachGroupCostsItsCompositeOpsBytes) {
   EXPECT_DOUBLE_EQ(memory_bytes(eager, 5, LayerPart::MlpB, "activation_bwd"), 18 * kFfn);
   // The whole layer: two norms (32 + 78 more bytes a value each), RoPE (16 + 16), SwiGLU (4 + 8):
   // 901,120 + 163,840 + 172,032 = 1,236,992 more bytes a token; nothing else moves.
-  EXPECT_DOUBLE_EQ(layer_bytes(eager) - layer_bytes(fused), 1'236'992);
+  EXPECT_DOUBLE_EQ(layer_totals(eager).bytes - layer_totals(fused).bytes, 1'236'992);
   // Kernels: a norm 8 forward and 14 backward against 1 and 2, RoPE 6 each way against 1, SwiGLU 2
   // and 3 against 1 and 1: 2 x 19 + 10 + 3 = 51 more.
-  EXPECT_EQ(layer_kernels(eager) - layer_kernels(fused), 51);
+  EXPECT_EQ(layer_totals(eager).kernels - layer_totals(fused).kernels, 51);
 }
 
 // The final norm before the LM head is the same RMSNorm module.
