@@ -14,6 +14,12 @@ int64_t v_head_dim(const ModelConfig& m) {
   return qk_head_dim(m);
 }
 
+double rotary_values_per_token(const ModelConfig& m) {
+  const double heads = double(m.num_attention_heads), rope = double(m.qk_rope_head_dim);
+  if (m.is_mla()) return heads * rope + rope;
+  return m.rotary_pct * double(qk_head_dim(m)) * (heads + double(m.kv_heads()));
+}
+
 namespace {
 
 AttentionParams attention_params(const ModelConfig& m) {

@@ -81,5 +81,8 @@ AttentionCoreFlops attention_core_flops_all_layers(const ModelConfig& m, int64_t
 // Query-key and value widths per head.
 int64_t qk_head_dim(const ModelConfig& m);
 int64_t v_head_dim(const ModelConfig& m);
+// Values per token that RoPE rotates: the rotary dims of every query and key head (MLA: the
+// queries' rope dims and the one shared rope key).
+double rotary_values_per_token(const ModelConfig& m);
 
 }  // namespace stepsim

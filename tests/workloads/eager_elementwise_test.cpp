@@ -13,6 +13,7 @@
 #include "tests/config/config_test_util.hpp"
 #include "tests/workloads/layer_work_sums.hpp"
 #include "workloads/layers/layer_work.hpp"
+#include "workloads/memory/activation_bytes.hpp"
 
 namespace stepsim {
 namespace {
@@ -70,6 +71,21 @@ TEST(EagerElementwise, TheFinalNormIsTheSameComposite) {
   EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(false), 1.0).forward, "final_norm"), 4 * kH);
   EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(true), 1.0).forward, "final_norm"), 36 * kH);
   EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(true), 1.0).input_grad, "final_norm_bwd"), 84 * kH);
+}
+
+// What the composite ops' autograd nodes keep for the backward beyond the fused kernels: per norm the
+// FP32 input (4h) and the BF16 product before the weight (2h), RoPE's FP32 queries and keys (4 per
+// rotary value), SwiGLU's silu output (2f): 2 x 6 x 4096 + 4 x 5120 + 2 x 14336 = 98,304 bytes a
+// token of each layer. Recomputing everything (full) keeps only the layer input either way.
+TEST(EagerElementwise, TheCompositeOpsKeepTheirSavedTensors) {
+  EXPECT_DOUBLE_EQ(layer_activations(llama(true), false).saved_per_token -
+                       layer_activations(llama(false), false).saved_per_token,
+                   98'304);
+  EXPECT_DOUBLE_EQ(layer_activations(llama(true, "full"), false).saved_per_token,
+                   layer_activations(llama(false, "full"), false).saved_per_token);
+  EXPECT_DOUBLE_EQ(layer_activations(llama(true, "full"), false).recompute_per_token -
+                       layer_activations(llama(false, "full"), false).recompute_per_token,
+                   98'304);
 }
 
 // torchtitan's per-op checkpointing reruns every memory-bound op of the forward in the backward:

@@ -29,8 +29,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.fs = double(m.n_shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size);
   const double heads = double(m.num_attention_heads);
   const double kv_heads = double(m.kv_heads());
-  s.rope = m.is_mla() ? heads * double(m.qk_rope_head_dim) + double(m.qk_rope_head_dim)
-                      : m.rotary_pct * double(qk_head_dim(m)) * (heads + kv_heads);
+  s.rope = rotary_values_per_token(m);
   s.latent = m.is_mla() ? double(m.q_lora_rank + m.kv_lora_rank) : 0.0;
   s.qk_normed = m.qk_norm ? (heads + kv_heads) * double(qk_head_dim(m)) : 0.0;
   s.attn_out = heads * double(v_head_dim(m));

@@ -12,6 +12,8 @@ namespace stepsim {
 namespace {
 
 constexpr double kBf16 = 2, kFp32 = 4;
+// An eager RMSNorm keeps its FP32 input and its BF16 product before the weight.
+constexpr double kEagerNorm = kFp32 + kBf16;
 
 // Bytes per token a layer keeps for its backward under the recompute modules `r` (not full), and
 // what the plain checkpoints among them (mlp, moe, shared_experts) rebuild at the start of the
@@ -27,6 +29,8 @@ LayerActivations module_bytes(const Plan& plan, bool moe, Recompute r) {
   const double h = double(m.hidden_size), heads = double(m.num_attention_heads);
   const double qk = double(qk_head_dim(m)), v = double(v_head_dim(m));
   const bool norms = r.has(Recompute::Layernorm);
+  const bool eager = !plan.software.fused_elementwise;
+  const double silu_out = eager && m.gated_mlp() ? kBf16 : 0.0;  // eager SwiGLU keeps silu(gate) too
   double b = kBf16 * h;                     // layer input: every recompute starts from it
   if (!norms) b += fp8 * h + kFp32;         // first RMSNorm's output (projection input) + its rstd
   if (m.is_mla()) {
@@ -67,9 +71,8 @@ LayerActivations module_bytes(const Plan& plan, bool moe, Recompute r) {
       if (!layer) b += fp8 * 2 * routed;
     }
     const bool routed_out = layer || r.has(Recompute::MoeAct), shared_out = shared_layer || r.has(Recompute::OtherActs);
-    if (!routed_out && !shared_out) b += fp8 * inter;
-    else if (!routed_out) b += fp8 * routed;
-    else if (!shared_out) b += fp8 * shared;
+    if (!routed_out) b += (fp8 + silu_out) * routed;
+    if (!shared_out) b += (fp8 + silu_out) * shared;
     a.recompute_per_token += (layer ? fp8 * routed : 0.0) + (shared_layer ? fp8 * shared : 0.0);
   } else {
     const double inter = double(m.intermediate_size);
@@ -77,8 +80,17 @@ LayerActivations module_bytes(const Plan& plan, bool moe, Recompute r) {
       a.recompute_per_token += fp8 * 3 * inter;  // the MLP's gate/up and activation outputs, rebuilt
     } else {
       b += fp8 * 2 * inter;
-      if (!r.has(Recompute::OtherActs)) b += fp8 * inter;
+      if (!r.has(Recompute::OtherActs)) b += (fp8 + silu_out) * inter;
     }
+  }
+  // Eager composite ops (software.fused.elementwise false) keep what their autograd nodes save beside
+  // the fused kernels' outputs: each RMSNorm its FP32 input (pow, x * r) and its BF16 product before
+  // the weight (* weight), RoPE the FP32 queries and keys it multiplies. SwiGLU's silu output (the
+  // multiply's other input) is counted with the MLP above.
+  if (eager) {
+    if (!norms) b += 2 * kEagerNorm * h;
+    if (m.qk_norm) b += kEagerNorm * (heads + double(m.kv_heads())) * qk;
+    if (!m.is_mla() || !r.has(Recompute::MlaUpProj)) b += kFp32 * rotary_values_per_token(m);
   }
   a.saved_per_token = b;
   return a;
