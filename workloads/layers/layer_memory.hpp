@@ -15,8 +15,7 @@ namespace stepsim::layer_memory {
 // BF16 activation bytes.
 inline constexpr double kAct = 2;
 
-// The memory-bound kernels of each part (the per-op cost model's bytes): norms, RoPE, residual adds,
-// activations, FP8 casts, MoE routing, permutes and unpermutes, the embedding on layer 0.
+// A layer's widths and the plan's choices its memory-bound kernels depend on.
 struct MemoryShape {
   double h, f, fe, fs;    // hidden, dense FFN width, one expert's, the shared experts' together
   double rope;            // rotary dims per token (q and k)
