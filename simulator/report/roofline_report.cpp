@@ -64,18 +64,20 @@ std::string software_text(const Plan& plan) {
 std::string attention_rates_text(const Plan& plan) {
   const HardwareConfig& hw = plan.hardware;
   const std::string bf16 = fmt::format("{:g} / {:g} TFLOP/s forward / backward", hw.attention_fwd_tflops, hw.attention_bwd_tflops);
-  if (plan.software.attention_kernel == AttentionKernel::Flash2 && !plan.train.runs_fp8_attention()) {
-    const HardwareConfig::AttentionCurve& c = hw.attention_flash2;
-    return fmt::format("in FlashAttention-2 at {:g} / {:g} TFLOP/s forward / backward (software.attention_kernel flash2; "
-                       "the fused kernel's {}){}",
-                       c.fwd_tflops, c.bwd_tflops, bf16,
-                       plan.model.sliding_window > 0 ? ", sliding-window layers at its rate for S = W" : "");
-  }
-  if (!plan.train.runs_fp8_attention()) {
-    if (plan.model.sliding_window <= 0) return "at " + bf16;
-    // A sliding-window model's BF16 layers run at R x W / (W + K), K each pass's window constant.
-    return fmt::format("at {}, sliding-window layers at R x W / (W + K) with K {:g} / {:g} keys", bf16,
-                       cost::attention_window_half(hw, false), cost::attention_window_half(hw, true));
+  // The kernel and format the cost model runs (cost::attention_format: one home for that choice).
+  switch (cost::attention_format(plan)) {
+    case cost::AttentionFormat::Bf16:
+      if (plan.model.sliding_window <= 0) return "at " + bf16;
+      // A sliding-window model's BF16 layers run at R x W / (W + K), K each pass's window constant.
+      return fmt::format("at {}, sliding-window layers at R x W / (W + K) with K {:g} / {:g} keys", bf16,
+                         cost::attention_window_half(hw, false), cost::attention_window_half(hw, true));
+    case cost::AttentionFormat::Flash2Bf16:
+      return fmt::format("in FlashAttention-2 at {:g} / {:g} TFLOP/s forward / backward (software.attention_kernel flash2; "
+                         "the fused kernel's {}){}",
+                         hw.attention_flash2.fwd_tflops, hw.attention_flash2.bwd_tflops, bf16,
+                         plan.model.sliding_window > 0 ? ", sliding-window layers at its rate for S = W" : "");
+    case cost::AttentionFormat::Fp8:
+    case cost::AttentionFormat::Mxfp8: break;
   }
   const bool mx = plan.train.low_precision == LowPrecision::Mxfp8;
   const HardwareConfig::AttentionCurve& c = hw.attention_curve(plan.train.low_precision);

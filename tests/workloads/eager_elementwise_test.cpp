@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <string_view>
 
 #include "simulator/config/config_loader.hpp"
 #include "tests/config/config_test_util.hpp"
@@ -62,15 +61,9 @@ TEST(EagerElementwise, EachGroupCostsItsCompositeOpsBytes) {
 
 // The final norm before the LM head is the same RMSNorm module.
 TEST(EagerElementwise, TheFinalNormIsTheSameComposite) {
-  const auto bytes = [](const PartWork& part, std::string_view name) {
-    double sum = 0;
-    for (const MemoryOp& op : part.memory)
-      if (op.name == name) sum += op.bytes_per_token;
-    return sum;
-  };
-  EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(false), 1.0).forward, "final_norm"), 4 * kH);
-  EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(true), 1.0).forward, "final_norm"), 36 * kH);
-  EXPECT_DOUBLE_EQ(bytes(lm_head_passes(llama(true), 1.0).input_grad, "final_norm_bwd"), 84 * kH);
+  EXPECT_DOUBLE_EQ(memory_bytes(lm_head_passes(llama(false), 1.0).forward, "final_norm"), 4 * kH);
+  EXPECT_DOUBLE_EQ(memory_bytes(lm_head_passes(llama(true), 1.0).forward, "final_norm"), 36 * kH);
+  EXPECT_DOUBLE_EQ(memory_bytes(lm_head_passes(llama(true), 1.0).input_grad, "final_norm_bwd"), 84 * kH);
 }
 
 // What the composite ops' autograd nodes keep for the backward beyond the fused kernels: per norm the

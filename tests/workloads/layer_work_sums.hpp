@@ -7,13 +7,17 @@
 
 namespace stepsim::test {
 
-// Bytes per token of the part's memory-bound ops named `name`, for one sequence.
-inline double memory_bytes(const Plan& p, int64_t layer, LayerPart part, const std::string& name) {
-  const LayerWork w = layer_work(p, layer, 1.0, 0);
+// Bytes per token of a part's memory-bound ops named `name`.
+inline double memory_bytes(const PartWork& part, const std::string& name) {
   double sum = 0;
-  for (const MemoryOp& op : w.part(part).memory)
+  for (const MemoryOp& op : part.memory)
     if (op.name == name) sum += op.bytes_per_token;
   return sum;
+}
+
+// The same for a layer's part, for one sequence.
+inline double memory_bytes(const Plan& p, int64_t layer, LayerPart part, const std::string& name) {
+  return memory_bytes(layer_work(p, layer, 1.0, 0).part(part), name);
 }
 
 }  // namespace stepsim::test
