@@ -70,7 +70,7 @@ for file in "$dir"/$glob.yaml; do
         $r.roofline.plan.model,
         $r.roofline.plan.precision,
         "\($r.roofline.plan.tp)/\($r.roofline.plan.pp)/\($r.roofline.plan.cp)\($vp)",
-        $r.software.profile + (if $r.software.cuda_graphs != "none" then ", graphs " + $r.software.cuda_graphs else "" end),
+        $r.software.profile + (if $r.software.cuda_graphs != "none" then ", graphs " + $r.software.cuda_graphs + (if ($r.software.cuda_graph_scope // "") != "" then " (" + $r.software.cuda_graph_scope + ")" else "" end) else "" end),
         "\($m) s",
         "\($r.step_time_s * 1000 | round / 1000) s",
         "\($e * 1000 | round / 10) %",

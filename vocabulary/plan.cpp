@@ -23,6 +23,15 @@ const char* to_string(HiddenAct a) { return name_of(kHiddenActs, a); }
 const char* to_string(Norm n) { return name_of(kNorms, n); }
 const char* to_string(ComputeModel c) { return name_of(kComputeModels, c); }
 const char* to_string(CudaGraphs g) { return name_of(kCudaGraphs, g); }
+std::string graph_scope_text(uint8_t scope) {
+  std::string out;
+  for (const auto& n : kGraphScopes)
+    if (scope & n.value) {
+      if (!out.empty()) out += ',';
+      out += n.name;
+    }
+  return out;
+}
 const char* to_string(AttentionKernel k) { return name_of(kAttentionKernels, k); }
 const char* to_string(Fp8Recipe r) { return name_of(kFp8Recipes, r); }
 const char* precision_name(const TrainConfig& t) {

@@ -375,6 +375,13 @@ struct HardwareConfig {
 // graphed kernel costs the host nothing to launch.
 enum class CudaGraphs : uint8_t { None, Layers, FullIteration };
 
+// Which parts of each layer the per-layer graphs hold (software.cuda_graph_scope, Megatron-Core's
+// --cuda-graph-scope with --cuda-graph-impl transformer_engine): a set of these bits, 0 = the
+// whole layer. attn: the attention block (its norm, projections, core and residual); mlp: a dense
+// layer's MLP block; moe_router: the MoE router (its GEMM, top-k and auxiliary loss); moe_preprocess:
+// the token dispatcher's count and map kernels before the all-to-all. The rest launches eagerly.
+enum GraphScope : uint8_t { kGraphAttn = 1, kGraphMlp = 2, kGraphMoeRouter = 4, kGraphMoePreprocess = 8 };
+
 // Which attention kernel a release runs (software.attention_kernel): the preset's fused kernel
 // (cuDNN's, or FlashAttention-3 class: hardware.attention_{fwd,bwd}_tflops), or FlashAttention-2
 // (hardware.attention_flash2_*), which PyTorch's scaled_dot_product_attention picks on Hopper unless
@@ -423,6 +430,7 @@ struct SoftwareConfig {
     return fp8_efficiency;
   }
   CudaGraphs cuda_graphs = CudaGraphs::None;
+  uint8_t cuda_graph_scope = 0;  // GraphScope bits under cuda_graphs layers; 0 = whole layers
   AttentionKernel attention_kernel = AttentionKernel::Fused;
   // Host-device synchronisations per MoE layer and microbatch in the forward (a dispatcher copying
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
@@ -632,6 +640,8 @@ const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);
 const char* to_string(CudaGraphs g);
+// software.cuda_graph_scope's names, comma-separated in kGraphScopes' order ("" = whole layers).
+std::string graph_scope_text(uint8_t scope);
 const char* to_string(AttentionKernel k);
 const char* to_string(Fp8Recipe r);
 // train.precision as configs write it: bf16, fp8, mxfp8 or nvfp4.

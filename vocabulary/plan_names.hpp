@@ -43,6 +43,11 @@ inline constexpr Named<Fp8Recipe> kFp8Recipes[] = {
     {Fp8Recipe::Blockwise, "blockwise"}, {Fp8Recipe::Delayed, "delayed"}, {Fp8Recipe::Tensorwise, "tensorwise"}};
 inline constexpr Named<CudaGraphs> kCudaGraphs[] = {
     {CudaGraphs::None, "none"}, {CudaGraphs::Layers, "layers"}, {CudaGraphs::FullIteration, "full_iteration"}};
+// Megatron-Core's --cuda-graph-scope names (software.cuda_graph_scope).
+inline constexpr Named<GraphScope> kGraphScopes[] = {{kGraphAttn, "attn"},
+                                                     {kGraphMlp, "mlp"},
+                                                     {kGraphMoeRouter, "moe_router"},
+                                                     {kGraphMoePreprocess, "moe_preprocess"}};
 inline constexpr Named<AttentionKernel> kAttentionKernels[] = {{AttentionKernel::Fused, "fused"},
                                                                 {AttentionKernel::Flash2, "flash2"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};

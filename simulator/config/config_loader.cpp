@@ -45,7 +45,7 @@ using nlohmann::json;
 // LayerCounts: a list of non-negative integers (layers per pipeline stage). LayerIndices: a list of
 // layer numbers, ascending (model.sliding_layers).
 enum class Kind { PositiveInt, NonNegativeInt, PositiveNumber, NonNegativeNumber, Text, Path, Bool, Choice, StragglerList,
-                  RecomputeSet, LayerCounts, LayerIndices };
+                  RecomputeSet, LayerCounts, LayerIndices, GraphScopeSet };
 
 // What makes a key meaningful: the code that reads it runs only under another setting (e.g.
 // scenario.zipf_s needs scenario.routing zipf). A key set (in the file or with --set) while its
@@ -320,6 +320,8 @@ void declare_needs(std::map<std::string, Field>& f) {
   with_choice("cluster.oversubscription", "cluster.topology", {"fat-tree", "multi-plane"}, json(1.0));
   with_choice("cluster.leaf_nics", "cluster.topology", {"fat-tree", "multi-plane"}, json(32));
   with_choice("cluster.rail_optimized", "cluster.topology", {"fat-tree"}, json(false));  // multi-plane always is
+  // Scopes narrow the per-layer graphs.
+  with_choice("software.cuda_graph_scope", "software.cuda_graphs", {"layers"}, json::array());
   // HSDP shards ZeRO-3 state.
   with_choice("parallel.fsdp_shard_size", "parallel.zero", {"3"}, json(0));
 
@@ -636,6 +638,13 @@ const std::map<std::string, Field>& schema() {
     f["software.mxfp8_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::mxfp8_efficiency)};
     f["software.nvfp4_efficiency"] = {Kind::PositiveNumber, into(&Plan::software, &SoftwareConfig::nvfp4_efficiency)};
     f["software.cuda_graphs"] = choice<CudaGraphs>(kCudaGraphs, [](Plan& p, CudaGraphs v) { p.software.cuda_graphs = v; });
+    f["software.cuda_graph_scope"] = {Kind::GraphScopeSet, [](Plan& p, const json& v) {
+      uint8_t bits = 0;
+      for (const json& name : v.is_string() ? json::array({v}) : v)
+        for (const auto& n : kGraphScopes)
+          if (name.get<std::string>() == n.name) bits |= n.value;
+      p.software.cuda_graph_scope = bits;
+    }};
     f["software.attention_kernel"] =
         choice<AttentionKernel>(kAttentionKernels, [](Plan& p, AttentionKernel v) { p.software.attention_kernel = v; });
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
@@ -838,6 +847,23 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       for (const json& m : v)
         if (!m.is_string() || !named(m.get<std::string>()))
           return fail("unknown module " + describe(m) + use);
+      return v;
+    }
+    case Kind::GraphScopeSet: {
+      std::string names;
+      for (const auto& n : kGraphScopes) names += (names.empty() ? "" : ", ") + std::string(n.name);
+      const std::string use = "; use a list of Megatron-LM's CUDA graph scopes (any of " + names +
+                              "), e.g. [attn, moe_router], or [] for whole layers";
+      const auto known = [](const json& m) {
+        if (!m.is_string()) return false;
+        for (const auto& n : kGraphScopes)
+          if (m.get<std::string>() == n.name) return true;
+        return false;
+      };
+      if (v.is_string()) return known(v) ? v : fail("unknown scope " + describe(v) + use);
+      if (!v.is_array()) return fail("expected a list of scope names, got " + describe(v) + use);
+      for (const json& m : v)
+        if (!known(m)) return fail("unknown scope " + describe(m) + use);
       return v;
     }
     case Kind::LayerCounts: {

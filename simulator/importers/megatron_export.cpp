@@ -364,6 +364,11 @@ class MegatronExport {
       if (bridge) arg(software_, "cuda-graph-impl", s.cuda_graphs == CudaGraphs::Layers ? "transformer_engine" : "local");
       else arg(software_, "enable-cuda-graph");
       if (s.cuda_graphs == CudaGraphs::FullIteration) arg(software_, "cuda-graph-scope", "full_iteration");
+      if (s.cuda_graphs == CudaGraphs::Layers && s.cuda_graph_scope != 0) {
+        std::string names = graph_scope_text(s.cuda_graph_scope);
+        std::replace(names.begin(), names.end(), ',', ' ');
+        arg(software_, "cuda-graph-scope", names);
+      }
     }
     if (s.profile == "nemo-25") arg(software_, "cross-entropy-fusion-impl", "native");
     if (s.fused_cross_entropy) arg(software_, "cross-entropy-loss-fusion");

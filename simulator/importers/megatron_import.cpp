@@ -699,8 +699,21 @@ class MegatronImport {
     const std::string impl_text = impl ? known_value(*impl).text : "";
     const Given* scope = given("cuda-graph-scope");
     bool full = false;
+    std::vector<std::string> parts;  // the per-layer graphs' scopes (software.cuda_graph_scope)
     if (scope)
-      for (const auto& v : scope->values) full = full || (v.known() && v.text == "full_iteration");
+      for (const auto& v : scope->values) {
+        if (!v.known()) continue;
+        if (v.text == "full_iteration") {
+          full = true;
+          continue;
+        }
+        bool named = false;
+        for (const auto& n : kGraphScopes) named = named || v.text == n.name;
+        if (!named)
+          fail_arg(*scope, "scope " + v.text + " is not modelled; stepsim graphs full_iteration, whole layers (no scope) "
+                           "or any of attn, mlp, moe_router, moe_preprocess");
+        parts.push_back(v.text);
+      }
     if (impl && impl_text != "none" && impl_text != "local" && impl_text != "transformer_engine" && impl_text != "full_iteration")
       fail_arg(*impl, "expected none, local, transformer_engine or full_iteration");
     const Given* on = impl && impl_text != "none" ? impl : given("enable-cuda-graph") ? given("enable-cuda-graph") : given("external-cuda-graph");
@@ -708,6 +721,7 @@ class MegatronImport {
       const bool whole = full || impl_text == "full_iteration";
       plan_.set("software.cuda_graphs", whole ? "full_iteration" : "layers",
                 shown(*on) + (whole && scope ? " " + shown(*scope) : ""), on->option.line);
+      if (!whole && !parts.empty()) plan_.set("software.cuda_graph_scope", parts, shown(*scope), scope->option.line);
     }
   }
 

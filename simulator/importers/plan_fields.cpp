@@ -104,6 +104,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.mxfp8_efficiency", s.mxfp8_efficiency},
       {"software.nvfp4_efficiency", s.nvfp4_efficiency},
       {"software.cuda_graphs", to_string(s.cuda_graphs)},
+      {"software.cuda_graph_scope", graph_scope_text(s.cuda_graph_scope)},
       {"software.attention_kernel", to_string(s.attention_kernel)},
       {"software.host_syncs_per_moe_layer", s.host_syncs_per_moe_layer},
       {"software.fused.cross_entropy", s.fused_cross_entropy},

@@ -229,6 +229,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"sim.schedule", Kind::Text},
       {"sim.workload", Kind::Text},
       {"software.cuda_graphs", Kind::Text},
+      {"software.cuda_graph_scope", Kind::Text},
       {"software.attention_kernel", Kind::Text},
       {"software.fp8_efficiency", Kind::Number},
       {"software.fused.activation_cast", Kind::Flag},

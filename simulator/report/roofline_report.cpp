@@ -28,6 +28,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"mxfp8_efficiency", sw.low_precision_efficiency(LowPrecision::Mxfp8)},
                    {"nvfp4_efficiency", sw.nvfp4_efficiency},
                    {"cuda_graphs", to_string(sw.cuda_graphs)},
+                   {"cuda_graph_scope", graph_scope_text(sw.cuda_graph_scope)},
                    {"attention_kernel", to_string(sw.attention_kernel)},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
                    {"grouped_gemm_per_expert", sw.grouped_gemm_per_expert},
@@ -50,7 +51,11 @@ std::string software_text(const Plan& plan) {
                      "us per kernel on the host, CUDA graphs {}, fused {}",
                      sw.name, sw.profile, sw.gemm_efficiency,
                      low != 1 ? fmt::format(" ({} GEMMs: x {:g})", precision_name(plan.train), low) : std::string(),
-                     sw.kernel_launch_s * 1e6, sw.host_launch_s * 1e6, to_string(sw.cuda_graphs),
+                     sw.kernel_launch_s * 1e6, sw.host_launch_s * 1e6,
+                     std::string(to_string(sw.cuda_graphs)) +
+                         (sw.cuda_graph_scope != 0 && sw.cuda_graphs == CudaGraphs::Layers
+                              ? " (" + graph_scope_text(sw.cuda_graph_scope) + " only; the rest eager)"
+                              : std::string()),
                      fused.empty() ? "none" : fused) +
          (sw.fused_elementwise ? std::string()
                                : ", norms, RoPE and the gated activation as eager composite ops (software.fused.elementwise false)") +

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "simulator/config/config_loader.hpp"
+#include "simulator/importers/exporters.hpp"
 #include "vocabulary/model_params.hpp"
 #include "workloads/layers/layer_partition.hpp"
 #include "tests/importers/importer_test_util.hpp"
@@ -91,6 +92,27 @@ TEST(MegatronImport, TheOverlapOptionsAreImportedAsWritten) {
     ASSERT_NE(without.imported.find(key), nullptr) << key;
     EXPECT_EQ(without.imported.find(key)->value, false) << key;
   }
+}
+
+// --cuda-graph-impl transformer_engine graphs each layer; --cuda-graph-scope narrows it to the named
+// parts (the rest eager), or widens it to the whole iteration; a scope stepsim does not model is
+// refused naming it.
+TEST(MegatronImport, CudaGraphScopesBecomeScopedLayerGraphs) {
+  const Loaded scoped = megatron(launch("--cuda-graph-impl transformer_engine --cuda-graph-scope attn moe_router"));
+  EXPECT_EQ(scoped.plan.software.cuda_graphs, CudaGraphs::Layers);
+  EXPECT_EQ(scoped.plan.software.cuda_graph_scope, kGraphAttn | kGraphMoeRouter);
+  const Loaded layers = megatron(launch("--cuda-graph-impl transformer_engine"));
+  EXPECT_EQ(layers.plan.software.cuda_graphs, CudaGraphs::Layers);
+  EXPECT_EQ(layers.plan.software.cuda_graph_scope, 0);
+  const Loaded whole = megatron(launch("--cuda-graph-impl local --cuda-graph-scope full_iteration"));
+  EXPECT_EQ(whole.plan.software.cuda_graphs, CudaGraphs::FullIteration);
+  EXPECT_EQ(whole.plan.software.cuda_graph_scope, 0);
+  expect_import_rejects(
+      [] { importers::import_megatron(launch("--cuda-graph-impl transformer_engine --cuda-graph-scope attn mamba"), "launch.sh", {}); },
+      {"--cuda-graph-scope", "mamba", "not modelled"});
+  // And back out: the export names the same scopes.
+  const std::string text = importers::export_plan("megatron", scoped.plan);
+  EXPECT_NE(text.find("--cuda-graph-scope attn moe_router"), std::string::npos) << text;
 }
 
 TEST(MegatronImport, UnknownArgumentsAreListedAndNoCostOnesNoted) {

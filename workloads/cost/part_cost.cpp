@@ -39,10 +39,23 @@ double software_gemm_share(const Plan& plan, Precision p) {
 bool host_launched(const Plan& plan, OpScope scope) {
   switch (plan.software.cuda_graphs) {
     case CudaGraphs::None: return true;
-    case CudaGraphs::Layers: return scope != OpScope::Layer;
+    case CudaGraphs::Layers: return scope != OpScope::Layer || plan.software.cuda_graph_scope != 0;
     case CudaGraphs::FullIteration: return scope == OpScope::Optimizer;
   }
   return true;
+}
+
+bool graphed(const Plan& plan, LayerBlock block, GraphGroup group) {
+  if (plan.software.cuda_graphs != CudaGraphs::Layers) return false;
+  const uint8_t scope = plan.software.cuda_graph_scope;
+  if (scope == 0) return true;
+  switch (group) {
+    case GraphGroup::MoeRouter: return scope & kGraphMoeRouter;
+    case GraphGroup::MoePreprocess: return scope & kGraphMoePreprocess;
+    case GraphGroup::Block: break;
+  }
+  // Megatron-Core's mlp scope graphs dense MLPs only (an MoE block's token counts vary).
+  return block == LayerBlock::Attention ? (scope & kGraphAttn) : block == LayerBlock::Mlp && (scope & kGraphMlp);
 }
 
 double exposed_host_s(const Plan& plan, OpScope scope, double kernels, double gpu_s, double looped, double framework_s) {
@@ -72,6 +85,10 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
   const bool launches_per_expert = !grouped || plan.software.grouped_gemm_per_expert;
   const AttentionFormat attention = attention_format(plan);  // BF16, or train.fp8_attention's format
   PartSeconds out;
+  // Under scoped per-layer graphs (software.cuda_graph_scope), the kernels a graph holds cost the
+  // host nothing; the graph's own launch costs one.
+  const bool layer_graphs = scope == OpScope::Layer;
+  ClassSeconds graph;
   for (const Kernel& k : work.kernels) {
     ClassSeconds s;
     if (k.cls == KernelClass::Attention) {
@@ -135,6 +152,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     }
     (k.routed ? out.routed : out.tokens) += s;
     if (k.name.ends_with("shared_experts")) out.shared += s;
+    if (layer_graphs && graphed(plan, work.block, k.graph)) graph.kernels += s.kernels, graph.looped += s.looped;
   }
   const bool memory = classes & kCostMemory;
   for (const MemoryOp& op : work.memory) {
@@ -148,6 +166,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     tok.kernels = op.kernels * (per_expert ? shape.experts_per_gpu : 1.0);
     if (per_expert && grouped) tok.looped = tok.kernels - op.kernels;  // a split cast's loop
     tok.launch = launch * tok.kernels;
+    if (layer_graphs && graphed(plan, work.block, op.graph)) graph.kernels += tok.kernels, graph.looped += tok.looped;
     out.tokens += tok;
     out.routed += row;
     if (op.shared_expert) out.shared += tok;
@@ -155,9 +174,15 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
   const ClassSeconds all = out.all();
   // Host work beside the kernels: the framework's own, and the calls that issue the collectives.
   const SoftwareConfig& sw = plan.software;
-  const double beside = work.framework_host_s + work.collective_launches * sw.host_launch_s +
-                        work.looped_collective_launches * sw.looped_host_launch_s();
-  out.tokens.launch += exposed_host_s(plan, scope, all.kernels, all.total(), all.looped, beside);
+  // A graphed block's collectives are in its graph; the MoE block's own Python work runs unless the
+  // whole layer is graphed (no scope graphs an MoE block's experts here).
+  const bool block_graphed = layer_graphs && graphed(plan, work.block, GraphGroup::Block);
+  double beside = work.framework_host_s;
+  if (!block_graphed)
+    beside += work.collective_launches * sw.host_launch_s + work.looped_collective_launches * sw.looped_host_launch_s();
+  if (graph.kernels > 0 && sw.cuda_graph_scope != 0) beside += sw.host_launch_s;  // the scoped graph's replay
+  out.tokens.launch +=
+      exposed_host_s(plan, scope, all.kernels - graph.kernels, all.total(), all.looped - graph.looped, beside);
   return out;
 }
 

@@ -39,6 +39,9 @@ double software_gemm_share(const Plan& plan, Precision p);
 enum class OpScope : uint8_t { Layer, Head, Optimizer };
 // Whether the host launches each of the op's kernels (eager), or a CUDA graph holds them.
 bool host_launched(const Plan& plan, OpScope scope);
+// Whether a per-layer CUDA graph holds an op of a layer part's `block` in `group`
+// (software.cuda_graphs layers, narrowed by software.cuda_graph_scope).
+bool graphed(const Plan& plan, LayerBlock block, GraphGroup group);
 // The host-bound launch model: an op whose `kernels` take `gpu_s` on the GPU (their work and the
 // GPU's per-kernel cost) runs in max(gpu_s, kernels x software.host_launch_s) when the host
 // launches them one by one: the host issues kernel i at i x host_launch_s, so a stream of short

@@ -131,7 +131,10 @@ Cast norm_fed_cast(const MemoryShape& s) {
 void dispatcher_memory(PartWork& w, const MemoryShape& s, bool backward) {
   if (s.sort_rows) add(w, backward ? "sort_by_expert_bwd" : "sort_by_expert", 0, 2 * 2 * kAct * s.h, 2);
   // Launches whose bytes are negligible (counts, maps, copies of a few numbers).
-  if (!backward && s.alltoall_launches > 0) w.memory.push_back({"alltoall_dispatch_launches", 0, 0, s.alltoall_launches});
+  if (!backward && s.alltoall_launches > 0) {
+    w.memory.push_back({"alltoall_dispatch_launches", 0, 0, s.alltoall_launches});
+    w.memory.back().graph = GraphGroup::MoePreprocess;
+  }
   // Forward: zero the group's buffer and add the rows in; backward: read the gradients back out.
   if (s.gathered_tokens > 0)
     add(w, backward ? "gathered_buffer_bwd" : "gathered_buffer", (backward ? 1 : 2) * kAct * s.h * s.gathered_tokens);
@@ -153,7 +156,10 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
     const Cast normed = norm_fed_cast(s);
     add(w, "quantise", normed.bytes * s.h + s.quantise * s.attn_out, 0, normed.kernels + s.cast_kernels);
   }
-  if (s.moe) add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
+  if (s.moe) {
+    add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
+    w.memory.back().graph = GraphGroup::MoeRouter;
+  }
   add(w, "attn_residual", 3 * kAct * s.h);
   if (s.first) add(w, "embedding", 2 * kAct * s.h);
 }
@@ -199,7 +205,10 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "qk_norms_bwd", norm_backward(s.eager).bytes * s.qk_normed, 0, 2 * norm_backward(s.eager).kernels / (s.eager ? 1 : 2));
   add(w, "rope_bwd", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
   if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.attn_out), 0, 2 * s.grad_cast_kernels);  // dgrad inputs, wgrad transposes
-  if (s.moe) add(w, "router_bwd", 2 * 4 * s.experts);
+  if (s.moe) {
+    add(w, "router_bwd", 2 * 4 * s.experts);
+    w.memory.back().graph = GraphGroup::MoeRouter;
+  }
   add(w, "residual_grad", 3 * kAct * s.h);
   if (s.first) add(w, "embedding_bwd", kAct * s.h + 2 * 4 * s.h);  // FP32 gradient rows read and written
 }

@@ -110,6 +110,7 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   auto& af = w.parts[int(LayerPart::AttnF)];
   auto& ab = w.parts[int(LayerPart::AttnB)];
   auto& aw = w.parts[int(LayerPart::AttnW)];
+  af.block = ab.block = aw.block = LayerBlock::Attention;
   // Shapes (n outputs, k deep) of each projection; MLA's up-projections read the latents.
   const GemmShape q_up = m.is_mla() ? GemmShape{heads * qk, double(m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden_size)}
                                     : GemmShape{heads * qk, h};
@@ -140,9 +141,10 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   ab.kernels.push_back(attention_kernel("attention_core_bwd", sequences * (3 * core.qk + 2 * core.pv), KernelPass::InputGrad));
   if (w.moe) {
     const GemmShape router{double(m.n_routed_experts), h, TpSplit::Tokens};
-    af.kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, KernelPass::Forward, router));
-    ab.kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, KernelPass::InputGrad, router));
-    aw.kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, KernelPass::WeightGrad, router));
+    for (auto [part, pass] : {std::pair{&af, KernelPass::Forward}, {&ab, KernelPass::InputGrad}, {&aw, KernelPass::WeightGrad}}) {
+      part->kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, pass, router));
+      part->kernels.back().graph = GraphGroup::MoeRouter;
+    }
   }
   // Non-matmul kernels: about a third in forward, two thirds in backward (DeepSeek's trace:
   // 2.7 ms of F, 5.3 ms of B per layer), split evenly between attention and MLP.
@@ -154,6 +156,7 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   auto& mf = w.parts[int(LayerPart::MlpF)];
   auto& mb = w.parts[int(LayerPart::MlpB)];
   auto& mw = w.parts[int(LayerPart::MlpW)];
+  if (w.moe) mf.block = mb.block = mw.block = LayerBlock::Moe;
   const double in_mats = double(m.mlp_matrices() - 1);
   const auto mlp_shape = [&](double width, TpSplit first, TpSplit last) {
     return std::pair{GemmShape{in_mats * width, h, first}, GemmShape{h, width, last}};

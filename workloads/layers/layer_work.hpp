@@ -36,6 +36,12 @@ enum class KernelClass : uint8_t { Gemm, Attention };
 // gradient or the weight gradient.
 enum class KernelPass : uint8_t { Forward, InputGrad, WeightGrad };
 
+// Where an op sits for a scoped CUDA graph (software.cuda_graph_scope): its part's block, or the
+// MoE router or the dispatcher's preprocess inside it, which Megatron-Core graphs on their own.
+enum class GraphGroup : uint8_t { Block, MoeRouter, MoePreprocess };
+// A layer part's block: attention, a dense MLP or an MoE block.
+enum class LayerBlock : uint8_t { Attention, Mlp, Moe };
+
 struct Kernel {
   std::string_view name;  // e.g. "q_up", "attention_core_bwd", "routed_experts"
   double flops = 0;       // the replica's (before TP / CP splits)
@@ -47,6 +53,7 @@ struct Kernel {
   int gemms = 0;
   bool routed = false;  // routed experts: rows are one expert's, over the GPU's experts
   int64_t attention_window = 0;  // attention: keys per query at most (sliding window); 0 = the sequence
+  GraphGroup graph = GraphGroup::Block;
 };
 
 // A memory-bound kernel group (norms, activations, RoPE, residual adds, casts, MoE permutes,
@@ -63,9 +70,11 @@ struct MemoryOp {
   // software.grouped_gemm_per_expert): Transformer Engine's GroupedLinear quantises its input and
   // output gradient with split_quantize, a kernel per expert's rows beside its GEMM loop.
   bool split_per_expert = false;
+  GraphGroup graph = GraphGroup::Block;
 };
 
 struct PartWork {
+  LayerBlock block = LayerBlock::Mlp;
   std::vector<Kernel> kernels;
   std::vector<MemoryOp> memory;  // the per-op cost model's memory-bound kernels
   double nonmatmul_s = 0;  // norms, SwiGLU, casts: hardware.nonmatmul_s_per_token_layer model
