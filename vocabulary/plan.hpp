@@ -436,6 +436,14 @@ struct SoftwareConfig {
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
   // Charged by the MoE dispatcher (parallel.moe_dispatcher), not by the per-op cost model.
   int64_t host_syncs_per_moe_layer = 0;
+  // Whether an MoE layer's backward all-to-all (the dispatch's gradient) leaves only after the
+  // experts' weight gradients: the dispatcher is an autograd node after Transformer Engine's
+  // linears, whose backward computes input and weight gradients in one call (Megatron-Core's
+  // alltoall, allgather and flex dispatchers, DeepEP's and HybridEP's included; torchtitan's
+  // all-to-all). false: it leaves once the input gradient is done and W computes while it moves
+  // (DeepSeek's own DualPipe code). Megatron's --delay-wgrad-compute (parallel.moe_overlap_ep_comm)
+  // delays W either way.
+  bool moe_wgrad_before_dispatch = false;
   // A grouped expert GEMM (parallel.moe_grouped_gemm) launches one GEMM per local expert on a few
   // streams (Transformer Engine's GroupedLinear: its multi-stream cuBLAS backend), so its kernels
   // (launch and host cost) count per expert, while its tiles still share the SMs' waves.

@@ -649,6 +649,7 @@ const std::map<std::string, Field>& schema() {
         choice<AttentionKernel>(kAttentionKernels, [](Plan& p, AttentionKernel v) { p.software.attention_kernel = v; });
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
                                               into(&Plan::software, &SoftwareConfig::host_syncs_per_moe_layer)};
+    f["software.moe_wgrad_before_dispatch"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::moe_wgrad_before_dispatch)};
     f["software.grouped_gemm_per_expert"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::grouped_gemm_per_expert)};
     f["software.fp8_weight_cache"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fp8_weight_cache)};
     f["software.fused.cross_entropy"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_cross_entropy)};

@@ -107,6 +107,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.cuda_graph_scope", graph_scope_text(s.cuda_graph_scope)},
       {"software.attention_kernel", to_string(s.attention_kernel)},
       {"software.host_syncs_per_moe_layer", s.host_syncs_per_moe_layer},
+      {"software.moe_wgrad_before_dispatch", s.moe_wgrad_before_dispatch},
       {"software.fused.cross_entropy", s.fused_cross_entropy},
       {"software.fused.norm_cast", s.fused_norm_cast},
       {"software.fused.norm_block_cast", s.norm_block_cast()},

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 
 #include "tests/simulator/sim_test_util.hpp"
 #include "workloads/model/model_workload.hpp"
@@ -59,20 +60,38 @@ TEST(SplitBackward, PlainAutogradExposesTheWeightGradientsThatHidTheAllToAll) {
   expect_exact_split(plain);
 }
 
-// Plain autograd: the dispatch-gradient leaves only after the layer's MLP W has finished.
-TEST(SplitBackward, PlainAutogradSendsTheDispatchGradientAfterTheWeightGradient) {
-  const SimResult plain = run(false);
+// Each backward dispatch-gradient's start less the end of its layer's MLP W, on every GPU.
+std::vector<double> dispatch_after_w_s(const SimResult& r) {
   std::map<std::pair<int32_t, uint16_t>, double> mlp_w_end_s;
-  for (const Span& s : plain.spans)
+  for (const Span& s : r.spans)
     if (s.stream == ops::kComputeStream && s.tag.phase == Phase::Weight && s.tag.kind == OpKind::MoeGemm)
       mlp_w_end_s[{s.rank, s.tag.layer}] = s.end_s;
-  int checked = 0;
-  for (const Span& s : plain.spans)
-    if (ops::comm_class(s.tag.kind) == ops::CommClass::Ep && s.tag.kind == OpKind::EpDispatch && s.tag.phase == Phase::Backward) {
-      EXPECT_GE(s.start_s, mlp_w_end_s.at({s.rank, s.tag.layer}) - 1e-12);
-      ++checked;
-    }
-  EXPECT_EQ(checked, 16 * 4);
+  std::vector<double> gaps;
+  for (const Span& s : r.spans)
+    if (ops::comm_class(s.tag.kind) == ops::CommClass::Ep && s.tag.kind == OpKind::EpDispatch && s.tag.phase == Phase::Backward)
+      gaps.push_back(s.start_s - mlp_w_end_s.at({s.rank, s.tag.layer}));
+  return gaps;
+}
+
+// Plain autograd: the dispatch-gradient leaves only after the layer's MLP W has finished.
+TEST(SplitBackward, PlainAutogradSendsTheDispatchGradientAfterTheWeightGradient) {
+  const std::vector<double> gaps = dispatch_after_w_s(run(false));
+  EXPECT_EQ(gaps.size(), 16u * 4);
+  for (double g : gaps) EXPECT_GE(g, -1e-12);
+}
+
+// DeepEP as DeepSeek's code runs it sends the dispatch-gradient once the input gradient is done, W
+// computing while it moves; inside a framework's autograd (Megatron's flex dispatcher,
+// software.moe_wgrad_before_dispatch) the same DeepEP transfer waits for W, as the alltoall
+// dispatcher's does.
+TEST(SplitBackward, AFrameworksAutogradSendsDeepEpsDispatchGradientAfterTheWeightGradient) {
+  const std::vector<double> deepseek = dispatch_after_w_s(run(true));
+  const std::vector<double> autograd =
+      dispatch_after_w_s(slow_ep16_moe_run({"parallel.split_backward=true", "software.moe_wgrad_before_dispatch=true"}));
+  ASSERT_EQ(deepseek.size(), 16u * 4);
+  ASSERT_EQ(autograd.size(), 16u * 4);
+  for (double g : deepseek) EXPECT_LT(g, 0);  // sent before W ended
+  for (double g : autograd) EXPECT_GE(g, -1e-12);
 }
 
 }  // namespace

@@ -94,13 +94,15 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   // dispatch-gradient waits for.
   ops::OpRef expert_backward(ops::OpSink& sink, int64_t layer, const Pass& b, const sched::ChunkRef& ref,
                                 ops::OpRef combine_grad);
-  // Megatron's alltoall and allgather dispatchers are autograd nodes of their own: the backward
-  // reaches one only once the node before it (Transformer Engine's linear layers compute input and
-  // weight gradients in one backward call) is done, W included. DeepEP as DeepSeek runs it posts its
-  // transfers once the input gradient is done, and W computes while they move; Megatron's
-  // all-to-all overlap does the same by delaying W (--delay-wgrad-compute).
+  // Megatron's dispatchers are autograd nodes of their own: the backward reaches one only once the
+  // node before it (Transformer Engine's linear layers compute input and weight gradients in one
+  // backward call) is done, W included; so does its flex dispatcher with DeepEP or HybridEP
+  // (software.moe_wgrad_before_dispatch). DeepEP as DeepSeek runs it posts its transfers once the
+  // input gradient is done, and W computes while they move; Megatron's all-to-all overlap does the
+  // same by delaying W (--delay-wgrad-compute).
   bool autograd_order() const {
-    return plan_.parallel.moe_dispatcher != MoeDispatcher::DeepEP && !plan_.parallel.moe_overlap_ep_comm;
+    return (plan_.parallel.moe_dispatcher != MoeDispatcher::DeepEP || plan_.software.moe_wgrad_before_dispatch) &&
+           !plan_.parallel.moe_overlap_ep_comm;
   }
   bool experts_weight_first(const Pass& b) const { return separate_weight(b) && autograd_order(); }
   // The experts' W as its own op after the dispatch-gradient is posted.
