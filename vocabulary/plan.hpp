@@ -378,7 +378,8 @@ enum class CudaGraphs : uint8_t { None, Layers, FullIteration };
 // Which parts of each layer the per-layer graphs hold (software.cuda_graph_scope, Megatron-Core's
 // --cuda-graph-scope with --cuda-graph-impl transformer_engine): a set of these bits, 0 = the
 // whole layer. attn: the attention block (its norm, projections, core and residual); mlp: a dense
-// layer's MLP block; moe_router: the MoE router (its GEMM, top-k and auxiliary loss); moe_preprocess:
+// layer's MLP block; moe_router: the MLP block's start up to the MoE router (the pre-MLP norm, the
+// router's GEMM, top-k and auxiliary loss); moe_preprocess:
 // the token dispatcher's count and map kernels before the all-to-all. The rest launches eagerly.
 enum GraphScope : uint8_t { kGraphAttn = 1, kGraphMlp = 2, kGraphMoeRouter = 4, kGraphMoePreprocess = 8 };
 

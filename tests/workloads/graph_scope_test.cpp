@@ -53,13 +53,16 @@ TEST(GraphScope, ThePreprocessScopeTakesTheDispatchersCountKernelsOffTheHost) {
 
 TEST(GraphScope, TheRouterScopeTakesTheRoutersKernelsOffTheHostInEachPass) {
   // The router: forward its GEMM and the top-k's 2 kernels; input gradient its GEMM and the scores'
-  // backward; weight gradient its GEMM. Each scoped pass replays one graph.
+  // backward; weight gradient its GEMM. Megatron's scope runs from the MLP's start, so the pre-MLP
+  // norm is in it too: 1 fused kernel forward, 2 backward. Each scoped part replays one graph.
   const Plan none = plan("none"), router = plan("layers", "[moe_router]");
   EXPECT_NEAR(exposed(none, LayerPart::AttnF).host_s - exposed(router, LayerPart::AttnF).host_s, (3 - 1) * kHost, 1e-9);
   EXPECT_NEAR(exposed(none, LayerPart::AttnB).host_s - exposed(router, LayerPart::AttnB).host_s, (2 - 1) * kHost, 1e-9);
   EXPECT_NEAR(exposed(none, LayerPart::AttnW).host_s - exposed(router, LayerPart::AttnW).host_s, 0.0, 1e-9);
-  // The MoE block itself stays eager.
-  EXPECT_DOUBLE_EQ(exposed(router, LayerPart::MlpF).host_s, exposed(none, LayerPart::MlpF).host_s);
+  EXPECT_NEAR(exposed(none, LayerPart::MlpF).host_s - exposed(router, LayerPart::MlpF).host_s, (1 - 1) * kHost, 1e-9);
+  EXPECT_NEAR(exposed(none, LayerPart::MlpB).host_s - exposed(router, LayerPart::MlpB).host_s, (2 - 1) * kHost, 1e-9);
+  // The experts stay eager: the weight gradients' part is untouched.
+  EXPECT_DOUBLE_EQ(exposed(router, LayerPart::MlpW).host_s, exposed(none, LayerPart::MlpW).host_s);
 }
 
 TEST(GraphScope, TheAttentionScopeLeavesOnlyTheRouterAndTheReplayOnTheHost) {

@@ -104,6 +104,12 @@ void add_per_expert(PartWork& w, std::string_view name, double per_row, int kern
 
 namespace {
 
+// Puts the op just added as `name` in a scoped CUDA graph's group (add() skips an op of no bytes, so
+// the name is checked: a skipped op tags nothing).
+void in_graph(PartWork& w, std::string_view name, GraphGroup group) {
+  if (!w.memory.empty() && w.memory.back().name == name) w.memory.back().graph = group;
+}
+
 // A quantisation of the routed rows, split per local expert (MemoryOp::split_per_expert) unless the
 // recipe casts them all in one kernel (MemoryShape::one_split_cast).
 void add_row_cast(PartWork& w, const MemoryShape& s, std::string_view name, double per_row, int kernels) {
@@ -133,7 +139,7 @@ void dispatcher_memory(PartWork& w, const MemoryShape& s, bool backward) {
   // Launches whose bytes are negligible (counts, maps, copies of a few numbers).
   if (!backward && s.alltoall_launches > 0) {
     w.memory.push_back({"alltoall_dispatch_launches", 0, 0, s.alltoall_launches});
-    w.memory.back().graph = GraphGroup::MoePreprocess;
+    in_graph(w, "alltoall_dispatch_launches", GraphGroup::MoePreprocess);
   }
   // Forward: zero the group's buffer and add the rows in; backward: read the gradients back out.
   if (s.gathered_tokens > 0)
@@ -158,7 +164,7 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
   }
   if (s.moe) {
     add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
-    w.memory.back().graph = GraphGroup::MoeRouter;
+    in_graph(w, "router_topk", GraphGroup::MoeRouter);
   }
   add(w, "attn_residual", 3 * kAct * s.h);
   if (s.first) add(w, "embedding", 2 * kAct * s.h);
@@ -173,6 +179,8 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
     add(w, "mlp_norm", norm_forward(s.eager).bytes * s.h, 0, norm_forward(s.eager).kernels);
   else
     add(w, "mlp_norm", norm_bytes(s), 0, norm_kernels(s));
+  // Megatron's moe_router graph scope runs from the MLP's start to the router: its norm included.
+  if (s.moe) in_graph(w, "mlp_norm", GraphGroup::MoeRouter);
   if (!s.moe) {
     add(w, "activation", (act.bytes + act_out) * s.f, 0, act.kernels);
     if (s.fp8) {
@@ -207,7 +215,7 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.attn_out), 0, 2 * s.grad_cast_kernels);  // dgrad inputs, wgrad transposes
   if (s.moe) {
     add(w, "router_bwd", 2 * 4 * s.experts);
-    w.memory.back().graph = GraphGroup::MoeRouter;
+    in_graph(w, "router_bwd", GraphGroup::MoeRouter);
   }
   add(w, "residual_grad", 3 * kAct * s.h);
   if (s.first) add(w, "embedding_bwd", kAct * s.h + 2 * 4 * s.h);  // FP32 gradient rows read and written
@@ -216,6 +224,7 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
 void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
   const Elementwise act = activation_backward(s.gated, s.eager);
   add(w, "mlp_norm_bwd", norm_backward(s.eager).bytes * s.h, 0, norm_backward(s.eager).kernels);
+  if (s.moe) in_graph(w, "mlp_norm_bwd", GraphGroup::MoeRouter);
   if (!s.moe) {
     add(w, "activation_bwd", act.bytes * s.f, 0, act.kernels);
     if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.f), 0, 2 * s.grad_cast_kernels);
