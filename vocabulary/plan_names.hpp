@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string_view>
 
 #include "vocabulary/plan.hpp"
 
@@ -73,6 +75,14 @@ inline constexpr Named<HiddenAct> kHiddenActs[] = {{HiddenAct::Silu, "silu"},
                                                    {HiddenAct::GeGlu, "geglu"},
                                                    {HiddenAct::Relu2, "relu2"}};
 inline constexpr Named<Norm> kNorms[] = {{Norm::RmsNorm, "rmsnorm"}, {Norm::LayerNorm, "layernorm"}};
+
+// The value a table names `name`, if any.
+template <typename E, size_t N>
+std::optional<E> value_of(const Named<E> (&table)[N], std::string_view name) {
+  for (const auto& n : table)
+    if (name == n.name) return n.value;
+  return std::nullopt;
+}
 
 template <typename E, size_t N>
 const char* name_of(const Named<E> (&table)[N], E value) {

@@ -640,9 +640,7 @@ const std::map<std::string, Field>& schema() {
     f["software.cuda_graphs"] = choice<CudaGraphs>(kCudaGraphs, [](Plan& p, CudaGraphs v) { p.software.cuda_graphs = v; });
     f["software.cuda_graph_scope"] = {Kind::GraphScopeSet, [](Plan& p, const json& v) {
       uint8_t bits = 0;
-      for (const json& name : v.is_string() ? json::array({v}) : v)
-        for (const auto& n : kGraphScopes)
-          if (name.get<std::string>() == n.name) bits |= n.value;
+      for (const json& name : v.is_string() ? json::array({v}) : v) bits |= *value_of(kGraphScopes, name.get<std::string>());
       p.software.cuda_graph_scope = bits;
     }};
     f["software.attention_kernel"] =
@@ -855,12 +853,7 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       for (const auto& n : kGraphScopes) names += (names.empty() ? "" : ", ") + std::string(n.name);
       const std::string use = "; use a list of Megatron-LM's CUDA graph scopes (any of " + names +
                               "), e.g. [attn, moe_router], or [] for whole layers";
-      const auto known = [](const json& m) {
-        if (!m.is_string()) return false;
-        for (const auto& n : kGraphScopes)
-          if (m.get<std::string>() == n.name) return true;
-        return false;
-      };
+      const auto known = [](const json& m) { return m.is_string() && value_of(kGraphScopes, m.get<std::string>()); };
       if (v.is_string()) return known(v) ? v : fail("unknown scope " + describe(v) + use);
       if (!v.is_array()) return fail("expected a list of scope names, got " + describe(v) + use);
       for (const json& m : v)

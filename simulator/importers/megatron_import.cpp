@@ -707,11 +707,12 @@ class MegatronImport {
           full = true;
           continue;
         }
-        bool named = false;
-        for (const auto& n : kGraphScopes) named = named || v.text == n.name;
-        if (!named)
+        if (!value_of(kGraphScopes, v.text)) {
+          std::string names;
+          for (const auto& n : kGraphScopes) names += std::string(names.empty() ? "" : ", ") + n.name;
           fail_arg(*scope, "scope " + v.text + " is not modelled; stepsim graphs full_iteration, whole layers (no scope) "
-                           "or any of attn, mlp, moe_router, moe_preprocess");
+                           "or any of " + names);
+        }
         parts.push_back(v.text);
       }
     if (impl && impl_text != "none" && impl_text != "local" && impl_text != "transformer_engine" && impl_text != "full_iteration")
