@@ -81,7 +81,10 @@ struct ModelConfig {
   HiddenAct hidden_act = HiddenAct::Silu;
   double rotary_pct = 1;        // share of each head's dims rotary embeddings turn (GPT-NeoX); 0 = none
   bool attention_bias = false;  // the attention projections carry bias vectors (GPT-NeoX)
-  bool mlp_bias = false;        // the MLP matrices carry bias vectors (GPT-NeoX)
+  bool mlp_bias = false;        // the MLP matrices carry bias vectors (GPT-NeoX, GPT-OSS)
+  // A clamped gated activation (GPT-OSS, HF's swiglu_limit): the gate clamped to at most this, the
+  // up projection to +-this, before the activation. 0 = no clamp.
+  double swiglu_limit = 0;
   Norm norm = Norm::RmsNorm;
   // An RMSNorm over each query and key head before RoPE (Qwen3, OLMo 2, Gemma 3; Megatron-LM's
   // --qk-layernorm): two more memory-bound kernels in each attention pass.
@@ -465,6 +468,12 @@ struct SoftwareConfig {
   // Norms, the rotary embedding and the gated activation each run as one kernel (a fused kernel or a
   // compiler's); false: as eager PyTorch's composite ops, one kernel each, the norms in FP32.
   bool fused_elementwise = true;
+  // A clamped activation (model.swiglu_limit) clamps inside its kernel; false: the clamps, and the
+  // re-joining of gate and up, run as eager ops before it, their gradients through autograd.
+  bool fused_clamped_glu = true;
+  // The experts' second bias (model.mlp_bias) is added in the GEMM's epilogue; false: added after
+  // it, weighted by each row's routing probability, by eager ops per local expert.
+  bool fused_expert_bias = true;
 };
 
 // The fabric between NICs (platforms/topology.hpp): a non-blocking switch, a two-level leaf/spine

@@ -198,6 +198,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"model.vocab_size", 0, 1 << 24, size},
       {"model.sliding_window", 0, 1 << 24, "a window longer than any sequence stepsim takes is full attention; use 0"},
       {"model.rotary_pct", 0, 1, "a share of each head's dimensions"},
+      {"model.swiglu_limit", 0, 1e6, "a clamp beyond 10^6 never binds on BF16 activations; use 0 for none"},
       {"train.global_batch", 0, 1 << 24, size},
       {"train.global_batch_tokens", 0, 1LL << 40, "over 10^12 tokens in one step is a unit mistake"},
       {"parallel.micro_batch_size", 0, 1 << 24, size},
@@ -494,6 +495,7 @@ const std::map<std::string, Field>& schema() {
     f["model.rotary_pct"] = {Kind::NonNegativeNumber, into(&Plan::model, &ModelConfig::rotary_pct)};
     f["model.attention_bias"] = {Kind::Bool, into(&Plan::model, &ModelConfig::attention_bias)};
     f["model.mlp_bias"] = {Kind::Bool, into(&Plan::model, &ModelConfig::mlp_bias)};
+    f["model.swiglu_limit"] = {Kind::NonNegativeNumber, into(&Plan::model, &ModelConfig::swiglu_limit)};
     f["model.qk_norm"] = {Kind::Bool, into(&Plan::model, &ModelConfig::qk_norm)};
     f["model.sliding_layers"] = {Kind::LayerIndices,
                                  [](Plan& p, const json& v) { p.model.sliding_layers = v.get<std::vector<int64_t>>(); }};
@@ -656,6 +658,8 @@ const std::map<std::string, Field>& schema() {
                                            [](Plan& p, const json& v) { p.software.fused_norm_block_cast = v.get<bool>(); }};
     f["software.fused.activation_cast"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_activation_cast)};
     f["software.fused.elementwise"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_elementwise)};
+    f["software.fused.clamped_glu"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_clamped_glu)};
+    f["software.fused.expert_bias"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_expert_bias)};
     f["hardware.gemm_tile_m"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_m)};
     f["hardware.gemm_tile_n"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_n)};
     // hardware.profile is merged in before the walk (see apply_hardware_layers).

@@ -205,9 +205,9 @@ nlohmann::json read_hf_model_keys(const std::string& path,
       out[name] = hf_bool(path, hf, key.c_str()).value_or(false);
       continue;
     }
-    // The activation (its name decides gated or not) and GPT-NeoX's share of rotary dimensions go
+    // The activation (its name decides gated or not), its clamp (GPT-OSS) and GPT-NeoX's share of rotary dimensions go
     // through the YAML keys' checks; a LayerNorm's epsilon says the layers use LayerNorm.
-    if (name == "hidden_act" || name == "rotary_pct") {
+    if (name == "hidden_act" || name == "rotary_pct" || name == "swiglu_limit") {
       if (!value.is_null()) out[name] = value;
       continue;
     }
@@ -238,6 +238,8 @@ nlohmann::json read_hf_model_keys(const std::string& path,
     out["mlp_bias"] = true;
     out["norm"] = "layernorm";
   }
+  // GPT-OSS: every expert matrix has a bias (HF's GptOssExperts; the file has no key for it).
+  if (hf.contains("model_type") && hf["model_type"] == json("gpt_oss") && !out.contains("mlp_bias")) out["mlp_bias"] = true;
   // Families whose attention normalises each query and key head (HF has no key for it: the model
   // class does it): Qwen3 and its MoE, OLMo 2, Gemma 3.
   if (hf.contains("model_type") && hf["model_type"].is_string()) {

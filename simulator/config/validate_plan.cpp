@@ -10,6 +10,7 @@
 #include "platforms/topology.hpp"
 #include "schedules/registry.hpp"
 #include "vocabulary/config_error.hpp"
+#include "vocabulary/plan_names.hpp"
 #include "simulator/config/straggler_config.hpp"
 #include "simulator/config/validate_sizes.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
@@ -48,6 +49,9 @@ void validate_model(const Plan& p, const auto& fail) {
                                             "; lower first_k_dense_replace or set n_routed_experts=0 for a dense model");
   if (m.dense_layers() > 0 && m.intermediate_size <= 0)
     fail("model.intermediate_size", "dense FFN layers need intermediate_size > 0");
+  if (m.swiglu_limit > 0 && !m.gated_mlp())
+    fail("model.swiglu_limit", "clamps a gated activation's gate and up inputs, and model.hidden_act " +
+                                   std::string(name_of(kHiddenActs, m.hidden_act)) + " is not gated; use 0");
   if (!m.is_moe()) return;
   if (m.moe_intermediate_size <= 0) fail("model.moe_intermediate_size", "an MoE model needs moe_intermediate_size > 0");
   if (m.num_experts_per_tok < 1 || m.num_experts_per_tok > m.n_routed_experts)

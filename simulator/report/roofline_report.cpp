@@ -38,7 +38,9 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                               {"norm_cast", sw.fused_norm_cast},
                               {"norm_block_cast", sw.norm_block_cast()},
                               {"activation_cast", sw.fused_activation_cast},
-                              {"elementwise", sw.fused_elementwise}}}};
+                              {"elementwise", sw.fused_elementwise},
+                              {"clamped_glu", sw.fused_clamped_glu},
+                              {"expert_bias", sw.fused_expert_bias}}}};
 }
 
 std::string software_text(const Plan& plan) {

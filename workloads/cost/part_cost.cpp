@@ -163,7 +163,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
     row.memory = memory ? memory_seconds(op.bytes_per_row * shape.routed_rows / etp, hw) : 0.0;
     // Per-expert kernels (an expert's activation) launch once per expert without grouped GEMMs.
     const bool per_expert = (op.per_expert && !grouped) || (op.split_per_expert && launches_per_expert);
-    tok.kernels = op.kernels * (per_expert ? shape.experts_per_gpu : 1.0);
+    tok.kernels = op.kernels * (per_expert ? shape.experts_per_gpu : 1.0) + op.kernels_per_local_expert * shape.experts_per_gpu;
     if (per_expert && grouped) tok.looped = tok.kernels - op.kernels;  // a split cast's loop
     tok.launch = launch * tok.kernels;
     if (layer_graphs && graphed(plan, work.block, op.graph)) graph.kernels += tok.kernels, graph.looped += tok.looped;

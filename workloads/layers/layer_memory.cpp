@@ -70,6 +70,8 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.moe = moe;
   s.first = layer == 0;
   s.eager = !plan.software.fused_elementwise;
+  s.clamp_apart = m.swiglu_limit > 0 && s.gated && !plan.software.fused_clamped_glu;
+  s.expert_bias_apart = moe && m.mlp_bias && !plan.software.fused_expert_bias;
   s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
   const int64_t ep = RankLayout(plan).ep();
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
@@ -103,6 +105,14 @@ void add_per_expert(PartWork& w, std::string_view name, double per_row, int kern
 
 
 namespace {
+
+// The experts' bias added apart from their GEMM (MemoryShape::expert_bias_apart): per routed row,
+// `h` wide, from a Python loop over the local experts.
+void add_expert_bias(PartWork& w, std::string_view name, const PerExpertElementwise& e, double h) {
+  MemoryOp op{name, 0, e.bytes * h, e.kernels};
+  op.kernels_per_local_expert = e.kernels_per_expert;
+  w.memory.push_back(op);
+}
 
 // Puts the op just added as `name` in a scoped CUDA graph's group (add() skips an op of no bytes, so
 // the name is checked: a skipped op tags nothing).
@@ -182,6 +192,7 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   // Megatron's moe_router graph scope runs from the MLP's start to the router: its norm included.
   if (s.moe) in_graph(w, "mlp_norm", GraphGroup::MoeRouter);
   if (!s.moe) {
+    if (s.clamp_apart) add(w, "activation_clamp", kClampedGluForward.bytes * s.f, 0, kClampedGluForward.kernels);
     add(w, "activation", (act.bytes + act_out) * s.f, 0, act.kernels);
     if (s.fp8) {
       const Cast normed = norm_fed_cast(s);
@@ -191,7 +202,9 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   } else {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
+    if (s.clamp_apart) add_per_expert(w, "expert_activation_clamp", kClampedGluForward.bytes * s.fe, kClampedGluForward.kernels);
     add_per_expert(w, "expert_activation", (act.bytes + act_out) * s.fe, act.kernels);
+    if (s.expert_bias_apart) add_expert_bias(w, "expert_bias", kExpertBiasForward, s.h);
     if (s.row_cast) {
       add_row_cast(w, s, "expert_quantise", s.quantise * s.h, s.cast_kernels);
       add_row_cast(w, s, "expert_quantise_fc2", s.quantise * cast_f * s.fe, (1 - int(s.activation_cast)) * s.cast_kernels);
@@ -201,6 +214,8 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
           normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
     }
     dispatcher_memory(w, s, false);
+    if (s.clamp_apart)
+      add(w, "shared_activation_clamp", kClampedGluForward.bytes * s.fs, 0, kClampedGluForward.kernels, true);
     add(w, "shared_activation", (act.bytes + act_out) * s.fs, 0, act.kernels, true);
     if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, s.cast_kernels, true);
   }
@@ -227,11 +242,14 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
   if (s.moe) in_graph(w, "mlp_norm_bwd", GraphGroup::MoeRouter);
   if (!s.moe) {
     add(w, "activation_bwd", act.bytes * s.f, 0, act.kernels);
+    if (s.clamp_apart) add(w, "activation_clamp_bwd", kClampedGluBackward.bytes * s.f, 0, kClampedGluBackward.kernels);
     if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.f), 0, 2 * s.grad_cast_kernels);
   } else {
     add(w, "permute_bwd", kAct * s.h, kAct * s.h);
     add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
+    if (s.expert_bias_apart) add_expert_bias(w, "expert_bias_bwd", kExpertBiasBackward, s.h);
     add_per_expert(w, "expert_activation_bwd", act.bytes * s.fe, act.kernels);
+    if (s.clamp_apart) add_per_expert(w, "expert_activation_clamp_bwd", kClampedGluBackward.bytes * s.fe, kClampedGluBackward.kernels);
     if (s.row_cast) {
       // The experts' output gradients arrive per routed row, h wide (the second GEMM's), then the
       // first GEMM's, twice the width when gated; each quantised for the dgrad and the wgrad.
@@ -242,6 +260,8 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
     }
     dispatcher_memory(w, s, true);
     add(w, "shared_activation_bwd", act.bytes * s.fs, 0, act.kernels, true);
+    if (s.clamp_apart)
+      add(w, "shared_activation_clamp_bwd", kClampedGluBackward.bytes * s.fs, 0, kClampedGluBackward.kernels, true);
     if (s.fp8) add(w, "shared_quantise_grads", s.grad_quantise * s.fs, 0, s.grad_cast_kernels, true);
   }
   add(w, "residual_grad", 3 * kAct * s.h);

@@ -35,6 +35,12 @@ struct MemoryShape {
   int amax_kernels;
   bool gated, fp8, moe, first;
   bool eager;  // software.fused.elementwise false: norms, RoPE, the gated activation as composite ops
+  // model.swiglu_limit under software.fused.clamped_glu false: the clamps and the re-joining of gate
+  // and up run before the activation kernel (clamped_glu_forward / _backward).
+  bool clamp_apart;
+  // model.mlp_bias under software.fused.expert_bias false: the experts' second bias is added after
+  // their GEMM, per local expert (expert_bias_forward / _backward).
+  bool expert_bias_apart;
   bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
   // Current scaling's fused norm: the norm writes BF16 and the amax, so its cast skips the amax pass.
   bool norm_amax;
@@ -82,6 +88,32 @@ Elementwise norm_backward(bool eager);
 Elementwise rope_pass(bool eager);
 Elementwise activation_forward(bool gated, bool eager);
 Elementwise activation_backward(bool gated, bool eager);
+
+// A clamped GLU (GPT-OSS) as Megatron-Core runs it when the clamp is not fused
+// (weighted_bias_quick_geglu_impl, megatron/core/fusions/fused_bias_geglu.py at core_v0.17.1, the
+// MLP's and the experts' activation alike): before the activation's own kernel, the gate clamped
+// (reads and writes its half: 4 bytes per FFN value), the up projection clamped (4), torch.cat of
+// the two halves (reads and writes both: 8) and the linear offset's scalar copied to the GPU (a launch,
+// no bytes): 16 bytes per FFN value in 4 kernels. Backward, through autograd: the gate's clamp
+// gradient (a compare and a where: 8 bytes), the up projection's (two compares, their and, a
+// where: 14), two scalar fills, and the chunk's gradient (a cat of both halves: 8): 30 in 9.
+inline constexpr Elementwise kClampedGluForward{16, 4};
+inline constexpr Elementwise kClampedGluBackward{30, 9};
+
+// The experts' second bias as Megatron-Core's TEGroupedMLP adds it when its GEMM does not
+// (_apply_bias, megatron/core/transformer/moe/experts.py at core_v0.17.1; the second linear is built
+// with skip_bias_add): per local expert, the bias times its rows' routing probabilities (2 bytes
+// written per hidden value) and their sum with the output (reads 4, writes 2), then torch.cat of the
+// experts' rows (4): 12 bytes per hidden value of a routed row, 2 kernels per local expert and 1.
+// Backward, through autograd, per local expert: the bias's gradient (gradient x probability: 4,
+// then its sum over the rows: 2) and the probabilities' (gradient x bias: 4, its sum over the hidden
+// values: 2): 12 bytes, 4 kernels per local expert; the cat's gradient is a view.
+struct PerExpertElementwise {
+  double bytes;  // per hidden value of a routed row
+  int kernels_per_expert, kernels;
+};
+inline constexpr PerExpertElementwise kExpertBiasForward{12, 2, 1};
+inline constexpr PerExpertElementwise kExpertBiasBackward{12, 4, 0};
 
 // One memory-bound op: `per_token` bytes a token of the part, `per_row` a routed row.
 void add(PartWork& w, std::string_view name, double per_token, double per_row = 0, int kernels = 1,

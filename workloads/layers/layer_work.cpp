@@ -255,8 +255,11 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   if (!w.moe) {
     if (rc.has(Recompute::Mlp))  // the dense MLP from its input (the pre-norm's output): GEMMs, activation
       rerun(mb, mf, [](const Kernel&) { return true; }, mlp_body);
-    else if (rc.has(Recompute::OtherActs))
+    else if (rc.has(Recompute::OtherActs)) {
+      if (ms.clamp_apart)
+        add(mb, "recompute_activation_clamp", kClampedGluForward.bytes * ms.f, 0, kClampedGluForward.kernels);
       add(mb, "recompute_activation", act.bytes * ms.f, 0, act.kernels);
+    }
     return w;
   }
   if (rc.has(Recompute::Moe)) {
@@ -266,11 +269,18 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
     rerun(mb, mf, [](const Kernel&) { return true; }, mlp_body);
     return w;
   }
-  if (rc.has(Recompute::MoeAct)) add_per_expert(mb, "recompute_expert_activation", act.bytes * ms.fe, act.kernels);
+  if (rc.has(Recompute::MoeAct)) {  // the activation function again, its clamps included
+    if (ms.clamp_apart)
+      add_per_expert(mb, "recompute_expert_activation_clamp", kClampedGluForward.bytes * ms.fe, kClampedGluForward.kernels);
+    add_per_expert(mb, "recompute_expert_activation", act.bytes * ms.fe, act.kernels);
+  }
   if (rc.has(Recompute::SharedExperts))
     rerun(mb, mf, [](const Kernel& k) { return k.name == "shared_experts"; }, [](const MemoryOp& op) { return op.shared_expert; });
-  else if (rc.has(Recompute::OtherActs))
+  else if (rc.has(Recompute::OtherActs)) {
+    if (ms.clamp_apart)
+      add(mb, "recompute_shared_activation_clamp", kClampedGluForward.bytes * ms.fs, 0, kClampedGluForward.kernels, true);
     add(mb, "recompute_shared_activation", act.bytes * ms.fs, 0, act.kernels, true);
+  }
   return w;
 }
 

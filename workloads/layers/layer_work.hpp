@@ -70,6 +70,9 @@ struct MemoryOp {
   // software.grouped_gemm_per_expert): Transformer Engine's GroupedLinear quantises its input and
   // output gradient with split_quantize, a kernel per expert's rows beside its GEMM loop.
   bool split_per_expert = false;
+  // Launches more, per local expert, from a Python loop over the experts whatever the GEMMs do
+  // (Megatron-Core's per-expert bias add: software.fused.expert_bias false); each a host call.
+  int kernels_per_local_expert = 0;
   GraphGroup graph = GraphGroup::Block;
 };
 
