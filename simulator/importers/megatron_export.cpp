@@ -139,6 +139,7 @@ class MegatronExport {
     }
     if (m.hidden_act == HiddenAct::Silu) arg(model_, "swiglu");
     if (m.hidden_act == HiddenAct::Relu2) arg(model_, "squared-relu");
+    if (m.swiglu_limit > 0) arg(model_, "activation-func-clamp-value", number_text(m.swiglu_limit));
     if (!m.mlp_bias) arg(model_, "disable-bias-linear");
     if (!m.mlp_bias && m.attention_bias) arg(model_, "add-qkv-bias");
     if (m.qk_norm) arg(model_, "qk-layernorm");

@@ -61,7 +61,9 @@ constexpr ArgSpec kArgs[] = {
     {"add-bias-linear", Arity::Flag, Role::Use},
     {"add-qkv-bias", Arity::Flag, Role::Use},
     {"squared-relu", Arity::Flag, Role::Use},
-    {"quick-geglu", Arity::Flag, Role::Refuse, "stepsim models SwiGLU (--swiglu) and GELU MLPs; use one of them"},
+    {"quick-geglu", Arity::Flag, Role::Use},
+    {"activation-func-clamp-value", Arity::One, Role::Use},
+    {"glu-linear-offset", Arity::One, Role::NoCost},
     {"openai-gelu", Arity::Flag, Role::NoCost},
     {"position-embedding-type", Arity::One, Role::Use},
     {"max-position-embeddings", Arity::One, Role::NoCost},
@@ -944,11 +946,21 @@ class MegatronImport {
               skip != nullptr ? shown(*skip) : std::string("no --window-attn-skip-freq: every layer"), line);
   }
 
-  // GELU, SwiGLU or squared ReLU: model.hidden_act (HF names: silu gated, gelu and relu2 not).
+  // GELU, SwiGLU, quick GeGLU or squared ReLU: model.hidden_act (HF names: silu gated, gelu and relu2
+  // not); --activation-func-clamp-value: model.swiglu_limit.
   void activation(bool swiglu) {
+    clamp();
     if (const Given* relu2 = given("squared-relu")) {
       if (swiglu) fail_arg(*relu2, "Megatron-LM refuses --squared-relu with --swiglu (one activation); keep one");
       plan_.set("model.hidden_act", "relu2", shown(*relu2) + ": squared ReLU, a non-gated MLP", relu2->option.line);
+      return;
+    }
+    // GPT-OSS's x sigmoid(1.702 x) gate times (up + offset): a gated SiLU-class activation of three
+    // matrices, costed as SwiGLU (HF's GPT-OSS config.json names it silu).
+    if (const Given* quick = given("quick-geglu")) {
+      if (swiglu) fail_arg(*quick, "Megatron-LM refuses --quick-geglu with --swiglu (one activation); keep one");
+      plan_.set("model.hidden_act", "silu", shown(*quick) + ": gated quick GELU (GPT-OSS), three matrices, costed as SwiGLU",
+                quick->option.line);
       return;
     }
     const std::string from = swiglu ? shown(*given("swiglu")) : "no --swiglu: Megatron-LM's default GELU MLP";
@@ -959,6 +971,24 @@ class MegatronImport {
       fail(launch_line_, "no --swiglu: a GELU MLP (two matrices) is not modelled by this build of stepsim (SwiGLU, "
                          "three matrices, is); add --swiglu to plan a SwiGLU model");
     }
+  }
+
+  // --activation-func-clamp-value: the gated activation's clamp (Megatron-LM uses it with --quick-geglu
+  // and, for MoE models, --swiglu; with neither it is ignored).
+  void clamp() {
+    const Given* g = given("activation-func-clamp-value");
+    if (g == nullptr) return;
+    const std::string& t = known_value(*g).text;
+    char* end = nullptr;
+    const double v = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v <= 0)
+      fail_arg(*g, "expected a positive number (Megatron-LM: finite and greater than zero)");
+    if (!given("quick-geglu") && !given("swiglu")) {
+      plan_.not_imported.push_back(g->written + " (Megatron-LM uses it only with --quick-geglu or --swiglu)");
+      return;
+    }
+    plan_.set("model.swiglu_limit", v, shown(*g) + ": the gate clamped to at most it, the up projection to +-it",
+              g->option.line);
   }
 
   // --vocab-size or the tokenizer's, padded as Megatron-LM pads it: to a multiple of

@@ -545,6 +545,30 @@ TEST(MegatronImport, SquaredRelu) {
                         {"--squared-relu", "--swiglu", "keep one"});
 }
 
+// GPT-OSS's activation: --quick-geglu (x sigmoid(1.702 x) gates up + --glu-linear-offset), gated,
+// costed as SwiGLU; --activation-func-clamp-value is the clamp (model.swiglu_limit), exported back.
+TEST(MegatronImport, QuickGegluAndItsClamp) {
+  std::string text = launch("--quick-geglu --activation-func-clamp-value 7.0 --glu-linear-offset 1.0");
+  text.replace(text.find(" --swiglu"), 9, "");
+  const Loaded l = megatron(text);
+  EXPECT_EQ(l.plan.model.hidden_act, HiddenAct::Silu);
+  EXPECT_TRUE(l.plan.model.gated_mlp());
+  EXPECT_DOUBLE_EQ(l.plan.model.swiglu_limit, 7.0);
+  EXPECT_EQ(l.plan.model.intermediate_size, 4 * 1024);  // Megatron's default width: 2/3 only with --swiglu
+  const std::string exported = importers::export_plan("megatron", l.plan);  // imported back and compared
+  EXPECT_NE(exported.find("--activation-func-clamp-value 7"), std::string::npos) << exported;
+  // With --swiglu too Megatron-LM asserts; a clamp that is no positive number is refused.
+  expect_import_rejects([] { megatron(launch("--quick-geglu")); }, {"--quick-geglu", "--swiglu", "keep one"});
+  expect_import_rejects([] { megatron(launch("--activation-func-clamp-value -3")); },
+                        {"--activation-func-clamp-value", "positive number"});
+  expect_import_rejects([] { megatron(launch("--activation-func-clamp-value inf")); },
+                        {"--activation-func-clamp-value", "positive number"});
+  // Without a gated activation Megatron-LM ignores it, and so does the plan, saying so.
+  std::string gelu = launch("--activation-func-clamp-value 7");
+  gelu.replace(gelu.find(" --swiglu"), 9, "");
+  EXPECT_DOUBLE_EQ(megatron(gelu).plan.model.swiglu_limit, 0.0);
+}
+
 TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;
