@@ -198,7 +198,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"model.vocab_size", 0, 1 << 24, size},
       {"model.sliding_window", 0, 1 << 24, "a window longer than any sequence stepsim takes is full attention; use 0"},
       {"model.rotary_pct", 0, 1, "a share of each head's dimensions"},
-      {"model.swiglu_limit", 0, 1e6, "a clamp beyond 10^6 never binds on BF16 activations; use 0 for none"},
+      {"model.swiglu_limit", 0, 1e6, "a clamp beyond 10^6 is a unit mistake (GPT-OSS clamps at 7); use 0 for none"},
       {"train.global_batch", 0, 1 << 24, size},
       {"train.global_batch_tokens", 0, 1LL << 40, "over 10^12 tokens in one step is a unit mistake"},
       {"parallel.micro_batch_size", 0, 1 << 24, size},

@@ -953,6 +953,8 @@ class MegatronImport {
     if (const Given* relu2 = given("squared-relu")) {
       if (swiglu) fail_arg(*relu2, "Megatron-LM refuses --squared-relu with --swiglu (one activation); keep one");
       plan_.set("model.hidden_act", "relu2", shown(*relu2) + ": squared ReLU, a non-gated MLP", relu2->option.line);
+      if (const Given* quick = given("quick-geglu"))
+        plan_.not_imported.push_back(quick->written + " (Megatron-LM ignores it beside --squared-relu)");
       return;
     }
     // GPT-OSS's x sigmoid(1.702 x) gate times (up + offset): a gated SiLU-class activation of three

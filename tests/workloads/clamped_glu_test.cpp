@@ -3,7 +3,8 @@
 // counts read from its source (workloads/layers/layer_memory.hpp: the clamps and cat before the
 // activation kernel, 16 bytes per FFN value in 4 kernels forward, 30 in 9 backward; the second bias
 // per local expert, 12 bytes per hidden value of a routed row in 2 kernels per expert and a cat
-// forward, 12 in 4 per expert backward), on the shipped GPT-OSS 120B check (EP 8: 16 local experts).
+// forward, 16 in 4 per expert and 2 backward), on the shipped GPT-OSS 120B check (EP 8: 16 local
+// experts).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -68,10 +69,27 @@ TEST(ClampedGlu, TheBackwardPaysAutogradsClampGradientsTheBiasGradientsAndTheRec
   const Plan eager = plan(false), fused = plan(true);
   ASSERT_TRUE(eager.parallel.recompute.has(Recompute::MoeAct));  // the recipe recomputes moe_act
   const PartTime a = part_time(eager, LayerPart::MlpB), b = part_time(fused, LayerPart::MlpB);
-  // 9 for the clamps' gradients, 4 per local expert for the bias's, 4 for the recomputed clamps.
-  EXPECT_NEAR(a.kernels_s - b.kernels_s, (9 + 4 * kLocalExperts + 4) * kHost, 1e-9);
+  // 9 for the clamps' gradients, 4 per local expert and the two splits' cats for the bias's, 4 for
+  // the recomputed clamps.
+  EXPECT_NEAR(a.kernels_s - b.kernels_s, (9 + 4 * kLocalExperts + 2 + 4) * kHost, 1e-9);
   EXPECT_NEAR(a.memory_s - b.memory_s,
-              ((30 + 16) * kFfn + 12 * kHidden) * routed_rows(eager) / hbm_bytes_per_s(eager), 1e-12);
+              ((30 + 16) * kFfn + 16 * kHidden) * routed_rows(eager) / hbm_bytes_per_s(eager), 1e-12);
+}
+
+TEST(ClampedGlu, ExpertsWithoutGroupedGemmsAddTheirBiasInTheirLinears) {
+  // Megatron-Core's SequentialMLP: each expert an MLP whose linear adds the bias; the clamps stay,
+  // once per expert (4 kernels each).
+  const auto sets = [](bool fused) {
+    const std::string on = fused ? "true" : "false";
+    return std::vector<std::string>{"software.kernel_launch_s=0", "software.host_launch_s=0.01",
+                                    "software.looped_launch_s=0.01", "software.moe_layer_host_s=0",
+                                    "parallel.moe_grouped_gemm=false", "software.fused.clamped_glu=" + on,
+                                    "software.fused.expert_bias=" + on};
+  };
+  const Plan eager = load_plan(kGptOss, sets(false)), fused = load_plan(kGptOss, sets(true));
+  const PartTime a = part_time(eager, LayerPart::MlpF), b = part_time(fused, LayerPart::MlpF);
+  EXPECT_NEAR(a.kernels_s - b.kernels_s, 4 * kLocalExperts * kHost, 1e-9);
+  EXPECT_NEAR(a.memory_s - b.memory_s, 16 * kFfn * routed_rows(eager) / hbm_bytes_per_s(eager), 1e-12);
 }
 
 TEST(ClampedGlu, AModelWithoutTheClampOrBiasesPaysNothingForTheKeys) {

@@ -71,7 +71,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.first = layer == 0;
   s.eager = !plan.software.fused_elementwise;
   s.clamp_apart = m.swiglu_limit > 0 && s.gated && !plan.software.fused_clamped_glu;
-  s.expert_bias_apart = moe && m.mlp_bias && !plan.software.fused_expert_bias;
+  s.expert_bias_apart = moe && m.mlp_bias && !plan.software.fused_expert_bias && plan.parallel.moe_grouped_gemm;
   s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
   const int64_t ep = RankLayout(plan).ep();
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;

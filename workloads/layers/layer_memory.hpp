@@ -36,10 +36,10 @@ struct MemoryShape {
   bool gated, fp8, moe, first;
   bool eager;  // software.fused.elementwise false: norms, RoPE, the gated activation as composite ops
   // model.swiglu_limit under software.fused.clamped_glu false: the clamps and the re-joining of gate
-  // and up run before the activation kernel (clamped_glu_forward / _backward).
+  // and up run before the activation kernel (kClampedGluForward / kClampedGluBackward).
   bool clamp_apart;
-  // model.mlp_bias under software.fused.expert_bias false: the experts' second bias is added after
-  // their GEMM, per local expert (expert_bias_forward / _backward).
+  // model.mlp_bias under software.fused.expert_bias false, grouped experts: the experts' second bias
+  // is added after their GEMM, per local expert (kExpertBiasForward / kExpertBiasBackward).
   bool expert_bias_apart;
   bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
   // Current scaling's fused norm: the norm writes BF16 and the amax, so its cast skips the amax pass.
@@ -107,13 +107,16 @@ inline constexpr Elementwise kClampedGluBackward{30, 9};
 // experts' rows (4): 12 bytes per hidden value of a routed row, 2 kernels per local expert and 1.
 // Backward, through autograd, per local expert: the bias's gradient (gradient x probability: 4,
 // then its sum over the rows: 2) and the probabilities' (gradient x bias: 4, its sum over the hidden
-// values: 2): 12 bytes, 4 kernels per local expert; the cat's gradient is a view.
+// values: 2), 4 kernels per local expert; then the gradients of the two torch.split calls, each a
+// cat (the output's rows: 4; the probabilities': a few bytes): 16 bytes and 2 kernels more. The
+// forward cat's gradient is a view. Megatron-Core's SequentialMLP (no grouped GEMM) adds each
+// expert's bias in its linear instead: only grouped experts pay this.
 struct PerExpertElementwise {
   double bytes;  // per hidden value of a routed row
   int kernels_per_expert, kernels;
 };
 inline constexpr PerExpertElementwise kExpertBiasForward{12, 2, 1};
-inline constexpr PerExpertElementwise kExpertBiasBackward{12, 4, 0};
+inline constexpr PerExpertElementwise kExpertBiasBackward{16, 4, 2};
 
 // One memory-bound op: `per_token` bytes a token of the part, `per_row` a routed row.
 void add(PartWork& w, std::string_view name, double per_token, double per_row = 0, int kernels = 1,
