@@ -891,6 +891,14 @@ class MegatronImport {
     plan_.set("model.qk_norm", g != nullptr, g ? shown(*g) : "no --qk-layernorm", g ? g->option.line : 0);
   }
 
+  // A finite number written whole (strtod's syntax, nothing after it), or none.
+  static std::optional<double> real_number(const std::string& t) {
+    char* end = nullptr;
+    const double v = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  }
+
   // A whole number as Python's int() reads one (spaces around, a sign, at most 9 digits), or none.
   static std::optional<int64_t> whole_number(std::string v) {
     while (!v.empty() && v.front() == ' ') v.erase(v.begin());
@@ -980,16 +988,13 @@ class MegatronImport {
   void clamp() {
     const Given* g = given("activation-func-clamp-value");
     if (g == nullptr) return;
-    const std::string& t = known_value(*g).text;
-    char* end = nullptr;
-    const double v = t.empty() ? 0 : std::strtod(t.c_str(), &end);
-    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v <= 0)
-      fail_arg(*g, "expected a positive number (Megatron-LM: finite and greater than zero)");
+    const std::optional<double> v = real_number(known_value(*g).text);
+    if (!v || *v <= 0) fail_arg(*g, "expected a positive number (Megatron-LM: finite and greater than zero)");
     if (!given("quick-geglu") && !given("swiglu")) {
       plan_.not_imported.push_back(g->written + " (Megatron-LM uses it only with --quick-geglu or --swiglu)");
       return;
     }
-    plan_.set("model.swiglu_limit", v, shown(*g) + ": the gate clamped to at most it, the up projection to +-it",
+    plan_.set("model.swiglu_limit", *v, shown(*g) + ": the gate clamped to at most it, the up projection to +-it",
               g->option.line);
   }
 
@@ -1257,10 +1262,9 @@ class MegatronImport {
     const Given* pad = given("moe-pad-expert-input-to-capacity");
     double factor = 0;
     if (cf) {
-      const std::string& t = known_value(*cf).text;
-      char* end = nullptr;
-      const double v = t.empty() ? 0 : std::strtod(t.c_str(), &end);
-      if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) fail_arg(*cf, "expected a number");
+      const std::optional<double> read = real_number(known_value(*cf).text);
+      if (!read) fail_arg(*cf, "expected a number");
+      const double v = *read;
       factor = v < 0 ? 0 : v;
       // TransformerConfig: a capacity needs an auxiliary-loss (or no) load balancing.
       const std::string balance = text("moe-router-load-balancing-type", "aux_loss");

@@ -85,13 +85,22 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
 Elementwise norm_forward(bool eager) { return eager ? Elementwise{36, 8} : Elementwise{4, 1}; }
 Elementwise norm_backward(bool eager) { return eager ? Elementwise{84, 14} : Elementwise{6, 2}; }
 Elementwise rope_pass(bool eager) { return eager ? Elementwise{20, 6} : Elementwise{2 * kAct, 1}; }
-Elementwise activation_forward(bool gated, bool eager) {
-  if (!gated) return {2 * kAct, 1};  // GELU reads one, writes one
-  return eager ? Elementwise{10, 2} : Elementwise{3 * kAct, 1};  // SwiGLU reads gate and up, writes one
+namespace {
+// The activation kernel alone, and with an unfused clamp's ops before it (MemoryShape::clamp_apart).
+Elementwise with_clamp(Elementwise act, bool clamp, const Elementwise& ops) {
+  return clamp ? Elementwise{act.bytes + ops.bytes, act.kernels + ops.kernels} : act;
 }
-Elementwise activation_backward(bool gated, bool eager) {
-  if (!gated) return {3 * kAct, 1};
-  return eager ? Elementwise{18, 3} : Elementwise{5 * kAct, 1};  // dy, gate, up read, two gradients written
+}  // namespace
+
+Elementwise activation_forward(const MemoryShape& s) {
+  if (!s.gated) return {2 * kAct, 1};  // GELU reads one, writes one
+  // SwiGLU reads gate and up, writes one
+  return with_clamp(s.eager ? Elementwise{10, 2} : Elementwise{3 * kAct, 1}, s.clamp_apart, kClampedGluForward);
+}
+Elementwise activation_backward(const MemoryShape& s) {
+  if (!s.gated) return {3 * kAct, 1};
+  // dy, gate, up read, two gradients written
+  return with_clamp(s.eager ? Elementwise{18, 3} : Elementwise{5 * kAct, 1}, s.clamp_apart, kClampedGluBackward);
 }
 
 void add(PartWork& w, std::string_view name, double per_token, double per_row, int kernels, bool shared_expert) {
@@ -181,7 +190,7 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
 }
 
 void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
-  const Elementwise act = activation_forward(s.gated, s.eager);
+  const Elementwise act = activation_forward(s);
   // software.fused.activation_cast: the activation writes the down projection's quantised input.
   const double act_out = s.activation_cast ? s.written - kAct : 0.0;
   const double cast_f = s.activation_cast ? 0.0 : 1.0;
@@ -192,7 +201,6 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   // Megatron's moe_router graph scope runs from the MLP's start to the router: its norm included.
   if (s.moe) in_graph(w, "mlp_norm", GraphGroup::MoeRouter);
   if (!s.moe) {
-    if (s.clamp_apart) add(w, "activation_clamp", kClampedGluForward.bytes * s.f, 0, kClampedGluForward.kernels);
     add(w, "activation", (act.bytes + act_out) * s.f, 0, act.kernels);
     if (s.fp8) {
       const Cast normed = norm_fed_cast(s);
@@ -202,7 +210,6 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   } else {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
-    if (s.clamp_apart) add_per_expert(w, "expert_activation_clamp", kClampedGluForward.bytes * s.fe, kClampedGluForward.kernels);
     add_per_expert(w, "expert_activation", (act.bytes + act_out) * s.fe, act.kernels);
     if (s.expert_bias_apart) add_expert_bias(w, "expert_bias", kExpertBiasForward, s.h);
     if (s.row_cast) {
@@ -214,8 +221,6 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
           normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
     }
     dispatcher_memory(w, s, false);
-    if (s.clamp_apart)
-      add(w, "shared_activation_clamp", kClampedGluForward.bytes * s.fs, 0, kClampedGluForward.kernels, true);
     add(w, "shared_activation", (act.bytes + act_out) * s.fs, 0, act.kernels, true);
     if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, s.cast_kernels, true);
   }
@@ -237,19 +242,17 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
 }
 
 void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
-  const Elementwise act = activation_backward(s.gated, s.eager);
+  const Elementwise act = activation_backward(s);
   add(w, "mlp_norm_bwd", norm_backward(s.eager).bytes * s.h, 0, norm_backward(s.eager).kernels);
   if (s.moe) in_graph(w, "mlp_norm_bwd", GraphGroup::MoeRouter);
   if (!s.moe) {
     add(w, "activation_bwd", act.bytes * s.f, 0, act.kernels);
-    if (s.clamp_apart) add(w, "activation_clamp_bwd", kClampedGluBackward.bytes * s.f, 0, kClampedGluBackward.kernels);
     if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.f), 0, 2 * s.grad_cast_kernels);
   } else {
     add(w, "permute_bwd", kAct * s.h, kAct * s.h);
     add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
     if (s.expert_bias_apart) add_expert_bias(w, "expert_bias_bwd", kExpertBiasBackward, s.h);
     add_per_expert(w, "expert_activation_bwd", act.bytes * s.fe, act.kernels);
-    if (s.clamp_apart) add_per_expert(w, "expert_activation_clamp_bwd", kClampedGluBackward.bytes * s.fe, kClampedGluBackward.kernels);
     if (s.row_cast) {
       // The experts' output gradients arrive per routed row, h wide (the second GEMM's), then the
       // first GEMM's, twice the width when gated; each quantised for the dgrad and the wgrad.
@@ -260,8 +263,6 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
     }
     dispatcher_memory(w, s, true);
     add(w, "shared_activation_bwd", act.bytes * s.fs, 0, act.kernels, true);
-    if (s.clamp_apart)
-      add(w, "shared_activation_clamp_bwd", kClampedGluBackward.bytes * s.fs, 0, kClampedGluBackward.kernels, true);
     if (s.fp8) add(w, "shared_quantise_grads", s.grad_quantise * s.fs, 0, s.grad_cast_kernels, true);
   }
   add(w, "residual_grad", 3 * kAct * s.h);

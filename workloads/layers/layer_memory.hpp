@@ -36,7 +36,8 @@ struct MemoryShape {
   bool gated, fp8, moe, first;
   bool eager;  // software.fused.elementwise false: norms, RoPE, the gated activation as composite ops
   // model.swiglu_limit under software.fused.clamped_glu false: the clamps and the re-joining of gate
-  // and up run before the activation kernel (kClampedGluForward / kClampedGluBackward).
+  // and up run before the activation kernel (kClampedGluForward / kClampedGluBackward, charged
+  // with the activation by activation_forward / activation_backward).
   bool clamp_apart;
   // model.mlp_bias under software.fused.expert_bias false, grouped experts: the experts' second bias
   // is added after their GEMM, per local expert (kExpertBiasForward / kExpertBiasBackward).
@@ -86,8 +87,6 @@ struct Elementwise {
 Elementwise norm_forward(bool eager);
 Elementwise norm_backward(bool eager);
 Elementwise rope_pass(bool eager);
-Elementwise activation_forward(bool gated, bool eager);
-Elementwise activation_backward(bool gated, bool eager);
 
 // A clamped GLU (GPT-OSS) as Megatron-Core runs it when the clamp is not fused
 // (weighted_bias_quick_geglu_impl, megatron/core/fusions/fused_bias_geglu.py at core_v0.17.1, the
@@ -99,6 +98,10 @@ Elementwise activation_backward(bool gated, bool eager);
 // where: 14), two scalar fills, and the chunk's gradient (a cat of both halves: 8): 30 in 9.
 inline constexpr Elementwise kClampedGluForward{16, 4};
 inline constexpr Elementwise kClampedGluBackward{30, 9};
+
+// The gated or plain activation's kernel, with an unfused clamp's ops when the shape says so.
+Elementwise activation_forward(const MemoryShape& s);
+Elementwise activation_backward(const MemoryShape& s);
 
 // The experts' second bias as Megatron-Core's TEGroupedMLP adds it when its GEMM does not
 // (_apply_bias, megatron/core/transformer/moe/experts.py at core_v0.17.1; the second linear is built

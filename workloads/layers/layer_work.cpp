@@ -236,7 +236,7 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   }
   // The modules rerun GEMMs and memory-bound kernels only: the calibrated non-matmul knob
   // (nonmatmul_s) stays as measured, with whatever recompute the measured run did.
-  const Elementwise act = activation_forward(ms.gated, ms.eager);  // as mlp_forward_memory
+  const Elementwise act = activation_forward(ms);  // as mlp_forward_memory, an unfused clamp included
   if (rc.has(Recompute::CoreAttn))  // Megatron's selective default: the attention core's forward
     ab.kernels.push_back(attention_kernel("recompute_attention_core", sequences * core.forward(), KernelPass::Forward));
   if (rc.has(Recompute::MlaUpProj) && p.recompute_per_layer > 0) {
@@ -255,11 +255,8 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   if (!w.moe) {
     if (rc.has(Recompute::Mlp))  // the dense MLP from its input (the pre-norm's output): GEMMs, activation
       rerun(mb, mf, [](const Kernel&) { return true; }, mlp_body);
-    else if (rc.has(Recompute::OtherActs)) {
-      if (ms.clamp_apart)
-        add(mb, "recompute_activation_clamp", kClampedGluForward.bytes * ms.f, 0, kClampedGluForward.kernels);
+    else if (rc.has(Recompute::OtherActs))
       add(mb, "recompute_activation", act.bytes * ms.f, 0, act.kernels);
-    }
     return w;
   }
   if (rc.has(Recompute::Moe)) {
@@ -269,18 +266,11 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
     rerun(mb, mf, [](const Kernel&) { return true; }, mlp_body);
     return w;
   }
-  if (rc.has(Recompute::MoeAct)) {  // the activation function again, its clamps included
-    if (ms.clamp_apart)
-      add_per_expert(mb, "recompute_expert_activation_clamp", kClampedGluForward.bytes * ms.fe, kClampedGluForward.kernels);
-    add_per_expert(mb, "recompute_expert_activation", act.bytes * ms.fe, act.kernels);
-  }
+  if (rc.has(Recompute::MoeAct)) add_per_expert(mb, "recompute_expert_activation", act.bytes * ms.fe, act.kernels);
   if (rc.has(Recompute::SharedExperts))
     rerun(mb, mf, [](const Kernel& k) { return k.name == "shared_experts"; }, [](const MemoryOp& op) { return op.shared_expert; });
-  else if (rc.has(Recompute::OtherActs)) {
-    if (ms.clamp_apart)
-      add(mb, "recompute_shared_activation_clamp", kClampedGluForward.bytes * ms.fs, 0, kClampedGluForward.kernels, true);
+  else if (rc.has(Recompute::OtherActs))
     add(mb, "recompute_shared_activation", act.bytes * ms.fs, 0, act.kernels, true);
-  }
   return w;
 }
 
