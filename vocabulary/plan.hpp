@@ -474,6 +474,14 @@ struct SoftwareConfig {
   // The experts' second bias (model.mlp_bias) is added in the GEMM's epilogue; false: added after
   // it, weighted by each row's routing probability, by eager ops per local expert.
   bool fused_expert_bias = true;
+  // MLA's input norm feeds one fused q/kv down projection that writes its quantised input
+  // (Megatron's --mla-down-proj-fusion); false: the norm runs apart and the two down projections
+  // each quantise its output (Megatron-Core's MLASelfAttention, Transformer Engine linears).
+  bool fused_mla_down_proj = true;
+  // MLA's queries, keys and values reach the attention kernel without passes of their own beyond
+  // RoPE on the rotary dims (DeepSeek's stack, as calibrated); false: as Megatron-Core's
+  // MLASelfAttention runs them with Transformer Engine (layer_memory.hpp, MemoryShape::mla_apart).
+  bool fused_mla_qkv = true;
 };
 
 // The fabric between NICs (platforms/topology.hpp): a non-blocking switch, a two-level leaf/spine

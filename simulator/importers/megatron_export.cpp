@@ -130,6 +130,7 @@ class MegatronExport {
       arg(model_, "multi-latent-attention");
       if (m.q_lora_rank > 0) key_arg(model_, "q-lora-rank");
       for (const char* n : {"kv-lora-rank", "qk-head-dim", "qk-pos-emb-head-dim", "v-head-dim"}) key_arg(model_, n);
+      if (p_.software.fused_mla_down_proj) arg(model_, "mla-down-proj-fusion");
     } else {
       if (m.kv_heads() != m.num_attention_heads) {
         arg(model_, "group-query-attention");

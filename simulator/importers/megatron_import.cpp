@@ -70,6 +70,7 @@ constexpr ArgSpec kArgs[] = {
     {"use-rotary-position-embeddings", Arity::Flag, Role::NoCost},
     {"no-position-embedding", Arity::Flag, Role::NoCost},
     {"multi-latent-attention", Arity::Flag, Role::Use},
+    {"mla-down-proj-fusion", Arity::Flag, Role::Use},
     {"q-lora-rank", Arity::One, Role::Key},
     {"kv-lora-rank", Arity::One, Role::Key},
     {"qk-head-dim", Arity::One, Role::Key},
@@ -824,7 +825,11 @@ class MegatronImport {
                                              : "--multi-latent-attention (default --qk-pos-emb-head-dim 64)");
       plan_.set("model.v_head_dim", integer("v-head-dim").value_or(128),
                 given("v-head-dim") ? shown(*given("v-head-dim")) : "--multi-latent-attention (default --v-head-dim 128)");
+      // One norm-fused q/kv down projection; without it the Megatron profiles run the two apart.
+      if (const Given* g = given("mla-down-proj-fusion")) plan_.set("software.fused.mla_down_proj", true, shown(*g), g->option.line);
     } else {
+      if (const Given* g = given("mla-down-proj-fusion"))
+        fail_arg(*g, "Megatron-LM asserts --multi-latent-attention with it; add that or drop this flag");
       for (const char* n : {"q-lora-rank", "kv-lora-rank", "qk-head-dim", "qk-pos-emb-head-dim", "v-head-dim"})
         if (const Given* g = given(n)) plan_.not_imported.push_back(g->written + " (without --multi-latent-attention Megatron-LM ignores it)");
     }

@@ -116,6 +116,8 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.fused.elementwise", s.fused_elementwise},
       {"software.fused.clamped_glu", s.fused_clamped_glu},
       {"software.fused.expert_bias", s.fused_expert_bias},
+      {"software.fused.mla_down_proj", s.fused_mla_down_proj},
+      {"software.fused.mla_qkv", s.fused_mla_qkv},
       {"scenario.routing", to_string(p.scenario.routing)},
       {"scenario.stragglers", p.scenario.stragglers.size()},
       {"scenario.jitter_sigma", p.scenario.jitter_sigma},

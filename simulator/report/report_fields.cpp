@@ -237,6 +237,8 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.fused.cross_entropy", Kind::Flag},
       {"software.fused.elementwise", Kind::Flag},
       {"software.fused.expert_bias", Kind::Flag},
+      {"software.fused.mla_down_proj", Kind::Flag},
+      {"software.fused.mla_qkv", Kind::Flag},
       {"software.fused.norm_cast", Kind::Flag},
       {"software.fused.norm_block_cast", Kind::Flag},
       {"software.gemm_efficiency", Kind::Number},

@@ -40,7 +40,9 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                               {"activation_cast", sw.fused_activation_cast},
                               {"elementwise", sw.fused_elementwise},
                               {"clamped_glu", sw.fused_clamped_glu},
-                              {"expert_bias", sw.fused_expert_bias}}}};
+                              {"expert_bias", sw.fused_expert_bias},
+                              {"mla_down_proj", sw.fused_mla_down_proj},
+                              {"mla_qkv", sw.fused_mla_qkv}}}};
 }
 
 std::string software_text(const Plan& plan) {
@@ -62,6 +64,12 @@ std::string software_text(const Plan& plan) {
                      fused.empty() ? "none" : fused) +
          (sw.fused_elementwise ? std::string()
                                : ", norms, RoPE and the gated activation as eager composite ops (software.fused.elementwise false)") +
+         (plan.model.is_mla() && !sw.fused_mla_down_proj
+              ? ", MLA's input norm apart from its two down projections, each casting its output (software.fused.mla_down_proj false)"
+              : std::string()) +
+         (plan.model.is_mla() && !sw.fused_mla_qkv
+              ? ", MLA's query, key and value as Megatron-Core's modules build them (software.fused.mla_qkv false)"
+              : std::string()) +
          (sw.attention_kernel == AttentionKernel::Flash2 ? ", attention in FlashAttention-2 (software.attention_kernel flash2)"
                                                          : std::string()) +
          (plan.train.fp8_recipe_applies()

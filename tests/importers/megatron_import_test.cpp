@@ -569,6 +569,22 @@ TEST(MegatronImport, QuickGegluAndItsClamp) {
   EXPECT_DOUBLE_EQ(megatron(gelu).plan.model.swiglu_limit, 0.0);
 }
 
+// --mla-down-proj-fusion: MLA's q and kv down projections as one norm-fused linear; without it the
+// Megatron profiles run them apart (software.fused.mla_down_proj false). Megatron-LM asserts MLA.
+TEST(MegatronImport, MlaDownProjectionFusion) {
+  const std::string mla = "--multi-latent-attention --q-lora-rank 512 --kv-lora-rank 128 ";
+  const Loaded apart = megatron(launch(mla));
+  EXPECT_FALSE(apart.plan.software.fused_mla_down_proj);  // the release's profile
+  EXPECT_FALSE(apart.plan.software.fused_mla_qkv);
+  const Loaded fused = megatron(launch(mla + "--mla-down-proj-fusion"));
+  EXPECT_TRUE(fused.plan.software.fused_mla_down_proj);
+  EXPECT_FALSE(fused.plan.software.fused_mla_qkv);
+  EXPECT_NE(importers::export_plan("megatron", fused.plan).find("--mla-down-proj-fusion"), std::string::npos);
+  EXPECT_EQ(importers::export_plan("megatron", apart.plan).find("--mla-down-proj-fusion"), std::string::npos);
+  expect_import_rejects([] { megatron(launch("--mla-down-proj-fusion")); },
+                        {"--mla-down-proj-fusion", "--multi-latent-attention"});
+}
+
 TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;

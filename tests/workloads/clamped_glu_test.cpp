@@ -14,37 +14,28 @@
 #include "vocabulary/config_error.hpp"
 #include "workloads/cost/part_cost.hpp"
 #include "workloads/layers/layer_work.hpp"
+#include "tests/workloads/host_bound_parts.hpp"
 
 namespace stepsim {
 namespace {
 
-constexpr double kHost = 0.01;  // 10 ms a kernel: every MLP part is host-bound
 constexpr double kFfn = 2880, kHidden = 2880, kLocalExperts = 128 / 8;
 
 const std::string kGptOss = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/checks/GPTOSS-B200-64-BF16.yaml";
 
-// The check's plan (megatron-bridge: both unfused), with no GPU-side launch cost, no framework time
-// beside the kernels, and a host that issues each kernel in kHost.
+using namespace host_bound;
+
+// The check's plan (megatron-bridge: both unfused), every MLP part host-bound.
 Plan plan(bool fused) {
   const std::string on = fused ? "true" : "false";
-  return load_plan(kGptOss, {"software.kernel_launch_s=0", "software.host_launch_s=0.01", "software.looped_launch_s=0.01",
-                             "software.moe_layer_host_s=0", "software.fused.clamped_glu=" + on,
-                             "software.fused.expert_bias=" + on});
+  std::vector<std::string> s = sets();
+  s.insert(s.end(), {"software.fused.clamped_glu=" + on, "software.fused.expert_bias=" + on});
+  return load_plan(kGptOss, s);
 }
 
-struct PartTime {
-  double kernels_s;  // the host's share it exposes plus the GPU's: kernels x kHost when host-bound
-  double memory_s;
-};
-PartTime part_time(const Plan& p, LayerPart part) {
-  const cost::MicrobatchShape shape = cost::mean_microbatch_shape(p);
-  const LayerWork w = layer_work(p, 1, p.sequences_per_microbatch(), shape.routed_rows);
-  const cost::ClassSeconds s = cost::part_seconds(p, w.part(part), shape).all();
-  return {s.launch + s.gemm + s.attention + s.memory, s.memory};
-}
+PartTime part_time(const Plan& p, LayerPart part) { return host_bound::part_time(p, part, 1); }
 
 double routed_rows(const Plan& p) { return cost::mean_microbatch_shape(p).routed_rows; }
-double hbm_bytes_per_s(const Plan& p) { return p.hardware.hbm_GBps * 1e9 * p.hardware.hbm_efficiency; }
 
 TEST(ClampedGlu, TheModelCardSaysGptOssClampsAndBiasesItsExperts) {
   const Plan p = plan(false);
@@ -79,14 +70,13 @@ TEST(ClampedGlu, TheBackwardPaysAutogradsClampGradientsTheBiasGradientsAndTheRec
 TEST(ClampedGlu, ExpertsWithoutGroupedGemmsAddTheirBiasInTheirLinears) {
   // Megatron-Core's SequentialMLP: each expert an MLP whose linear adds the bias; the clamps stay,
   // once per expert (4 kernels each).
-  const auto sets = [](bool fused) {
+  const auto with = [](bool fused) {
     const std::string on = fused ? "true" : "false";
-    return std::vector<std::string>{"software.kernel_launch_s=0", "software.host_launch_s=0.01",
-                                    "software.looped_launch_s=0.01", "software.moe_layer_host_s=0",
-                                    "parallel.moe_grouped_gemm=false", "software.fused.clamped_glu=" + on,
-                                    "software.fused.expert_bias=" + on};
+    std::vector<std::string> s = sets();
+    s.insert(s.end(), {"parallel.moe_grouped_gemm=false", "software.fused.clamped_glu=" + on, "software.fused.expert_bias=" + on});
+    return load_plan(kGptOss, s);
   };
-  const Plan eager = load_plan(kGptOss, sets(false)), fused = load_plan(kGptOss, sets(true));
+  const Plan eager = with(false), fused = with(true);
   const PartTime a = part_time(eager, LayerPart::MlpF), b = part_time(fused, LayerPart::MlpF);
   EXPECT_NEAR(a.kernels_s - b.kernels_s, 4 * kLocalExperts * kHost, 1e-9);
   EXPECT_NEAR(a.memory_s - b.memory_s, 16 * kFfn * routed_rows(eager) / hbm_bytes_per_s(eager), 1e-12);

@@ -72,6 +72,24 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.eager = !plan.software.fused_elementwise;
   s.clamp_apart = m.swiglu_limit > 0 && s.gated && !plan.software.fused_clamped_glu;
   s.expert_bias_apart = moe && m.mlp_bias && !plan.software.fused_expert_bias && plan.parallel.moe_grouped_gemm;
+  s.mla_down_apart = m.is_mla() && !plan.software.fused_mla_down_proj;
+  s.mla_apart = m.is_mla() && !plan.software.fused_mla_qkv;
+  if (s.mla_apart) {
+    const double rope = double(m.qk_rope_head_dim), nope = double(m.qk_nope_head_dim), qk = double(qk_head_dim(m)),
+                 v = double(v_head_dim(m)), lq = double(m.q_lora_rank), lkv = double(m.kv_lora_rank);
+    // q's rotary dims read and written in place; the kv up projection's output (nope + v per head)
+    // and the rotary key read; the key (qk per head) and the value (v) written.
+    s.mla_rope = heads * (2 * kAct * rope + kAct * (nope + v) + kAct * qk + kAct * v) + kAct * rope;
+    s.mla_contiguous = 2 * kAct * (lkv + rope);
+    s.mla_kv_latent = lkv;
+    s.qkv_values = heads * (2 * qk + v);
+    s.attn_grads = s.h + heads * qk + heads * (nope + v) + lq + lkv + rope;
+    s.attn_grad_tensors = lq > 0 ? 5 : 4;
+    s.requantise_attn_out = s.fp8 && !(per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Delayed);
+  } else {
+    s.attn_grads = s.h + s.attn_out;  // the output projection's and the attention input's
+    s.attn_grad_tensors = 2;
+  }
   s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
   const int64_t ep = RankLayout(plan).ep();
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
@@ -173,13 +191,25 @@ int norm_kernels(const MemoryShape& s) { return s.norm_cast ? 1 : norm_forward(s
 }  // namespace
 
 void attention_forward_memory(PartWork& w, const MemoryShape& s) {
-  add(w, "attn_norm", norm_bytes(s), 0, norm_kernels(s));
+  if (s.mla_down_apart)
+    add(w, "attn_norm", norm_forward(s.eager).bytes * s.h, 0, norm_forward(s.eager).kernels);
+  else
+    add(w, "attn_norm", norm_bytes(s), 0, norm_kernels(s));
   add(w, "latent_norms", norm_forward(s.eager).bytes * s.latent, 0, 2 * norm_forward(s.eager).kernels);
   add(w, "qk_norms", norm_forward(s.eager).bytes * s.qk_normed, 0, 2 * norm_forward(s.eager).kernels);  // queries, then keys
-  add(w, "rope", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
+  if (s.mla_apart) {
+    add(w, "mla_rope", s.mla_rope, 0, 2);
+    add(w, "mla_contiguous", s.mla_contiguous, 0, 2);
+  } else {
+    add(w, "rope", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
+  }
   if (s.fp8) {
-    const Cast normed = norm_fed_cast(s);
-    add(w, "quantise", normed.bytes * s.h + s.quantise * s.attn_out, 0, normed.kernels + s.cast_kernels);
+    // The GEMMs' inputs: the norm's output (once, or by each MLA down projection), MLA's latents
+    // (their norms fused with the cast as a norm-fed one), the attention's output.
+    const Cast normed = s.mla_down_apart ? Cast{2 * s.quantise, 2 * s.cast_kernels} : norm_fed_cast(s);
+    const Cast latents = s.mla_apart ? norm_fed_cast(s) : Cast{0, 0};
+    add(w, "quantise", normed.bytes * s.h + latents.bytes * s.latent + s.quantise * s.attn_out, 0,
+        normed.kernels + 2 * latents.kernels + s.cast_kernels);
   }
   if (s.moe) {
     add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
@@ -231,14 +261,37 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "attn_norm_bwd", norm_backward(s.eager).bytes * s.h, 0, norm_backward(s.eager).kernels);  // dy and x read, dx written; dw reduced
   add(w, "latent_norms_bwd", norm_backward(s.eager).bytes * s.latent, 0, 2 * norm_backward(s.eager).kernels / (s.eager ? 1 : 2));
   add(w, "qk_norms_bwd", norm_backward(s.eager).bytes * s.qk_normed, 0, 2 * norm_backward(s.eager).kernels / (s.eager ? 1 : 2));
-  add(w, "rope_bwd", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
-  if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.attn_out), 0, 2 * s.grad_cast_kernels);  // dgrad inputs, wgrad transposes
+  if (s.mla_apart) {
+    add(w, "mla_rope_bwd", s.mla_rope, 0, 2);
+    add(w, "latent_grad_cat", s.mla_contiguous);  // the split's gradient: latent and rotary key re-joined
+  } else {
+    add(w, "rope_bwd", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
+  }
+  // The two down projections' input gradients summed into the norm's (autograd's add).
+  if (s.mla_down_apart) add(w, "down_proj_grad_sum", 3 * kAct * s.h);
+  if (s.fp8) {
+    // Each projection's output gradient, for its dgrad and its wgrad.
+    add(w, "quantise_grads", s.grad_quantise * s.attn_grads, 0, s.attn_grad_tensors * s.grad_cast_kernels);
+    if (s.requantise_attn_out) add(w, "attn_out_requantise", s.grad_quantise * s.attn_out, 0, s.grad_cast_kernels);
+  }
   if (s.moe) {
     add(w, "router_bwd", 2 * 4 * s.experts);
     in_graph(w, "router_bwd", GraphGroup::MoeRouter);
   }
   add(w, "residual_grad", 3 * kAct * s.h);
   if (s.first) add(w, "embedding_bwd", kAct * s.h + 2 * 4 * s.h);  // FP32 gradient rows read and written
+}
+
+void mla_up_proj_recompute_memory(PartWork& w, const MemoryShape& s) {
+  add(w, "recompute_latent_norms", norm_forward(s.eager).bytes * s.latent, 0, 2 * norm_forward(s.eager).kernels);
+  if (!s.mla_apart) return;
+  if (s.fp8) {
+    const Cast latents = norm_fed_cast(s);
+    add(w, "recompute_latent_quantise", latents.bytes * s.latent, 0, 2 * latents.kernels);
+  }
+  add(w, "recompute_kv_contiguous", 2 * kAct * s.mla_kv_latent);
+  add(w, "recompute_mla_rope", s.mla_rope, 0, 2);
+  add(w, "recompute_qkv_copy", 2 * kAct * s.qkv_values, 0, 3);  // read and written, one copy_ each
 }
 
 void mlp_backward_memory(PartWork& w, const MemoryShape& s) {

@@ -42,6 +42,29 @@ struct MemoryShape {
   // model.mlp_bias under software.fused.expert_bias false, grouped experts: the experts' second bias
   // is added after their GEMM, per local expert (kExpertBiasForward / kExpertBiasBackward).
   bool expert_bias_apart;
+  // MLA under software.fused.mla_down_proj false: the input norm writes BF16 and the q and kv down
+  // projections each quantise it (two casts of h), their input gradients summed in the backward.
+  bool mla_down_apart;
+  // MLA under software.fused.mla_qkv false, as Megatron-Core's MLASelfAttention runs it with
+  // Transformer Engine (core_v0.14.0, TE 2.7; docs/megatron-mla-audit.md):
+  // - each up projection (a LayerNormLinear) quantises its normalised latent; every projection's
+  //   output gradient is quantised (five: q_down, kv_down, q_up, kv_up, linear_proj), and under a
+  //   recipe other than delayed scaling linear_proj saves its BF16 input and quantises it again in
+  //   the backward (set_save_original_input);
+  // - the fused MLA YaRN RoPE kernels (fused_mla_yarn_rope_apply.py) rotate q in place and write the
+  //   whole key [heads x qk] and value [heads x v] from the up projection's output: mla_rope bytes
+  //   per token in 2 kernels, again in the backward;
+  // - the latent and the rotary key are copied contiguous before the up projection and the gather;
+  // - under the mla_up_proj recompute, the rerun RoPE and the copies of query, key and value back
+  //   into the storages the forward discarded (CheckpointWithoutOutput).
+  bool mla_apart;
+  double mla_rope;         // bytes per token of the two RoPE kernels
+  double mla_contiguous;   // bytes per token of the two contiguous copies
+  double mla_kv_latent;    // the kv latent's values (the recompute copies it contiguous again)
+  double qkv_values;       // heads x (qk + qk + v): query, key and value as the attention reads them
+  double attn_grads;       // the attention projections' output widths (gradients quantised)
+  int attn_grad_tensors;   // and how many
+  bool requantise_attn_out;
   bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
   // Current scaling's fused norm: the norm writes BF16 and the amax, so its cast skips the amax pass.
   bool norm_amax;
@@ -132,5 +155,8 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s);
 void mlp_forward_memory(PartWork& w, const MemoryShape& s);
 void attention_backward_memory(PartWork& w, const MemoryShape& s);
 void mlp_backward_memory(PartWork& w, const MemoryShape& s);
+// What the mla_up_proj recompute reruns of the memory-bound work: the latents' norms, and under
+// MemoryShape::mla_apart their casts, the RoPE kernels and the copies of query, key and value.
+void mla_up_proj_recompute_memory(PartWork& w, const MemoryShape& s);
 
 }  // namespace stepsim::layer_memory

@@ -240,12 +240,13 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   if (rc.has(Recompute::CoreAttn))  // Megatron's selective default: the attention core's forward
     ab.kernels.push_back(attention_kernel("recompute_attention_core", sequences * core.forward(), KernelPass::Forward));
   if (rc.has(Recompute::MlaUpProj) && p.recompute_per_layer > 0) {
-    // The latents' RMSNorms and the q and kv up-projections. Megatron-LM's module also reapplies
-    // RoPE; its memory-bound pass is not counted yet, so that DeepSeek's policy costs what it did
-    // before the modules (the calibrated capture's fit is made with it).
+    // The latents' RMSNorms and the q and kv up-projections; under software.fused.mla_qkv false
+    // (Megatron-Core's module) also their casts, RoPE and the copies of query, key and value. The
+    // fused default charges no RoPE pass, so that DeepSeek's policy costs what it did before the
+    // modules (the calibrated capture's fit is made with it).
     ab.kernels.push_back(gemm_kernel("recompute_up_proj", gemm(double(p.recompute_per_layer), t), gemm_precision,
                                      KernelPass::Forward, q_up, kv_up));
-    add(ab, "recompute_latent_norms", norm_forward(ms.eager).bytes * ms.latent, 0, 2 * norm_forward(ms.eager).kernels);
+    mla_up_proj_recompute_memory(ab, ms);
   }
   if (rc.has(Recompute::Layernorm)) {  // the two pre-norms (DeepSeek: the RMSNorms, report 3.2.3)
     add(ab, "recompute_attn_norm", norm_forward(ms.eager).bytes * ms.h, 0, norm_forward(ms.eager).kernels);
