@@ -410,6 +410,7 @@ struct SoftwareConfig {
   // launches no kernel: Python bookkeeping per module and per expert, autograd nodes, hooks, guards,
   // allocations (Megatron-Core's MoE block holds about 38 Python-level calls against the attention's
   // few). Charged where the host launches the layer (not under CUDA graphs); the GPU's time hides it.
+  // Priced per call: another dispatcher's block pays it per 38 of its own calls (moe_python_calls).
   double moe_layer_host_s = 0;
   // Host-issued launches of Megatron's alltoall dispatcher per MoE layer forward beyond its permute
   // and sort kernels (token counts, their all-gather and copies to the host, the fused permute's

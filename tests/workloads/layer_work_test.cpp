@@ -208,6 +208,33 @@ TEST(LayerWork, TheAlltoallDispatcherLaunchesItsCountsAndMaps) {
   EXPECT_EQ(launches("QW-H-002", {}), 0);
 }
 
+// The MoE block's Python-level calls per layer and microbatch, counted in docs/megatron-moe-audit.md
+// (section 2.6): the flex dispatcher's 38 (router 9 + 1 of the dispatcher's + the SwiGLU and 6 bundles
+// forward; 13 + 8 backward), against which software.moe_layer_host_s is fitted; the alltoall
+// dispatcher's 59 Python-issued kernels and 10 calls into Transformer Engine's loops (config (c): TP 2,
+// FP8, 4 local experts): 41 forward, 28 backward. Its host time is moe_layer_host_s per 38 calls.
+TEST(LayerWork, TheMoeBlocksHostTimeFollowsItsPythonCalls) {
+  const auto load = [](const std::string& row, const std::vector<std::string>& sets = {}) {
+    return load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/" + row + ".yaml", sets);
+  };
+  const auto calls = [](const Plan& p) {
+    const MoePythonCalls c = moe_python_calls(p);
+    return std::pair{c.forward, c.backward};
+  };
+  EXPECT_EQ(calls(load("QW-H-002")), (std::pair{17.0, 21.0}));  // flex (HybridEP)
+  const Plan alltoall = load("QW-H-003");
+  EXPECT_EQ(calls(alltoall), (std::pair{10.0 + 23 + 1 + 3 + 4, 7.0 + 9 + 1 + 2 + 3 + 6}));
+  // Without FP8 the experts' rows are not padded (3 calls each way); at TP 1 the router's counts
+  // need no all-reduce.
+  EXPECT_EQ(calls(load("QW-H-003", {"train.precision=bf16"})), (std::pair{38.0, 25.0}));
+  EXPECT_EQ(calls(load("QW-X-002")), (std::pair{40.0, 28.0}));
+  // The host time: moe_layer_host_s x calls / 38, forward and backward apart.
+  const auto w = layer_work(alltoall, 3, 1.0, 4096.0 * 8);
+  const double per_call = alltoall.software.moe_layer_host_s / 38;
+  EXPECT_NEAR(w.part(LayerPart::MlpF).framework_host_s, 41 * per_call, 1e-12);
+  EXPECT_NEAR(w.part(LayerPart::MlpB).framework_host_s, 28 * per_call, 1e-12);
+}
+
 TEST(LayerPartition, CoversEveryLayerOnceAndBalancesRanks) {
   const Plan p = plan();
   const auto stages = partition_layers(p);

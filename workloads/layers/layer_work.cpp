@@ -86,6 +86,25 @@ void rerun(PartWork& into, const PartWork& from, KernelPick kernel, MemoryPick m
 
 }  // namespace
 
+MoePythonCalls moe_python_calls(const Plan& plan) {
+  MoePythonCalls c;
+  if (plan.parallel.moe_dispatcher != MoeDispatcher::AllToAll) return c;
+  const RankLayout layout(plan);
+  const bool ep = layout.ep() > 1;
+  const double sorts = ep && plan.model.n_routed_experts / layout.ep() > 1 ? 2 : 0;
+  const double padded = plan.train.precision == Precision::FP8 ? 3 : 0;  // Fp8Padding x 2, Fp8Unpadding
+  // Forward: the flex dispatcher's 17 less its probabilities' cast and its dispatch and combine calls
+  // (14); the alltoall dispatcher's counting ops, copies and maps (software.alltoall_dispatch_launches,
+  // each a call), its fused permute and unpermute, the tokens' and the combine's all-to-alls and the
+  // two chunk sorts; the routing counts' all-reduce over the attention's TP x CP; the FP8 paddings.
+  const double dispatch = ep ? double(plan.software.alltoall_dispatch_launches) + 2 + sorts : 0.0;
+  c.forward = 14 + 2 + dispatch + (layout.tp() * layout.cp() > 1 ? 1 : 0) + padded;
+  // Backward: the flex's 21 less its probabilities' cast and two bundles (18); the permute's and
+  // unpermute's gradients, the three all-to-alls' and the sorts'; the paddings'.
+  c.backward = 18 + 2 + (ep ? 3 + sorts : 0.0) + padded;
+  return c;
+}
+
 LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double routed_rows) {
   const ModelConfig& m = plan.model;
   const LayerSpec spec = layer_spec(plan, layer);
@@ -185,13 +204,13 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   for (Kernel& k : mw.kernels) k.pass = KernelPass::WeightGrad;
   mf.nonmatmul_s = nonmatmul / 6.0;
   mb.nonmatmul_s = nonmatmul / 3.0;
-  // The MoE block's Python-level work by pass, as counted in Megatron-Core with Transformer Engine
-  // (router, dispatcher and expert calls: 17 in the forward, 21 in the input-gradient backward;
-  // docs/megatron-moe-audit.md).
+  // The MoE block's Python-level work, priced per call at moe_layer_host_s over the flex
+  // dispatcher's 38 calls (moe_python_calls).
   if (w.moe) {
-    constexpr double kForwardCalls = 17, kBackwardCalls = 21;
-    mf.framework_host_s = plan.software.moe_layer_host_s * kForwardCalls / (kForwardCalls + kBackwardCalls);
-    mb.framework_host_s = plan.software.moe_layer_host_s * kBackwardCalls / (kForwardCalls + kBackwardCalls);
+    const MoePythonCalls calls = moe_python_calls(plan);
+    const double per_call = plan.software.moe_layer_host_s / MoePythonCalls::kFlexTotal;
+    mf.framework_host_s = per_call * calls.forward;
+    mb.framework_host_s = per_call * calls.backward;
   }
 
   // Memory-bound kernels (the per-op cost model).

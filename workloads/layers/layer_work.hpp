@@ -100,6 +100,19 @@ struct LayerWork {
   const PartWork& part(LayerPart p) const { return parts[int(p)]; }
 };
 
+// Python-level calls of Megatron-Core's MoE block per layer and microbatch (calls into PyTorch,
+// Triton launchers, NCCL collectives, copies to the host, Transformer Engine's calls that issue C++
+// loops; as the Qwen3 recipes run it: docs/megatron-moe-audit.md, sections 2.3 to 2.6). The flex
+// dispatcher's (DeepEP, HybridEP) 38 are what software.moe_layer_host_s was fitted against; Megatron's
+// alltoall dispatcher makes more (its counting ops, copies, Triton permutes and sorts and the
+// experts' FP8 paddings are each their own call); the allgather dispatcher is not audited and
+// counts as flex.
+struct MoePythonCalls {
+  static constexpr double kFlexForward = 17, kFlexBackward = 21, kFlexTotal = kFlexForward + kFlexBackward;
+  double forward = kFlexForward, backward = kFlexBackward;
+};
+MoePythonCalls moe_python_calls(const Plan& plan);
+
 // `tokens` = sequences x seq_len of the microbatch; `routed_rows` = rows for this GPU's experts
 // (tokens x experts per token when routing is balanced).
 LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double routed_rows);
