@@ -826,7 +826,10 @@ class MegatronImport {
       plan_.set("model.v_head_dim", integer("v-head-dim").value_or(128),
                 given("v-head-dim") ? shown(*given("v-head-dim")) : "--multi-latent-attention (default --v-head-dim 128)");
       // One norm-fused q/kv down projection; without it the Megatron profiles run the two apart.
-      if (const Given* g = given("mla-down-proj-fusion")) plan_.set("software.fused.mla_down_proj", true, shown(*g), g->option.line);
+      if (const Given* g = given("mla-down-proj-fusion")) {
+        if (!given("q-lora-rank")) fail_arg(*g, "Megatron-LM's fused MLA needs a q latent; add --q-lora-rank or drop this flag");
+        plan_.set("software.fused.mla_down_proj", true, shown(*g), g->option.line);
+      }
     } else {
       if (const Given* g = given("mla-down-proj-fusion"))
         fail_arg(*g, "Megatron-LM asserts --multi-latent-attention with it; add that or drop this flag");

@@ -569,20 +569,21 @@ TEST(MegatronImport, QuickGegluAndItsClamp) {
   EXPECT_DOUBLE_EQ(megatron(gelu).plan.model.swiglu_limit, 0.0);
 }
 
-// --mla-down-proj-fusion: MLA's q and kv down projections as one norm-fused linear; without it the
-// Megatron profiles run them apart (software.fused.mla_down_proj false). Megatron-LM asserts MLA.
+// --mla-down-proj-fusion (Megatron-Core 0.17): MLA's q and kv down projections as one norm-fused
+// linear; without it the Megatron profiles run them apart (software.fused.mla_down_proj false).
+// Megatron-LM asserts MLA, and its fused module a q latent.
 TEST(MegatronImport, MlaDownProjectionFusion) {
   const std::string mla = "--multi-latent-attention --q-lora-rank 512 --kv-lora-rank 128 ";
   const Loaded apart = megatron(launch(mla));
   EXPECT_FALSE(apart.plan.software.fused_mla_down_proj);  // the release's profile
-  EXPECT_FALSE(apart.plan.software.fused_mla_qkv);
   const Loaded fused = megatron(launch(mla + "--mla-down-proj-fusion"));
   EXPECT_TRUE(fused.plan.software.fused_mla_down_proj);
-  EXPECT_FALSE(fused.plan.software.fused_mla_qkv);
   EXPECT_NE(importers::export_plan("megatron", fused.plan).find("--mla-down-proj-fusion"), std::string::npos);
   EXPECT_EQ(importers::export_plan("megatron", apart.plan).find("--mla-down-proj-fusion"), std::string::npos);
   expect_import_rejects([] { megatron(launch("--mla-down-proj-fusion")); },
                         {"--mla-down-proj-fusion", "--multi-latent-attention"});
+  expect_import_rejects([] { megatron(launch("--multi-latent-attention --kv-lora-rank 128 --mla-down-proj-fusion")); },
+                        {"--mla-down-proj-fusion", "--q-lora-rank"});
 }
 
 TEST(MegatronImport, PrecisionFlags) {

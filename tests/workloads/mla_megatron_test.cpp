@@ -23,7 +23,8 @@ constexpr double kHidden = 7168, kHeads = 128, kNope = 128, kRope = 64, kV = 128
 constexpr double kQk = kNope + kRope, kAttnOut = kHeads * kV;
 // Bytes per value on H100 under current scaling (Transformer Engine 2.7): a cast reads BF16 (2) and
 // writes FP8 (1) after an amax pass (2 more); a gradient writes two copies (dgrad, wgrad transpose).
-// Kernels: the amax's zeroing, the amax, the scale, the cast (the gradient's: two casts).
+// Kernels: the amax's zeroing, the amax, the scale, the cast; a gradient's two copies are charged as
+// two casts (stepsim's convention for every gradient; Transformer Engine's cast_transpose is one).
 constexpr double kCast = 2 + 1 + 2, kNormFedCast = 2 + 1, kGradCast = 2 * (2 + 1) + 2;
 constexpr int kCastKernels = 4, kNormFedCastKernels = 3, kGradCastKernels = 5;
 
@@ -98,6 +99,40 @@ TEST(MlaMegatron, TheBackwardCastsEveryProjectionsGradientAndTheRecomputeCopiesQ
   EXPECT_NEAR(a.memory_s - b.memory_s, seconds(apart, bytes), 1e-12);
   const int kernels = (5 - 2) * kGradCastKernels + kGradCastKernels + (2 + 1 - 1) + 1 + 2 * kNormFedCastKernels + 1 + 2 + 3;
   EXPECT_NEAR(a.kernels_s - b.kernels_s, kernels * kHost, 1e-9);
+}
+
+TEST(MlaMegatron, AFusedDownProjectionCastsOneGradientAndSplitsItsOutput) {
+  // Megatron-Core 0.17's FusedMLASelfAttention (--mla-down-proj-fusion) beside the modules' other
+  // passes: one down projection, so one gradient cast fewer and no sum of two input gradients, but
+  // its output split into the q latent and the kv part, whose gradient is a cat.
+  std::vector<std::string> sets = host_bound::sets();
+  sets.push_back("software.fused.mla_qkv=false");
+  const auto with = [&](bool fused_down) {
+    std::vector<std::string> s = sets;
+    s.push_back(std::string("software.fused.mla_down_proj=") + (fused_down ? "true" : "false"));
+    return load_plan(kDsv3, s);
+  };
+  const Plan fused = with(true), apart = with(false);
+  const PartTime a = part_time(fused, LayerPart::AttnB), b = part_time(apart, LayerPart::AttnB);
+  EXPECT_NEAR(a.memory_s - b.memory_s, seconds(fused, 2 * 2 * kQLatent - 3 * 2 * kHidden), 1e-12);
+  EXPECT_NEAR(a.kernels_s - b.kernels_s, (-kGradCastKernels - 1) * kHost, 1e-9);
+}
+
+TEST(MlaMegatron, WithoutTensorParallelismTheRotaryKeyIsNotCopied) {
+  // Sequence parallelism's all-gather copies the strided rotary key; at TP 1 only the latent is.
+  const auto with = [](bool fused) {
+    std::vector<std::string> s = host_bound::sets();
+    s.insert(s.end(), {"parallel.tp=1", std::string("software.fused.mla_qkv=") + (fused ? "true" : "false")});
+    return load_plan(kDsv3, s);
+  };
+  const Plan apart = with(false), fused = with(true);
+  const double tokens = double(apart.train.seq_len) * double(apart.parallel.micro_batch_size);
+  const PartTime a = part_time(apart, LayerPart::AttnF), b = part_time(fused, LayerPart::AttnF);
+  // Both run the down projections apart (the profile's): mla_qkv adds the latents' casts, RoPE's
+  // whole keys and values and the latent's copy.
+  const double casts = kNormFedCast * (kQLatent + kKvLatent);
+  EXPECT_NEAR(a.memory_s - b.memory_s,
+              (casts + kMlaRope + 2 * 2 * kKvLatent - kRopeFused) * tokens / hbm_bytes_per_s(apart), 1e-12);
 }
 
 TEST(MlaMegatron, OnlyMlaModelsAndOnlyTheirAttentionMove) {

@@ -1,5 +1,7 @@
 #include "workloads/layers/layer_memory.hpp"
 
+#include <algorithm>
+
 #include "vocabulary/model_params.hpp"
 #include "vocabulary/rank_layout.hpp"
 
@@ -80,11 +82,19 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
     // q's rotary dims read and written in place; the kv up projection's output (nope + v per head)
     // and the rotary key read; the key (qk per head) and the value (v) written.
     s.mla_rope = heads * (2 * kAct * rope + kAct * (nope + v) + kAct * qk + kAct * v) + kAct * rope;
-    s.mla_contiguous = 2 * kAct * (lkv + rope);
+    // kv_compressed is a strided view the up projection copies; the rotary key is copied only by
+    // sequence parallelism's all-gather (TP > 1).
+    const bool sequence_parallel = RankLayout(plan).tp() > 1;
+    s.mla_contiguous = 2 * kAct * (lkv + (sequence_parallel ? rope : 0.0));
+    s.mla_contiguous_kernels = sequence_parallel ? 2 : 1;
+    s.mla_split = lkv + rope + (s.mla_down_apart ? 0.0 : lq);
+    s.mla_latents = lq > 0 ? 2 : 1;
     s.mla_kv_latent = lkv;
     s.qkv_values = heads * (2 * qk + v);
     s.attn_grads = s.h + heads * qk + heads * (nope + v) + lq + lkv + rope;
-    s.attn_grad_tensors = lq > 0 ? 5 : 4;
+    // linear_proj, the up projections and the down projections (one when fused, Megatron-Core 0.17's
+    // FusedMLASelfAttention; none for q without a q latent).
+    s.attn_grad_tensors = 3 + (s.mla_down_apart ? (lq > 0 ? 2 : 1) : 1);
     s.requantise_attn_out = s.fp8 && !(per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Delayed);
   } else {
     s.attn_grads = s.h + s.attn_out;  // the output projection's and the attention input's
@@ -93,10 +103,13 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
   const int64_t ep = RankLayout(plan).ep();
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
-  s.sort_rows = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll && m.n_routed_experts / ep > 1;
+  s.sort_rows = moe && dispatcher == MoeDispatcher::AllToAll && m.n_routed_experts / ep > 1;  // by local expert
   s.gathered_tokens = moe && ep > 1 && dispatcher == MoeDispatcher::AllGather ? double(ep) : 0.0;
+  // The count holds the two chunk-sort maps, which one local expert does not launch.
+  constexpr int kChunkSortMaps = 2;
+  const int launches = int(plan.software.alltoall_dispatch_launches);
   s.alltoall_launches = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll
-                            ? int(plan.software.alltoall_dispatch_launches) : 0;
+                            ? (s.sort_rows ? launches : std::max(0, launches - kChunkSortMaps)) : 0;
   return s;
 }
 
@@ -199,7 +212,7 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "qk_norms", norm_forward(s.eager).bytes * s.qk_normed, 0, 2 * norm_forward(s.eager).kernels);  // queries, then keys
   if (s.mla_apart) {
     add(w, "mla_rope", s.mla_rope, 0, 2);
-    add(w, "mla_contiguous", s.mla_contiguous, 0, 2);
+    add(w, "mla_contiguous", s.mla_contiguous, 0, s.mla_contiguous_kernels);
   } else {
     add(w, "rope", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
   }
@@ -209,7 +222,7 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
     const Cast normed = s.mla_down_apart ? Cast{2 * s.quantise, 2 * s.cast_kernels} : norm_fed_cast(s);
     const Cast latents = s.mla_apart ? norm_fed_cast(s) : Cast{0, 0};
     add(w, "quantise", normed.bytes * s.h + latents.bytes * s.latent + s.quantise * s.attn_out, 0,
-        normed.kernels + 2 * latents.kernels + s.cast_kernels);
+        normed.kernels + s.mla_latents * latents.kernels + s.cast_kernels);
   }
   if (s.moe) {
     add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
@@ -263,7 +276,7 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "qk_norms_bwd", norm_backward(s.eager).bytes * s.qk_normed, 0, 2 * norm_backward(s.eager).kernels / (s.eager ? 1 : 2));
   if (s.mla_apart) {
     add(w, "mla_rope_bwd", s.mla_rope, 0, 2);
-    add(w, "latent_grad_cat", s.mla_contiguous);  // the split's gradient: latent and rotary key re-joined
+    add(w, "latent_grad_cat", 2 * kAct * s.mla_split);  // the down projection's split, re-joined
   } else {
     add(w, "rope_bwd", rope_pass(s.eager).bytes * s.rope, 0, rope_pass(s.eager).kernels);
   }
@@ -287,7 +300,7 @@ void mla_up_proj_recompute_memory(PartWork& w, const MemoryShape& s) {
   if (!s.mla_apart) return;
   if (s.fp8) {
     const Cast latents = norm_fed_cast(s);
-    add(w, "recompute_latent_quantise", latents.bytes * s.latent, 0, 2 * latents.kernels);
+    add(w, "recompute_latent_quantise", latents.bytes * s.latent, 0, s.mla_latents * latents.kernels);
   }
   add(w, "recompute_kv_contiguous", 2 * kAct * s.mla_kv_latent);
   add(w, "recompute_mla_rope", s.mla_rope, 0, 2);

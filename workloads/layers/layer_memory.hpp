@@ -59,7 +59,11 @@ struct MemoryShape {
   //   into the storages the forward discarded (CheckpointWithoutOutput).
   bool mla_apart;
   double mla_rope;         // bytes per token of the two RoPE kernels
-  double mla_contiguous;   // bytes per token of the two contiguous copies
+  double mla_contiguous;   // bytes per token of the contiguous copies (the rotary key's only under TP's
+  int mla_contiguous_kernels;  //   sequence-parallel gather), and their kernels
+  double mla_split;        // the kv down projection's output (latent and rotary key), whose split's
+                           // gradient is a cat; with a fused down projection, plus the q latent
+  int mla_latents;         // latents cast by up projections (no q latent without q_lora_rank)
   double mla_kv_latent;    // the kv latent's values (the recompute copies it contiguous again)
   double qkv_values;       // heads x (qk + qk + v): query, key and value as the attention reads them
   double attn_grads;       // the attention projections' output widths (gradients quantised)

@@ -88,20 +88,26 @@ void rerun(PartWork& into, const PartWork& from, KernelPick kernel, MemoryPick m
 
 MoePythonCalls moe_python_calls(const Plan& plan) {
   MoePythonCalls c;
-  if (plan.parallel.moe_dispatcher != MoeDispatcher::AllToAll) return c;
   const RankLayout layout(plan);
+  // The routing counts' all-reduce over the attention's TP x CP (the auxiliary loss's, which the
+  // Qwen3 recipes run); without FP8 the grouped linears quantise nothing (2 split casts each way).
+  const double router = layout.tp() * layout.cp() > 1 ? 1 : 0;
+  const double casts = plan.train.precision == Precision::FP8 ? 0 : 2;
+  c.forward += router - casts;
+  c.backward -= casts;
+  if (plan.parallel.moe_dispatcher != MoeDispatcher::AllToAll) return c;
+  const layer_memory::MemoryShape s = layer_memory::memory_shape(plan, 1, true);
   const bool ep = layout.ep() > 1;
-  const double sorts = ep && plan.model.n_routed_experts / layout.ep() > 1 ? 2 : 0;
+  const double sorts = s.sort_rows ? 2 : 0;
   const double padded = plan.train.precision == Precision::FP8 ? 3 : 0;  // Fp8Padding x 2, Fp8Unpadding
-  // Forward: the flex dispatcher's 17 less its probabilities' cast and its dispatch and combine calls
-  // (14); the alltoall dispatcher's counting ops, copies and maps (software.alltoall_dispatch_launches,
-  // each a call), its fused permute and unpermute, the tokens' and the combine's all-to-alls and the
-  // two chunk sorts; the routing counts' all-reduce over the attention's TP x CP; the FP8 paddings.
-  const double dispatch = ep ? double(plan.software.alltoall_dispatch_launches) + 2 + sorts : 0.0;
-  c.forward = 14 + 2 + dispatch + (layout.tp() * layout.cp() > 1 ? 1 : 0) + padded;
-  // Backward: the flex's 21 less its probabilities' cast and two bundles (18); the permute's and
-  // unpermute's gradients, the three all-to-alls' and the sorts'; the paddings'.
-  c.backward = 18 + 2 + (ep ? 3 + sorts : 0.0) + padded;
+  // Forward: less the flex dispatcher's probabilities' cast and its dispatch and combine calls (3);
+  // plus the alltoall dispatcher's counting ops, copies and maps (software.alltoall_dispatch_launches,
+  // each a call), its fused permute and unpermute, the tokens' and the combine's all-to-alls, the
+  // two chunk sorts, and the experts' FP8 paddings.
+  c.forward += -3 + 2 + double(s.alltoall_launches) + (ep ? 2 : 0) + sorts + padded;
+  // Backward: less the flex's probabilities' cast and two bundles (3); plus the permute's and
+  // unpermute's gradients, the three all-to-alls', the sorts' and the paddings'.
+  c.backward += -3 + 2 + (ep ? 3 : 0) + sorts + padded;
   return c;
 }
 
