@@ -3,6 +3,7 @@
 #include "simulator/report/percent.hpp"
 #include "simulator/report/stage_layers_report.hpp"
 #include "workloads/cost/attention_cost.hpp"
+#include "workloads/layers/layer_work.hpp"
 #include "workloads/traffic/model_parallel_comm.hpp"
 #include "simulator/report/expert_layout_report.hpp"
 #include "vocabulary/rank_layout.hpp"
@@ -64,6 +65,15 @@ std::string software_text(const Plan& plan) {
                      fused.empty() ? "none" : fused) +
          (sw.fused_elementwise ? std::string()
                                : ", norms, RoPE and the gated activation as eager composite ops (software.fused.elementwise false)") +
+         (plan.model.is_moe() && sw.moe_layer_host_s > 0
+              ? [&] {
+                  const MoePythonCalls calls = moe_python_calls(plan);
+                  return fmt::format(", the MoE block's framework host work {:g} us per Python-level call (moe_layer_host_s / "
+                                     "{:g}), {:g} calls a layer forward and {:g} backward",
+                                     sw.moe_layer_host_s / MoePythonCalls::kFlexTotal * 1e6, MoePythonCalls::kFlexTotal,
+                                     calls.forward, calls.backward);
+                }()
+              : std::string()) +
          (plan.model.is_mla() && !sw.fused_mla_down_proj
               ? ", MLA's input norm apart from its two down projections, each casting its output (software.fused.mla_down_proj false)"
               : std::string()) +
