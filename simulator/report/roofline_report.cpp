@@ -46,6 +46,19 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                               {"mla_qkv", sw.fused_mla_qkv}}}};
 }
 
+namespace {
+// How the MoE block's framework host time is priced (software.moe_layer_host_s per Python-level call).
+std::string moe_host_text(const Plan& plan) {
+  const SoftwareConfig& sw = plan.software;
+  if (!plan.model.is_moe() || sw.moe_layer_host_s <= 0) return {};
+  const MoePythonCalls calls = moe_python_calls(plan);
+  return fmt::format(", the MoE block's framework host work {:g} us per Python-level call (moe_layer_host_s / {:g}), "
+                     "{:g} calls a layer forward and {:g} backward",
+                     sw.moe_layer_host_s / MoePythonCalls::kFlexTotal * 1e6, MoePythonCalls::kFlexTotal, calls.forward,
+                     calls.backward);
+}
+}  // namespace
+
 std::string software_text(const Plan& plan) {
   const SoftwareConfig& sw = plan.software;
   std::string fused;
@@ -65,15 +78,7 @@ std::string software_text(const Plan& plan) {
                      fused.empty() ? "none" : fused) +
          (sw.fused_elementwise ? std::string()
                                : ", norms, RoPE and the gated activation as eager composite ops (software.fused.elementwise false)") +
-         (plan.model.is_moe() && sw.moe_layer_host_s > 0
-              ? [&] {
-                  const MoePythonCalls calls = moe_python_calls(plan);
-                  return fmt::format(", the MoE block's framework host work {:g} us per Python-level call (moe_layer_host_s / "
-                                     "{:g}), {:g} calls a layer forward and {:g} backward",
-                                     sw.moe_layer_host_s / MoePythonCalls::kFlexTotal * 1e6, MoePythonCalls::kFlexTotal,
-                                     calls.forward, calls.backward);
-                }()
-              : std::string()) +
+         moe_host_text(plan) +
          (plan.model.is_mla() && !sw.fused_mla_down_proj
               ? ", MLA's input norm apart from its two down projections, each casting its output (software.fused.mla_down_proj false)"
               : std::string()) +

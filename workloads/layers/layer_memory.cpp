@@ -74,6 +74,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.eager = !plan.software.fused_elementwise;
   s.clamp_apart = m.swiglu_limit > 0 && s.gated && !plan.software.fused_clamped_glu;
   s.expert_bias_apart = moe && m.mlp_bias && !plan.software.fused_expert_bias && plan.parallel.moe_grouped_gemm;
+  const RankLayout layout(plan);
   s.mla_down_apart = m.is_mla() && !plan.software.fused_mla_down_proj;
   s.mla_apart = m.is_mla() && !plan.software.fused_mla_qkv;
   if (s.mla_apart) {
@@ -84,7 +85,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
     s.mla_rope = heads * (2 * kAct * rope + kAct * (nope + v) + kAct * qk + kAct * v) + kAct * rope;
     // kv_compressed is a strided view the up projection copies; the rotary key is copied only by
     // sequence parallelism's all-gather (TP > 1).
-    const bool sequence_parallel = RankLayout(plan).tp() > 1;
+    const bool sequence_parallel = layout.tp() > 1;
     s.mla_contiguous = 2 * kAct * (lkv + (sequence_parallel ? rope : 0.0));
     s.mla_contiguous_kernels = sequence_parallel ? 2 : 1;
     s.mla_split = lkv + rope + (s.mla_down_apart ? 0.0 : lq);
@@ -101,7 +102,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
     s.attn_grad_tensors = 2;
   }
   s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
-  const int64_t ep = RankLayout(plan).ep();
+  const int64_t ep = layout.ep();
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
   s.sort_rows = moe && dispatcher == MoeDispatcher::AllToAll && m.n_routed_experts / ep > 1;  // by local expert
   s.gathered_tokens = moe && ep > 1 && dispatcher == MoeDispatcher::AllGather ? double(ep) : 0.0;
@@ -182,6 +183,14 @@ Cast norm_fed_cast(const MemoryShape& s) {
   return {s.quantise, s.cast_kernels};
 }
 
+// MLA's latents as its up projections (norm-fused linears) cast them, per token: none unless the
+// module runs them apart (MemoryShape::mla_apart).
+Cast latent_casts(const MemoryShape& s) {
+  if (!s.mla_apart || !s.fp8) return {0, 0};
+  const Cast each = norm_fed_cast(s);
+  return {each.bytes * s.latent, s.mla_latents * each.kernels};
+}
+
 // The dispatcher's own passes over the rows (MemoryShape::sort_rows, gathered_tokens); `backward`
 // retraces them.
 void dispatcher_memory(PartWork& w, const MemoryShape& s, bool backward) {
@@ -220,9 +229,9 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
     // The GEMMs' inputs: the norm's output (once, or by each MLA down projection), MLA's latents
     // (their norms fused with the cast as a norm-fed one), the attention's output.
     const Cast normed = s.mla_down_apart ? Cast{2 * s.quantise, 2 * s.cast_kernels} : norm_fed_cast(s);
-    const Cast latents = s.mla_apart ? norm_fed_cast(s) : Cast{0, 0};
-    add(w, "quantise", normed.bytes * s.h + latents.bytes * s.latent + s.quantise * s.attn_out, 0,
-        normed.kernels + s.mla_latents * latents.kernels + s.cast_kernels);
+    const Cast latents = latent_casts(s);
+    add(w, "quantise", normed.bytes * s.h + latents.bytes + s.quantise * s.attn_out, 0,
+        normed.kernels + latents.kernels + s.cast_kernels);
   }
   if (s.moe) {
     add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
@@ -298,10 +307,8 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
 void mla_up_proj_recompute_memory(PartWork& w, const MemoryShape& s) {
   add(w, "recompute_latent_norms", norm_forward(s.eager).bytes * s.latent, 0, 2 * norm_forward(s.eager).kernels);
   if (!s.mla_apart) return;
-  if (s.fp8) {
-    const Cast latents = norm_fed_cast(s);
-    add(w, "recompute_latent_quantise", latents.bytes * s.latent, 0, s.mla_latents * latents.kernels);
-  }
+  const Cast latents = latent_casts(s);
+  add(w, "recompute_latent_quantise", latents.bytes, 0, latents.kernels);
   add(w, "recompute_kv_contiguous", 2 * kAct * s.mla_kv_latent);
   add(w, "recompute_mla_rope", s.mla_rope, 0, 2);
   add(w, "recompute_qkv_copy", 2 * kAct * s.qkv_values, 0, 3);  // read and written, one copy_ each
