@@ -41,6 +41,10 @@ enum class MomentDtype : uint8_t { FP32, BF16 };
 // FP32 (--grad-reduce-in-bf16: BF16), torchtitan's FSDP2 mixed_precision_reduce.
 enum class ReduceDtype : uint8_t { FP32, BF16 };
 
+// The MoE router's precision (Megatron-LM's --moe-router-dtype): BF16, the parameters' (the
+// default), or FP32, whose backward runs its two GEMMs on FP32 operands (TF32) and casts around them.
+enum class RouterDtype : uint8_t { BF16, FP32 };
+
 // The MLP's activation, by Hugging Face's `hidden_act` name: silu is the gated SwiGLU (three
 // matrices: gate, up, down); the GELU family, relu and relu2 (squared ReLU) are non-gated (two
 // matrices: up, down). geglu is a gated GELU (three matrices: Grok-1's, Megatron's
@@ -253,6 +257,7 @@ struct ParallelConfig {
   // kernels, torchtitan's grouped_mm); false = one GEMM per expert in turn (Megatron's SequentialMLP),
   // each its own launches and tiles.
   bool moe_grouped_gemm = true;
+  RouterDtype moe_router_dtype = RouterDtype::BF16;  // the router GEMM's (--moe-router-dtype)
   // Megatron's --moe-expert-capacity-factor: an expert keeps at most this many times its mean rows
   // (the rest are dropped); 0 = dropless. --moe-pad-expert-input-to-capacity: every expert runs
   // (and every dispatch carries) exactly its capacity, padded.
@@ -663,6 +668,7 @@ const char* to_string(MoeDispatcher d);
 const char* to_string(Precision p);
 const char* to_string(MomentDtype d);
 const char* to_string(ReduceDtype d);
+const char* to_string(RouterDtype d);
 const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);

@@ -54,6 +54,7 @@ inline constexpr Named<AttentionKernel> kAttentionKernels[] = {{AttentionKernel:
                                                                 {AttentionKernel::Flash2, "flash2"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};
 inline constexpr Named<ReduceDtype> kReduceDtypes[] = {{ReduceDtype::FP32, "fp32"}, {ReduceDtype::BF16, "bf16"}};
+inline constexpr Named<RouterDtype> kRouterDtypes[] = {{RouterDtype::BF16, "bf16"}, {RouterDtype::FP32, "fp32"}};
 inline constexpr Named<Routing> kRoutings[] = {{Routing::Balanced, "balanced"}, {Routing::DeepSeek, "deepseek"},
                                         {Routing::Zipf, "zipf"},         {Routing::Dirichlet, "dirichlet"},
                                         {Routing::Hot, "hot"},           {Routing::File, "file"}};

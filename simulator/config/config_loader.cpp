@@ -365,6 +365,7 @@ void declare_needs(std::map<std::string, Field>& f) {
       },
       "", json(false));
   with_plan("parallel.moe_grouped_gemm", "an MoE model (routed experts)", moe, dense, "", json(true));
+  with_plan("parallel.moe_router_dtype", "an MoE model (routed experts)", moe, dense, "", json("bf16"));
   with_plan("parallel.moe_capacity_factor", "an MoE model (routed experts)", moe, dense, "", json(0));
   with_plan(
       "parallel.moe_pad_to_capacity", "a capacity (parallel.moe_capacity_factor > 0)",
@@ -540,6 +541,8 @@ const std::map<std::string, Field>& schema() {
     f["parallel.moe_dispatcher"] =
         choice<MoeDispatcher>(kMoeDispatchers, [](Plan& p, MoeDispatcher v) { p.parallel.moe_dispatcher = v; });
     f["parallel.moe_grouped_gemm"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_grouped_gemm)};
+    f["parallel.moe_router_dtype"] =
+        choice<RouterDtype>(kRouterDtypes, [](Plan& p, RouterDtype v) { p.parallel.moe_router_dtype = v; });
     f["parallel.moe_capacity_factor"] = {Kind::NonNegativeNumber,
                                          into(&Plan::parallel, &ParallelConfig::moe_capacity_factor)};
     f["parallel.moe_fp8_dispatch"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_fp8_dispatch)};

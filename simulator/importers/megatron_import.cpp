@@ -110,7 +110,7 @@ constexpr ArgSpec kArgs[] = {
     {"moe-router-enable-expert-bias", Arity::Flag, Role::NoCost},
     {"moe-router-bias-update-rate", Arity::One, Role::NoCost},
     {"moe-router-pre-softmax", Arity::Flag, Role::NoCost},
-    {"moe-router-dtype", Arity::One, Role::NoCost},
+    {"moe-router-dtype", Arity::One, Role::Use},
     {"moe-input-jitter-eps", Arity::One, Role::NoCost},
     {"moe-per-layer-logging", Arity::Flag, Role::NoCost},
     {"moe-token-drop-policy", Arity::One, Role::NoCost},
@@ -1140,7 +1140,7 @@ class MegatronImport {
                             "moe-router-num-groups", "moe-router-group-topk", "moe-token-dispatcher-type",
                             "moe-shared-expert-overlap", "expert-tensor-parallel-size", "moe-grouped-gemm",
                             "moe-enable-deepep", "moe-flex-dispatcher-backend", "moe-expert-capacity-factor",
-                            "moe-pad-expert-input-to-capacity"})
+                            "moe-pad-expert-input-to-capacity", "moe-router-dtype"})
         if (const Given* g = given(n)) plan_.not_imported.push_back(g->written + " (without --num-experts the model has no experts)");
       if (const Given* g = given("overlap-moe-expert-parallel-comm"))
         problem_arg(*g, "Megatron-LM runs it only with expert parallelism (--num-experts, --expert-model-parallel-size); "
@@ -1171,7 +1171,23 @@ class MegatronImport {
       plan_.set("model.first_k_dense_replace", dense, shown(*g), g->option.line);
     }
     expert_parallelism();
+    router_dtype();
     if (const Given* g = given("moe-shared-expert-overlap")) plan_.set("parallel.overlap_shared_expert", true, shown(*g), g->option.line);
+  }
+
+  // --moe-router-dtype (arguments.py: fp32 or fp64; left out, the router runs in the parameters'
+  // BF16). FP64 runs its GEMMs on FP64 units, whose rate no preset carries: refused.
+  void router_dtype() {
+    const Given* g = given("moe-router-dtype");
+    if (!g) return;
+    const std::string dtype = text("moe-router-dtype", "");
+    if (dtype == "fp32")
+      plan_.set("parallel.moe_router_dtype", "fp32", shown(*g), g->option.line);
+    else if (dtype == "fp64")
+      problem_arg(*g, "stepsim prices the router in BF16 or FP32 only (no preset carries an FP64 rate); use "
+                      "--moe-router-dtype fp32 or leave it out");
+    else
+      problem_arg(*g, "Megatron-LM's router dtypes are fp32 and fp64; use fp32 or leave it out");
   }
 
   // How the experts run (Megatron-Core's MoE layer): expert tensor parallelism, the token

@@ -80,6 +80,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
         {"parallel.moe_dispatcher", to_string(x.moe_dispatcher)},
         {"parallel.moe_fp8_dispatch", x.moe_fp8_dispatch},
         {"parallel.moe_grouped_gemm", x.moe_grouped_gemm},
+        {"parallel.moe_router_dtype", to_string(x.moe_router_dtype)},
         {"parallel.moe_capacity_factor", x.moe_capacity_factor},
         {"parallel.moe_pad_to_capacity", x.moe_pad_to_capacity},
         {"parallel.moe_overlap_ep_comm", x.moe_overlap_ep_comm},

@@ -35,10 +35,14 @@ std::string expert_layout_text(const Plan& plan) {
   if (plan.parallel.moe_capacity_factor > 0)
     capacity = fmt::format(", capacity {:g}{}", plan.parallel.moe_capacity_factor,
                            plan.parallel.moe_pad_to_capacity ? " padded" : " with drops");
-  return fmt::format("experts: EP {} ({} dispatcher), expert TP {}, {}{}: each EP group on {} node{} (GPU 0's: {})\n",
+  // parallel.moe_router_dtype fp32: the rate its backward GEMMs were priced at.
+  const char* router = plan.parallel.moe_router_dtype == RouterDtype::FP32
+                           ? ", router FP32 (its backward's GEMMs as TF32, half the BF16 rate)"
+                           : "";
+  return fmt::format("experts: EP {} ({} dispatcher), expert TP {}, {}{}{}: each EP group on {} node{} (GPU 0's: {})\n",
                      layout.ep(), to_string(plan.parallel.moe_dispatcher), layout.etp(),
-                     plan.parallel.moe_grouped_gemm ? "grouped GEMMs" : "one GEMM per expert", capacity, nodes.size(),
-                     nodes.size() == 1 ? "" : "s", node_range(nodes));
+                     plan.parallel.moe_grouped_gemm ? "grouped GEMMs" : "one GEMM per expert", capacity, router,
+                     nodes.size(), nodes.size() == 1 ? "" : "s", node_range(nodes));
 }
 
 nlohmann::json expert_layout_json(const Plan& plan) {
@@ -49,6 +53,7 @@ nlohmann::json expert_layout_json(const Plan& plan) {
   j["ep"] = layout.ep();
   j["expert_tp"] = layout.etp();
   j["grouped_gemm"] = plan.parallel.moe_grouped_gemm;
+  j["router_dtype"] = to_string(plan.parallel.moe_router_dtype);
   j["capacity_factor"] = plan.parallel.moe_capacity_factor;
   j["pad_to_capacity"] = plan.parallel.moe_pad_to_capacity;
   j["nodes_per_group"] = group_nodes(plan, layout.ep_group(0)).size();

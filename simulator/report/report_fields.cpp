@@ -114,6 +114,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"roofline.experts.ep", Kind::Number},
       {"roofline.experts.expert_tp", Kind::Number},
       {"roofline.experts.grouped_gemm", Kind::Flag},
+      {"roofline.experts.router_dtype", Kind::Text},
       {"roofline.experts.capacity_factor", Kind::Number},
       {"roofline.experts.pad_to_capacity", Kind::Flag},
       {"roofline.experts.nodes_per_group", Kind::Number},

@@ -586,6 +586,21 @@ TEST(MegatronImport, MlaDownProjectionFusion) {
                         {"--mla-down-proj-fusion", "--q-lora-rank"});
 }
 
+// --moe-router-dtype fp32 (DeepSeek's and Qwen3-Next's Megatron-Bridge providers set it): the
+// router's backward in FP32; fp64 has no rate in any preset and is refused; without experts, listed.
+TEST(MegatronImport, MoeRouterDtype) {
+  const std::string moe = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --ffn-hidden-size 4096 ";
+  EXPECT_EQ(megatron(launch(moe)).plan.parallel.moe_router_dtype, RouterDtype::BF16);
+  const Loaded fp32 = megatron(launch(moe + "--moe-router-dtype fp32"));
+  EXPECT_EQ(fp32.plan.parallel.moe_router_dtype, RouterDtype::FP32);
+  EXPECT_NE(fp32.yaml.find("moe_router_dtype: fp32"), std::string::npos) << fp32.yaml;
+  EXPECT_NE(importers::export_plan("megatron", fp32.plan).find("--moe-router-dtype fp32"), std::string::npos);
+  EXPECT_EQ(importers::export_plan("megatron", megatron(launch(moe)).plan).find("--moe-router-dtype"), std::string::npos);
+  expect_import_rejects([&] { megatron(launch(moe + "--moe-router-dtype fp64")); }, {"--moe-router-dtype fp64", "fp32"});
+  expect_import_rejects([&] { megatron(launch(moe + "--moe-router-dtype bf16")); }, {"--moe-router-dtype bf16", "fp32"});
+  EXPECT_TRUE(mentions(megatron(launch("--moe-router-dtype fp32")).imported.not_imported, "--moe-router-dtype"));
+}
+
 TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;

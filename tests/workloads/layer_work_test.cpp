@@ -228,6 +228,10 @@ TEST(LayerWork, TheMoeBlocksHostTimeFollowsItsPythonCalls) {
   // nothing (2 split_quantize calls each way); at TP 1 the router's counts need no all-reduce.
   EXPECT_EQ(calls(load("QW-H-003", {"train.precision=bf16"})), (std::pair{41.0 - 3 - 2, 28.0 - 3 - 2}));
   EXPECT_EQ(calls(load("QW-X-002")), (std::pair{40.0, 28.0}));
+  // An FP32 router (parallel.moe_router_dtype): the flex dispatcher's probabilities are FP32 already,
+  // its cast to FP32 and the cast's gradient are no calls (audit D1 and DB2); alltoall has neither.
+  EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_router_dtype=fp32"})), (std::pair{16.0, 20.0}));
+  EXPECT_EQ(calls(load("QW-H-003", {"parallel.moe_router_dtype=fp32"})), calls(alltoall));
   // The host time: moe_layer_host_s x calls / 38, forward and backward apart.
   const auto w = layer_work(alltoall, 3, 1.0, 4096.0 * 8);
   const double per_call = alltoall.software.moe_layer_host_s / 38;

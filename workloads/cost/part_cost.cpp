@@ -136,9 +136,10 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
         if (k.pass == KernelPass::WeightGrad) call = {kk, n, m, call.groups, k.precision, 8};  // FP32 accumulation
         call.format = plan.train.low_precision;
         const double wgrad = k.pass == KernelPass::WeightGrad ? hw.gemm_wgrad_share : 1.0;
-        const double seconds = per_expert * ((classes & kCostGemm)
-                                   ? chunks * gemm_seconds(call, hw) / wgrad / software_gemm_share(plan, k.precision)
-                                   : chunks * 2 * call.m * call.n * call.k * call.groups / (hw.gemm_tflops(k.precision) * 1e12));
+        const double seconds = per_expert / k.rate_share *
+                               ((classes & kCostGemm)
+                                    ? chunks * gemm_seconds(call, hw) / wgrad / software_gemm_share(plan, k.precision)
+                                    : chunks * 2 * call.m * call.n * call.k * call.groups / (hw.gemm_tflops(k.precision) * 1e12));
         s.gemm += seconds;
         if (!k.routed && !k.name.starts_with("recompute")) {
           if (g.split == TpSplit::Columns) out.column.gemm += seconds;

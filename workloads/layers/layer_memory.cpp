@@ -36,6 +36,7 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.qk_normed = m.qk_norm ? (heads + kv_heads) * double(qk_head_dim(m)) : 0.0;
   s.attn_out = heads * double(v_head_dim(m));
   s.experts = double(m.n_routed_experts);
+  s.router_fp32 = plan.parallel.moe_router_dtype == RouterDtype::FP32;
   s.gated = m.gated_mlp();
   s.fp8 = plan.train.precision == Precision::FP8;
   s.written = quantised_bytes(plan.train.low_precision, plan.train.fp8_recipe);
@@ -299,6 +300,14 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   if (s.moe) {
     add(w, "router_bwd", 2 * 4 * s.experts);
     in_graph(w, "router_bwd", GraphGroup::MoeRouter);
+    if (s.router_fp32) {
+      // The FP32 router's backward (moe_utils.py): its saved BF16 input cast to FP32 for the weight
+      // gradient (2 read, 4 written) and the FP32 input gradient cast back (4 read, 2 written); the
+      // weight's cast to FP32 and its gradient's back are two more kernels (the experts x hidden
+      // matrix, a microbatch's constant, left out of the per-token bytes).
+      add(w, "router_fp32_casts", 12 * s.h, 0, 4);
+      in_graph(w, "router_fp32_casts", GraphGroup::MoeRouter);
+    }
   }
   add(w, "residual_grad", 3 * kAct * s.h);
   if (s.first) add(w, "embedding_bwd", kAct * s.h + 2 * 4 * s.h);  // FP32 gradient rows read and written

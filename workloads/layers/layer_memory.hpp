@@ -23,6 +23,7 @@ struct MemoryShape {
   double qk_normed;       // model.qk_norm: the query and key heads' values per token, each RMS-normalised
   double attn_out;        // heads x v
   double experts;         // routed experts (router scores)
+  bool router_fp32;       // parallel.moe_router_dtype fp32: the router's backward casts
   double quantise;        // bytes of one quantisation, per value: BF16 read, the format's written
   double grad_quantise;   // of a gradient's, for its dgrad and its wgrad copies
   int cast_kernels;       // kernels per quantised tensor in the forward

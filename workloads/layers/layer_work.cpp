@@ -95,7 +95,12 @@ MoePythonCalls moe_python_calls(const Plan& plan) {
   const double casts = plan.train.precision == Precision::FP8 ? 0 : 2;
   c.forward += router - casts;
   c.backward -= casts;
-  if (plan.parallel.moe_dispatcher != MoeDispatcher::AllToAll) return c;
+  if (plan.parallel.moe_dispatcher != MoeDispatcher::AllToAll) {
+    // The flex dispatcher casts the router's probabilities to FP32 (token_dispatcher.py, and its
+    // gradient back); an FP32 router's already are, and the cast is no call (moe_router_dtype).
+    if (plan.parallel.moe_router_dtype == RouterDtype::FP32) c.forward -= 1, c.backward -= 1;
+    return c;
+  }
   const layer_memory::MemoryShape s = layer_memory::memory_shape(plan, 1, true);
   const bool ep = layout.ep() > 1;
   const double sorts = s.sort_rows ? 2 : 0;
@@ -166,9 +171,14 @@ LayerWork layer_work(const Plan& plan, int64_t layer, double sequences, double r
   ab.kernels.push_back(attention_kernel("attention_core_bwd", sequences * (3 * core.qk + 2 * core.pv), KernelPass::InputGrad));
   if (w.moe) {
     const GemmShape router{double(m.n_routed_experts), h, TpSplit::Tokens};
+    // parallel.moe_router_dtype fp32 (Megatron-Core's RouterGatingLinearFunction, moe_utils.py): the
+    // forward multiplies the BF16 input and weight into FP32 logits; the backward casts both to FP32
+    // and Transformer Engine runs those pure-FP32 GEMMs as TF32 (cublaslt_gemm.cu).
+    const bool fp32 = plan.parallel.moe_router_dtype == RouterDtype::FP32;
     for (auto [part, pass] : {std::pair{&af, KernelPass::Forward}, {&ab, KernelPass::InputGrad}, {&aw, KernelPass::WeightGrad}}) {
       part->kernels.push_back(gemm_kernel("router", gemm(double(p.router), t), Precision::BF16, pass, router));
       part->kernels.back().graph = GraphGroup::MoeRouter;
+      if (fp32 && pass != KernelPass::Forward) part->kernels.back().rate_share = 0.5;
     }
   }
   // Non-matmul kernels: about a third in forward, two thirds in backward (DeepSeek's trace:

@@ -53,6 +53,10 @@ struct Kernel {
   int gemms = 0;
   bool routed = false;  // routed experts: rows are one expert's, over the GPU's experts
   int64_t attention_window = 0;  // attention: keys per query at most (sliding window); 0 = the sequence
+  // GEMMs: the share of the precision's rate they run at. TF32 (FP32 operands on the tensor cores,
+  // as an FP32 router's backward runs) is half BF16's on every preset's datasheet (H100 494.7 of
+  // 989.4 TFLOP/s, B200 1.1 of 2.25 PFLOP/s, MI300X 653.7 of 1307.4).
+  double rate_share = 1.0;
   GraphGroup graph = GraphGroup::Block;
 };
 
