@@ -214,6 +214,11 @@ inline constexpr Recompute Recompute::TorchtitanOp{Recompute::TorchtitanOps};
 // AllGather: Megatron's allgather dispatcher: every GPU gathers all the tokens of its EP group,
 //   keeps its experts' rows, and reduce-scatters the outputs back.
 enum class MoeDispatcher : uint8_t { DeepEP, AllToAll, AllGather };
+// Which library runs the DeepEP dispatcher's all-to-alls under Megatron's flex dispatcher
+// (--moe-flex-dispatcher-backend): the same traffic (a copy per remote NVLink domain), different
+// framework calls around it (moe_python_calls): DeepEP's layout, notify and Triton permutes from
+// Python; HybridEP's one C++ call for dispatch and permute and one for unpermute and combine.
+enum class FlexBackend : uint8_t { DeepEP, HybridEP };
 
 struct ParallelConfig {
   int64_t pp = 1;            // pipeline ranks (DualPipeV: ranks, each holding two stages)
@@ -250,6 +255,7 @@ struct ParallelConfig {
   bool overlap_shared_expert = false;
   // The token dispatcher (default: DeepEP for DeepSeek (MLA) models, alltoall otherwise).
   MoeDispatcher moe_dispatcher = MoeDispatcher::DeepEP;
+  FlexBackend moe_flex_backend = FlexBackend::DeepEP;  // the deepep dispatcher's library
   // DeepEP's FP8 dispatch (1x128 scales; DeepSeek-V3 report 3.3.3); Megatron's flex dispatcher and
   // HybridEP send BF16. Default: on for deepep when train.precision is fp8.
   bool moe_fp8_dispatch = false;
@@ -669,6 +675,7 @@ const char* to_string(Precision p);
 const char* to_string(MomentDtype d);
 const char* to_string(ReduceDtype d);
 const char* to_string(RouterDtype d);
+const char* to_string(FlexBackend b);
 const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);

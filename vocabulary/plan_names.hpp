@@ -30,6 +30,7 @@ inline constexpr Named<Recompute::Module> kRecomputeModules[] = {
     {Recompute::SharedExperts, "shared_experts"}};
 inline constexpr Named<MoeDispatcher> kMoeDispatchers[] = {
     {MoeDispatcher::DeepEP, "deepep"}, {MoeDispatcher::AllToAll, "alltoall"}, {MoeDispatcher::AllGather, "allgather"}};
+inline constexpr Named<FlexBackend> kFlexBackends[] = {{FlexBackend::DeepEP, "deepep"}, {FlexBackend::HybridEP, "hybridep"}};
 inline constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
 // train.precision's values: the GEMMs' number format and, for the quantised ones, their scaling.
 struct TrainPrecisionName {

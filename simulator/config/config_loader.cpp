@@ -357,6 +357,14 @@ void declare_needs(std::map<std::string, Field>& f) {
       },
       "", json(false));
   with_plan(
+      "parallel.moe_flex_backend", "parallel.moe_dispatcher deepep",
+      [](const Plan& p) { return p.model.is_moe() && p.parallel.moe_dispatcher == MoeDispatcher::DeepEP; },
+      [](const Plan& p) {
+        return std::string(p.model.is_moe() ? "parallel.moe_dispatcher is " + std::string(to_string(p.parallel.moe_dispatcher))
+                                            : "a dense model");
+      },
+      "", json("deepep"));
+  with_plan(
       "parallel.moe_fp8_dispatch", "parallel.moe_dispatcher deepep",
       [](const Plan& p) { return p.model.is_moe() && p.parallel.moe_dispatcher == MoeDispatcher::DeepEP; },
       [](const Plan& p) {
@@ -546,6 +554,8 @@ const std::map<std::string, Field>& schema() {
     f["parallel.moe_capacity_factor"] = {Kind::NonNegativeNumber,
                                          into(&Plan::parallel, &ParallelConfig::moe_capacity_factor)};
     f["parallel.moe_fp8_dispatch"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_fp8_dispatch)};
+    f["parallel.moe_flex_backend"] =
+        choice<FlexBackend>(kFlexBackends, [](Plan& p, FlexBackend v) { p.parallel.moe_flex_backend = v; });
     f["parallel.moe_pad_to_capacity"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_pad_to_capacity)};
     f["parallel.moe_overlap_ep_comm"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_overlap_ep_comm)};
     f["parallel.tp_comm_overlap"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::tp_comm_overlap)};

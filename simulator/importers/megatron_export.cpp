@@ -199,7 +199,7 @@ class MegatronExport {
                              : x.moe_dispatcher == MoeDispatcher::AllGather ? "allgather"
                                                                             : "flex";
     arg(moe_, "moe-token-dispatcher-type", dispatcher);
-    if (x.moe_dispatcher == MoeDispatcher::DeepEP) arg(moe_, "moe-flex-dispatcher-backend", "deepep");
+    if (x.moe_dispatcher == MoeDispatcher::DeepEP) arg(moe_, "moe-flex-dispatcher-backend", to_string(x.moe_flex_backend));
     if (x.moe_grouped_gemm) arg(moe_, "moe-grouped-gemm");
     if (x.moe_router_dtype == RouterDtype::FP32) arg(moe_, "moe-router-dtype", "fp32");
     if (x.moe_capacity_factor > 0) arg(moe_, "moe-expert-capacity-factor", number_text(x.moe_capacity_factor));

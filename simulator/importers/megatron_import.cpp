@@ -1268,10 +1268,12 @@ class MegatronImport {
                   " dispatches to each expert shard, which stepsim's deepep does not model; add "
                   "--expert-tensor-parallel-size 1");
     const std::string via = deepep ? shown(*deepep) : backend_arg ? shown(*backend_arg) : "DeepEP, its default backend";
+    const bool hybrid = backend == "hybridep" && !deepep;
     plan_.set("parallel.moe_dispatcher", "deepep",
-              from + " with " + via +
-                  (backend == "hybridep" && !deepep ? ": HybridEP modelled as DeepEP (a copy per remote NVLink domain)" : ""),
+              from + " with " + via + (hybrid ? ": HybridEP's traffic modelled as DeepEP's (a copy per remote NVLink domain)" : ""),
               line);
+    plan_.set("parallel.moe_flex_backend", hybrid ? "hybridep" : "deepep", via,
+              deepep ? deepep->option.line : backend_arg ? backend_arg->option.line : line);
     if (const Given* fp8 = given("fp8-format"))
       plan_.set("parallel.moe_fp8_dispatch", false,
                 shown(*fp8) + ": Megatron-LM's flex dispatcher sends BF16 tokens (fused_a2a.py: no FP8 dispatch)",

@@ -79,6 +79,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
         {"parallel.overlap_shared_expert", x.overlap_shared_expert},
         {"parallel.moe_dispatcher", to_string(x.moe_dispatcher)},
         {"parallel.moe_fp8_dispatch", x.moe_fp8_dispatch},
+        {"parallel.moe_flex_backend", to_string(x.moe_flex_backend)},
         {"parallel.moe_grouped_gemm", x.moe_grouped_gemm},
         {"parallel.moe_router_dtype", to_string(x.moe_router_dtype)},
         {"parallel.moe_capacity_factor", x.moe_capacity_factor},

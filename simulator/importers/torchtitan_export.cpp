@@ -174,7 +174,8 @@ class TitanExport {
       if (x.moe_dispatcher == MoeDispatcher::AllGather)
         refuse("parallel.moe_dispatcher", "allgather", "torchtitan dispatches tokens with all-to-alls (standard) or DeepEP; "
                                                        "set parallel.moe_dispatcher=alltoall or deepep");
-      put("parallelism", "expert_parallel_comm_backend", x.moe_dispatcher == MoeDispatcher::DeepEP ? "\"deepep\"" : "\"standard\"");
+      put("parallelism", "expert_parallel_comm_backend",
+          x.moe_dispatcher == MoeDispatcher::DeepEP ? "\"" + std::string(to_string(x.moe_flex_backend)) + "\"" : "\"standard\"");
     }
     if (global % dp != 0)
       refuse("train.global_batch", std::to_string(global),

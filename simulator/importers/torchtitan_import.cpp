@@ -488,9 +488,10 @@ class TitanImport {
       if (backend != "standard" && backend != "deepep" && backend != "hybridep")
         fail_key(k_backend, "expected \"standard\", \"deepep\" or \"hybridep\"");
       plan_.set("parallel.moe_dispatcher", backend == "standard" ? "alltoall" : "deepep",
-                leaf(k_backend) ? from(k_backend) + (backend == "hybridep" ? ": HybridEP modelled as DeepEP" : "")
+                leaf(k_backend) ? from(k_backend) + (backend == "hybridep" ? ": HybridEP's traffic modelled as DeepEP's" : "")
                                 : k_backend + " left out: torchtitan's all-to-all",
                 line(k_backend));
+      if (backend != "standard") plan_.set("parallel.moe_flex_backend", backend, from(k_backend), line(k_backend));
     }
 
     // Sequences: local_batch_size per data-parallel rank (older configs: batch_size), the global

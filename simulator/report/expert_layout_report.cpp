@@ -39,8 +39,10 @@ std::string expert_layout_text(const Plan& plan) {
   const char* router = plan.parallel.moe_router_dtype == RouterDtype::FP32
                            ? ", router FP32 (its backward's GEMMs as TF32, half the BF16 rate)"
                            : "";
-  return fmt::format("experts: EP {} ({} dispatcher), expert TP {}, {}{}{}: each EP group on {} node{} (GPU 0's: {})\n",
-                     layout.ep(), to_string(plan.parallel.moe_dispatcher), layout.etp(),
+  const bool hybrid = plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP &&
+                      plan.parallel.moe_flex_backend == FlexBackend::HybridEP;
+  return fmt::format("experts: EP {} ({} dispatcher{}), expert TP {}, {}{}{}: each EP group on {} node{} (GPU 0's: {})\n",
+                     layout.ep(), to_string(plan.parallel.moe_dispatcher), hybrid ? " run by HybridEP" : "", layout.etp(),
                      plan.parallel.moe_grouped_gemm ? "grouped GEMMs" : "one GEMM per expert", capacity, router,
                      nodes.size(), nodes.size() == 1 ? "" : "s", node_range(nodes));
 }
@@ -50,6 +52,7 @@ nlohmann::json expert_layout_json(const Plan& plan) {
   const RankLayout layout(plan);
   nlohmann::json j;
   j["dispatcher"] = to_string(plan.parallel.moe_dispatcher);
+  if (plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP) j["flex_backend"] = to_string(plan.parallel.moe_flex_backend);
   j["ep"] = layout.ep();
   j["expert_tp"] = layout.etp();
   j["grouped_gemm"] = plan.parallel.moe_grouped_gemm;

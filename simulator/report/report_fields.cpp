@@ -111,6 +111,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"roofline.ep.remote_nodes", Kind::Number},
       {"roofline.ep.dispatcher", Kind::Text},
       {"roofline.experts.dispatcher", Kind::Text},
+      {"roofline.experts.flex_backend", Kind::Text},
       {"roofline.experts.ep", Kind::Number},
       {"roofline.experts.expert_tp", Kind::Number},
       {"roofline.experts.grouped_gemm", Kind::Flag},

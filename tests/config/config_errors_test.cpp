@@ -485,6 +485,14 @@ TEST(ConfigErrors, DeepSeekRoutingOnDenseModel) {
                          {kFile, "scenario.routing", "only read with an MoE model", "set scenario.routing=balanced"});
 }
 
+TEST(ConfigErrors, FlexBackendWithoutTheDeepEpDispatcher) {
+  // parallel.moe_flex_backend names the deepep dispatcher's library; the alltoall dispatcher has none.
+  expect_default_rejects({"parallel.moe_dispatcher=alltoall", "parallel.moe_flex_backend=hybridep"},
+                         {kFile, "parallel.moe_flex_backend", "only read with parallel.moe_dispatcher deepep",
+                          "set parallel.moe_flex_backend=deepep"});
+  expect_default_rejects({"parallel.moe_flex_backend=nvshmem"}, {"parallel.moe_flex_backend", "deepep, hybridep"});
+}
+
 // ---- Hugging Face config.json ---------------------------------------------------------------
 
 // The default config with its model section replaced by `config_json: json_path`.

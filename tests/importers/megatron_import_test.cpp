@@ -418,9 +418,13 @@ TEST(MegatronImport, MixtureOfExpertsFlagsMapOntoThePlan) {
                            "--moe-flex-dispatcher-backend hybridep"}) {
     const Loaded l = megatron(launch(moe + "--moe-token-dispatcher-type flex " + flex));
     EXPECT_EQ(l.plan.parallel.moe_dispatcher, MoeDispatcher::DeepEP) << flex;
+    EXPECT_EQ(l.plan.parallel.moe_flex_backend,
+              std::string(flex).ends_with("hybridep") ? FlexBackend::HybridEP : FlexBackend::DeepEP) << flex;
   }
   const Loaded hybrid = megatron(launch(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep"));
-  expect_message(hybrid.imported.find("parallel.moe_dispatcher")->from, {"HybridEP modelled as DeepEP"});
+  expect_message(hybrid.imported.find("parallel.moe_dispatcher")->from, {"HybridEP's traffic modelled as DeepEP's"});
+  EXPECT_NE(hybrid.yaml.find("moe_flex_backend: hybridep"), std::string::npos) << hybrid.yaml;
+  EXPECT_NE(importers::export_plan("megatron", hybrid.plan).find("--moe-flex-dispatcher-backend hybridep"), std::string::npos);
   // The all-to-all overlap, with the weight gradients delayed or not.
   const std::string a2a = moe + "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm ";
   const Plan o = megatron(launch(a2a)).plan;

@@ -3,6 +3,7 @@
 // local_batch_size / pipeline_parallel_microbatch_size; stages per rank from layers per stage).
 #include <gtest/gtest.h>
 
+#include "simulator/importers/exporters.hpp"
 #include "tests/importers/importer_test_util.hpp"
 
 namespace stepsim::test {
@@ -219,9 +220,10 @@ TEST(TorchtitanImport, ExpertParallelismMapsOntoThePlan) {
   EXPECT_EQ(torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"deepep\""), 64)
                 .plan.parallel.moe_dispatcher,
             MoeDispatcher::DeepEP);
-  EXPECT_EQ(torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"hybridep\""), 64)
-                .plan.parallel.moe_dispatcher,
-            MoeDispatcher::DeepEP);
+  const Plan hybrid = torchtitan(qwen("expert_parallel_degree = 8\nexpert_parallel_comm_backend = \"hybridep\""), 64).plan;
+  EXPECT_EQ(hybrid.parallel.moe_dispatcher, MoeDispatcher::DeepEP);
+  EXPECT_EQ(hybrid.parallel.moe_flex_backend, FlexBackend::HybridEP);
+  EXPECT_NE(importers::export_plan("torchtitan", hybrid).find("expert_parallel_comm_backend = \"hybridep\""), std::string::npos);
   // ETP = TP 2: the experts split like the dense layers, EP borrowing only the 32 FSDP GPUs.
   const Plan etp = torchtitan(qwen("tensor_parallel_degree = 2\nexpert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2"), 64).plan;
   EXPECT_EQ(etp.parallel.expert_tp, 2);

@@ -232,6 +232,14 @@ TEST(LayerWork, TheMoeBlocksHostTimeFollowsItsPythonCalls) {
   // its cast to FP32 and the cast's gradient are no calls (audit D1 and DB2); alltoall has neither.
   EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_router_dtype=fp32"})), (std::pair{16.0, 20.0}));
   EXPECT_EQ(calls(load("QW-H-003", {"parallel.moe_router_dtype=fp32"})), calls(alltoall));
+  // The flex dispatcher run by DeepEP rather than HybridEP (parallel.moe_flex_backend; QW-H-006's
+  // release): docs/megatron-mla-audit.md section 2.4 counts 10 calls forward and 7 backward around
+  // its all-to-alls where HybridEP makes 2 and 2.
+  EXPECT_EQ(calls(load("QW-H-006")), (std::pair{17.0 + 8, 21.0 + 5}));
+  EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_flex_backend=deepep"})), (std::pair{17.0 + 8, 21.0 + 5}));
+  // DeepSeek-V3 on 1024 H100: DeepEP, an FP32 router, TP 2 (the routing counts' all-reduce).
+  const Plan dsv3 = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/checks/DSV3-H100-1024-FP8.yaml");
+  EXPECT_EQ(calls(dsv3), (std::pair{17.0 + 1 - 1 + 8, 21.0 - 1 + 5}));
   // The host time: moe_layer_host_s x calls / 38, forward and backward apart.
   const auto w = layer_work(alltoall, 3, 1.0, 4096.0 * 8);
   const double per_call = alltoall.software.moe_layer_host_s / 38;

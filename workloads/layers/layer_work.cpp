@@ -99,6 +99,14 @@ MoePythonCalls moe_python_calls(const Plan& plan) {
     // The flex dispatcher casts the router's probabilities to FP32 (token_dispatcher.py, and its
     // gradient back); an FP32 router's already are, and the cast is no call (moe_router_dtype).
     if (plan.parallel.moe_router_dtype == RouterDtype::FP32) c.forward -= 1, c.backward -= 1;
+    // The basis is HybridEP's: one call for its dispatch (and permute), one for its unpermute and
+    // combine, each way. DeepEP's path (docs/megatron-mla-audit.md, section 2.4) calls from Python
+    // the top-k back to indices, the dispatch layout, the dispatch, the multi-hot map, Megatron's
+    // three row-id-map passes and the permute, the unpermute and the combine: 10 forward; the
+    // cached dispatch, the permutes' and the map's gradients, the combine's and the top-k's (two)
+    // backward: 7; against HybridEP's 2 and 2.
+    if (plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP && plan.parallel.moe_flex_backend == FlexBackend::DeepEP)
+      c.forward += 10 - 2, c.backward += 7 - 2;
     return c;
   }
   const layer_memory::MemoryShape s = layer_memory::memory_shape(plan, 1, true);
