@@ -356,22 +356,14 @@ void declare_needs(std::map<std::string, Field>& f) {
         return "schedule " + std::string(p.parallel.schedule.name()) + " with parallel.pp " + std::to_string(p.parallel.pp);
       },
       "", json(false));
-  with_plan(
-      "parallel.moe_flex_backend", "parallel.moe_dispatcher deepep",
-      [](const Plan& p) { return p.model.is_moe() && p.parallel.moe_dispatcher == MoeDispatcher::DeepEP; },
-      [](const Plan& p) {
-        return std::string(p.model.is_moe() ? "parallel.moe_dispatcher is " + std::string(to_string(p.parallel.moe_dispatcher))
-                                            : "a dense model");
-      },
-      "", json("deepep"));
-  with_plan(
-      "parallel.moe_fp8_dispatch", "parallel.moe_dispatcher deepep",
-      [](const Plan& p) { return p.model.is_moe() && p.parallel.moe_dispatcher == MoeDispatcher::DeepEP; },
-      [](const Plan& p) {
-        return std::string(p.model.is_moe() ? "parallel.moe_dispatcher is " + std::string(to_string(p.parallel.moe_dispatcher))
-                                            : "a dense model");
-      },
-      "", json(false));
+  // The deepep dispatcher's own keys: its library and its FP8 dispatch.
+  const auto deepep = [](const Plan& p) { return p.model.is_moe() && p.parallel.moe_dispatcher == MoeDispatcher::DeepEP; };
+  const auto not_deepep = [](const Plan& p) {
+    return std::string(p.model.is_moe() ? "parallel.moe_dispatcher is " + std::string(to_string(p.parallel.moe_dispatcher))
+                                        : "a dense model");
+  };
+  with_plan("parallel.moe_flex_backend", "parallel.moe_dispatcher deepep", deepep, not_deepep, "", json("deepep"));
+  with_plan("parallel.moe_fp8_dispatch", "parallel.moe_dispatcher deepep", deepep, not_deepep, "", json(false));
   with_plan("parallel.moe_grouped_gemm", "an MoE model (routed experts)", moe, dense, "", json(true));
   with_plan("parallel.moe_router_dtype", "an MoE model (routed experts)", moe, dense, "", json("bf16"));
   with_plan("parallel.moe_capacity_factor", "an MoE model (routed experts)", moe, dense, "", json(0));
@@ -1659,8 +1651,9 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   if (!leaves.count("parallel.moe_dispatcher"))
     plan.parallel.moe_dispatcher = plan.model.is_mla() ? MoeDispatcher::DeepEP : MoeDispatcher::AllToAll;
   if (!leaves.count("parallel.moe_fp8_dispatch"))
-    plan.parallel.moe_fp8_dispatch =
-        plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP && plan.train.precision == Precision::FP8;
+    plan.parallel.moe_fp8_dispatch = plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP &&
+                                     plan.parallel.moe_flex_backend == FlexBackend::DeepEP &&
+                                     plan.train.precision == Precision::FP8;  // HybridEP sends BF16
   // Blackwell's block-scaled formats run on tensor cores a GPU preset names by their shares.
   if (plan.train.precision == Precision::FP8 && plan.sim.compute == ComputeModel::Predicted) {
     const HardwareConfig& hw = plan.hardware;

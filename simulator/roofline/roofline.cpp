@@ -258,7 +258,7 @@ BlockGemms block_gemms(const Plan& plan, int64_t layer, LayerPart part, double s
   BlockGemms g;
   for (const Kernel& k : w.part(part).kernels) {
     const TpGemmShare share = tp_gemm_share(plan, k.name);
-    const double s = k.flops / (plan.hardware.gemm_tflops(k.precision) * 1e12 * double(RankLayout(plan).tp()));
+    const double s = k.flops / k.rate_share / (plan.hardware.gemm_tflops(k.precision) * 1e12 * double(RankLayout(plan).tp()));
     g.column_s += share.column * s;
     g.row_s += share.row * s;
     g.all_s += s;

@@ -2,6 +2,9 @@
 // layer once with balanced pipeline ranks.
 #include <gtest/gtest.h>
 
+#include <string_view>
+#include <vector>
+
 #include "simulator/config/config_loader.hpp"
 #include "workloads/cost/part_cost.hpp"
 #include "workloads/layers/layer_partition.hpp"
@@ -228,18 +231,33 @@ TEST(LayerWork, TheMoeBlocksHostTimeFollowsItsPythonCalls) {
   // nothing (2 split_quantize calls each way); at TP 1 the router's counts need no all-reduce.
   EXPECT_EQ(calls(load("QW-H-003", {"train.precision=bf16"})), (std::pair{41.0 - 3 - 2, 28.0 - 3 - 2}));
   EXPECT_EQ(calls(load("QW-X-002")), (std::pair{40.0, 28.0}));
-  // An FP32 router (parallel.moe_router_dtype): the flex dispatcher's probabilities are FP32 already,
-  // its cast to FP32 and the cast's gradient are no calls (audit D1 and DB2); alltoall has neither.
-  EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_router_dtype=fp32"})), (std::pair{16.0, 20.0}));
-  EXPECT_EQ(calls(load("QW-H-003", {"parallel.moe_router_dtype=fp32"})), calls(alltoall));
-  // The flex dispatcher run by DeepEP rather than HybridEP (parallel.moe_flex_backend; QW-H-006's
-  // release): docs/megatron-mla-audit.md section 2.4 counts 10 calls forward and 7 backward around
-  // its all-to-alls where HybridEP makes 2 and 2.
-  EXPECT_EQ(calls(load("QW-H-006")), (std::pair{17.0 + 8, 21.0 + 5}));
-  EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_flex_backend=deepep"})), (std::pair{17.0 + 8, 21.0 + 5}));
+  // An FP32 router (parallel.moe_router_dtype): its backward casts the input and the weight to FP32
+  // and both gradients back (4 calls, any dispatcher); the flex dispatcher's probabilities are FP32
+  // already, so its cast to FP32 and the cast's gradient are no calls (audit D1 and DB2); the
+  // allgather dispatcher casts the expert outputs to FP32 around its reduce-scatter and back.
+  const double router_casts = 4;
+  EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_router_dtype=fp32"})), (std::pair{17.0 - 1, 21.0 - 1 + router_casts}));
+  EXPECT_EQ(calls(load("QW-H-003", {"parallel.moe_router_dtype=fp32"})), (std::pair{41.0, 28.0 + router_casts}));
+  EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_dispatcher=allgather", "parallel.moe_flex_backend=deepep",
+                            "parallel.moe_router_dtype=fp32"})),
+            (std::pair{17.0 + 2, 21.0 + router_casts + 2}));
+  // The flex dispatcher run by DeepEP rather than HybridEP (parallel.moe_flex_backend), the calls
+  // around the all-to-alls as docs/megatron-mla-audit.md section 2.4 lists them (Megatron-Core 0.14,
+  // the fused multi-hot map), one per op or autograd node, against HybridEP's (megatron-moe-audit.md 2.3).
+  const std::vector<std::string_view> deepep_forward = {"topk", "get_dispatch_layout", "dispatch", "indices_to_multihot",
+                                                        "row_id_map 1", "row_id_map 2", "row_id_map 3",
+                                                        "permute", "unpermute", "combine"};
+  const std::vector<std::string_view> deepep_backward = {"cached dispatch", "unpermute grad", "permute grad",
+                                                         "multihot grad", "dispatch grad (combine)", "TopkBackward"};
+  const std::vector<std::string_view> hybridep_forward = {"dispatch_with_permute", "combine_with_unpermute"};
+  const std::vector<std::string_view> hybridep_backward = {"combine grad", "dispatch grad"};
+  const double more_forward = double(deepep_forward.size() - hybridep_forward.size());
+  const double more_backward = double(deepep_backward.size() - hybridep_backward.size());
+  EXPECT_EQ(calls(load("QW-H-006")), (std::pair{17.0 + more_forward, 21.0 + more_backward}));
+  EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_flex_backend=deepep"})), (std::pair{17.0 + more_forward, 21.0 + more_backward}));
   // DeepSeek-V3 on 1024 H100: DeepEP, an FP32 router, TP 2 (the routing counts' all-reduce).
   const Plan dsv3 = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/checks/DSV3-H100-1024-FP8.yaml");
-  EXPECT_EQ(calls(dsv3), (std::pair{17.0 + 1 - 1 + 8, 21.0 - 1 + 5}));
+  EXPECT_EQ(calls(dsv3), (std::pair{17.0 + 1 - 1 + more_forward, 21.0 - 1 + router_casts + more_backward}));
   // The host time: moe_layer_host_s x calls / 38, forward and backward apart.
   const auto w = layer_work(alltoall, 3, 1.0, 4096.0 * 8);
   const double per_call = alltoall.software.moe_layer_host_s / 38;

@@ -95,18 +95,27 @@ MoePythonCalls moe_python_calls(const Plan& plan) {
   const double casts = plan.train.precision == Precision::FP8 ? 0 : 2;
   c.forward += router - casts;
   c.backward -= casts;
-  if (plan.parallel.moe_dispatcher != MoeDispatcher::AllToAll) {
-    // The flex dispatcher casts the router's probabilities to FP32 (token_dispatcher.py, and its
-    // gradient back); an FP32 router's already are, and the cast is no call (moe_router_dtype).
-    if (plan.parallel.moe_router_dtype == RouterDtype::FP32) c.forward -= 1, c.backward -= 1;
+  // An FP32 router's backward casts its input and weight to FP32 and the two gradients back
+  // (moe_utils.py's RouterGatingLinearFunction): four calls more, whatever the dispatcher.
+  const bool fp32_router = plan.parallel.moe_router_dtype == RouterDtype::FP32;
+  if (fp32_router) c.backward += 4;
+  if (plan.parallel.moe_dispatcher == MoeDispatcher::AllGather) {
+    // Its combine casts the expert outputs to the probabilities' dtype around the reduce-scatter
+    // (token_dispatcher.py's token_combine): with an FP32 router, two casts each way.
+    if (fp32_router) c.forward += 2, c.backward += 2;
+    return c;
+  }
+  if (plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP) {
+    // The flex dispatcher casts the router's probabilities to FP32 (token_dispatcher.py, and the
+    // cast's gradient back); an FP32 router's already are, and the cast is no call.
+    if (fp32_router) c.forward -= 1, c.backward -= 1;
     // The basis is HybridEP's: one call for its dispatch (and permute), one for its unpermute and
-    // combine, each way. DeepEP's path (docs/megatron-mla-audit.md, section 2.4) calls from Python
-    // the top-k back to indices, the dispatch layout, the dispatch, the multi-hot map, Megatron's
-    // three row-id-map passes and the permute, the unpermute and the combine: 10 forward; the
-    // cached dispatch, the permutes' and the map's gradients, the combine's and the top-k's (two)
-    // backward: 7; against HybridEP's 2 and 2.
-    if (plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP && plan.parallel.moe_flex_backend == FlexBackend::DeepEP)
-      c.forward += 10 - 2, c.backward += 7 - 2;
+    // combine, each way. DeepEP's path as Megatron-Core 0.14 runs it with the fused multi-hot map
+    // (docs/megatron-mla-audit.md, section 2.4) calls from Python the top-k back to indices, the
+    // dispatch layout, the dispatch, the multi-hot map, three row-id-map passes and the permute,
+    // the unpermute and the combine: 10 forward; the cached dispatch, the two permutes' gradients,
+    // the map's, the combine's and the top-k's autograd node backward: 6; against HybridEP's 2 and 2.
+    if (plan.parallel.moe_flex_backend == FlexBackend::DeepEP) c.forward += 10 - 2, c.backward += 6 - 2;
     return c;
   }
   const layer_memory::MemoryShape s = layer_memory::memory_shape(plan, 1, true);
