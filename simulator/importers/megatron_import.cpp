@@ -680,7 +680,10 @@ class MegatronImport {
   void software() {
     static const std::pair<const char*, const char*> kDated[] = {
         {"cuda-graph-impl", "megatron-bridge"}, {"overlap-moe-expert-parallel-comm", "megatron-bridge"},
+        {"moe-flex-dispatcher-backend", "megatron-bridge"},  // core 0.16
+        {"mla-down-proj-fusion", "megatron-bridge"},         // core 0.17
         {"delay-wgrad-compute", "nemo-25"},     {"fp8-recipe", "nemo-25"},
+        {"moe-router-dtype", "nemo-25"},  // core_r0.12
         {"cross-entropy-fusion-impl", "nemo-25"}, {"moe-enable-deepep", "nemo-25"},
         {"external-cuda-graph", "nemo-25"},     {"enable-cuda-graph", "nemo-25"},
         {"use-precision-aware-optimizer", "nemo-25"}};

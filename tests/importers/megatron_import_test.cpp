@@ -423,6 +423,7 @@ TEST(MegatronImport, MixtureOfExpertsFlagsMapOntoThePlan) {
   }
   const Loaded hybrid = megatron(launch(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep"));
   expect_message(hybrid.imported.find("parallel.moe_dispatcher")->from, {"HybridEP's traffic modelled as DeepEP's"});
+  EXPECT_EQ(hybrid.plan.software.profile, "megatron-bridge");  // the backend argument came with Megatron-Core 0.16
   EXPECT_NE(hybrid.yaml.find("moe_flex_backend: hybridep"), std::string::npos) << hybrid.yaml;
   EXPECT_NE(importers::export_plan("megatron", hybrid.plan).find("--moe-flex-dispatcher-backend hybridep"), std::string::npos);
   // The all-to-all overlap, with the weight gradients delayed or not.
@@ -597,6 +598,7 @@ TEST(MegatronImport, MoeRouterDtype) {
   EXPECT_EQ(megatron(launch(moe)).plan.parallel.moe_router_dtype, RouterDtype::BF16);
   const Loaded fp32 = megatron(launch(moe + "--moe-router-dtype fp32"));
   EXPECT_EQ(fp32.plan.parallel.moe_router_dtype, RouterDtype::FP32);
+  EXPECT_EQ(fp32.plan.software.profile, "nemo-25");  // the argument came with Megatron-Core r0.12
   EXPECT_NE(fp32.yaml.find("moe_router_dtype: fp32"), std::string::npos) << fp32.yaml;
   EXPECT_NE(importers::export_plan("megatron", fp32.plan).find("--moe-router-dtype fp32"), std::string::npos);
   EXPECT_EQ(importers::export_plan("megatron", megatron(launch(moe)).plan).find("--moe-router-dtype"), std::string::npos);
