@@ -21,7 +21,7 @@ ClassSeconds speed_of_light(const Plan& plan, const PartWork& w, LayerPart part,
   ClassSeconds s;
   row = 0;
   for (const Kernel& k : w.kernels) {
-    const double seconds = k.flops / k.rate_share / kernel_efficiency(k, part, hw) / (hw.gemm_tflops(k.precision) * 1e12) / split;
+    const double seconds = k.flops / kernel_efficiency(k, part, hw) / (hw.gemm_tflops(k.precision) * 1e12) / split;
     (k.cls == KernelClass::Attention ? s.attention : s.gemm) += seconds;
     row += seconds * tp_gemm_share(plan, k.name).row;
   }

@@ -8,7 +8,8 @@
 namespace stepsim {
 
 // FP8 GEMMs: gemm_efficiency, or wgrad_gemm_efficiency in weight-gradient parts; attention core:
-// attention_efficiency; other BF16 GEMMs (the routers): bf16_gemm_efficiency. (The LM head, not a
+// attention_efficiency; other BF16 GEMMs (the routers): bf16_gemm_efficiency; each times the kernel's
+// Kernel::rate_share (an FP32 router's backward: TF32). (The LM head, not a
 // layer kernel, runs at gemm_efficiency: see ModelWorkload.)
 double kernel_efficiency(const Kernel& k, LayerPart part, const HardwareConfig& hw);
 
