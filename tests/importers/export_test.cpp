@@ -294,7 +294,7 @@ mode = "full"
 // The shipped published runs (workloads/published/): each Megatron-LM or torchtitan run exports to
 // its framework and reads back as the same plan. Their configs keep stepsim's default split backward
 // (weight gradients apart), which Megatron-LM and torchtitan's 1F1B do not run (Megatron-LM only with
-// its EP overlap, as QW-H-006 and QW-H-008 do): refused by name as they are, exported with
+// its EP overlap, as QW-H-008 does): refused by name as they are, exported with
 // --set parallel.split_backward=false. Most Grok-1 rows run a GeGLU MLP no Megatron-LM argument names.
 TEST(Export, ThePublishedRunsExportToTheirFramework) {
   int exported = 0, files = 0, geglu = 0, nvfp4 = 0, no_sync = 0;
@@ -379,7 +379,7 @@ TEST(Export, WhatTheTargetCannotExpressIsRefusedByName) {
     expect_message(config_error_of([&] { importers::export_plan("megatron", p); }),
                    {"--set " + set, key, "Megatron-LM has no setting for it", "set " + key.substr(0, key.find(' ')) + "="});
   }
-  const std::string qwen = kSource + "/workloads/published/QW-H-006.yaml";  // MoE, DeepEP, PP 2: exports as it is
+  const std::string qwen = kSource + "/workloads/published/QW-H-008.yaml";  // MoE, DeepEP, PP 2: exports as it is
   for (const auto& [set, key] : {std::pair<std::string, std::string>{"scenario.routing=zipf", "scenario.routing = zipf"},
                                  {"parallel.split_lone_chunks=true", "parallel.split_lone_chunks = true"}}) {
     SCOPED_TRACE(set);

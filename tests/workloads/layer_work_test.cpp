@@ -253,7 +253,7 @@ TEST(LayerWork, TheMoeBlocksHostTimeFollowsItsPythonCalls) {
   const std::vector<std::string_view> hybridep_backward = {"combine grad", "dispatch grad"};
   const double more_forward = double(deepep_forward.size() - hybridep_forward.size());
   const double more_backward = double(deepep_backward.size() - hybridep_backward.size());
-  EXPECT_EQ(calls(load("QW-H-006")), (std::pair{17.0 + more_forward, 21.0 + more_backward}));
+  EXPECT_EQ(calls(load("QW-H-008")), (std::pair{17.0 + more_forward, 21.0 + more_backward}));
   EXPECT_EQ(calls(load("QW-H-002", {"parallel.moe_flex_backend=deepep"})), (std::pair{17.0 + more_forward, 21.0 + more_backward}));
   // DeepSeek-V3 on 1024 H100: DeepEP, an FP32 router, TP 2 (the routing counts' all-reduce).
   const Plan dsv3 = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/checks/DSV3-H100-1024-FP8.yaml");
