@@ -471,7 +471,7 @@ const std::vector<std::string>& software_profiles() {
 const std::vector<std::string>& profile_default_keys() {
   static const std::vector<std::string> keys = {
       "parallel.tp_comm_overlap", "parallel.overlap_grad_reduce", "parallel.overlap_param_gather",
-      "parallel.overlap_shared_expert", "train.fp8_recipe",
+      "parallel.overlap_shared_expert", "parallel.grad_reduce_dtype", "train.fp8_recipe",
       // parallel.moe_dispatcher: the release's MoE token dispatcher (one more row here when the key exists).
   };
   return keys;
