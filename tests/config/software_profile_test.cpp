@@ -149,16 +149,15 @@ TEST(SoftwareProfile, ACalibratedHardwareProfileCarriesTheLaunchCostItFitted) {
 }
 
 
-// Megatron-Bridge's performance recipes reduce gradients in BF16 (grad_reduce_in_fp32 False in every
-// one of them), where Megatron-LM's own default reduces in FP32: the megatron-bridge profile's
-// default, which a config or --set overrides, and no other Megatron profile's.
+// Megatron-Bridge's performance recipes reduce gradients in BF16 (grad_reduce_in_fp32 False), where
+// Megatron-LM's own default reduces in FP32: the megatron-bridge profile's default, which a config
+// or --set overrides; Megatron-Core r0.8's profile keeps Megatron-LM's.
 TEST(SoftwareProfile, MegatronBridgeRecipesReduceGradientsInBf16) {
   EXPECT_EQ(load_plan(kLlama, {"software.profile=megatron-bridge"}).parallel.grad_reduce_dtype, ReduceDtype::BF16);
   EXPECT_EQ(load_plan(kLlama, {"software.profile=megatron-bridge", "parallel.grad_reduce_dtype=fp32"})
                 .parallel.grad_reduce_dtype,
             ReduceDtype::FP32);
   EXPECT_EQ(load_plan(kLlama, {"software.profile=megatron-core-r0.8"}).parallel.grad_reduce_dtype, ReduceDtype::FP32);
-  EXPECT_EQ(load_plan(kLlama, {"software.profile=nemo-25"}).parallel.grad_reduce_dtype, ReduceDtype::FP32);
 }
 
 }  // namespace
