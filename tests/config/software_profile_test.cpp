@@ -148,7 +148,6 @@ TEST(SoftwareProfile, ACalibratedHardwareProfileCarriesTheLaunchCostItFitted) {
   EXPECT_EQ(p.software.name, "calibrated from train.json");
 }
 
-
 // Megatron-Bridge's performance recipes reduce gradients in BF16 (grad_reduce_in_fp32 False), where
 // Megatron-LM's own default reduces in FP32: the megatron-bridge profile's default, which a config
 // or --set overrides; Megatron-Core r0.8's profile keeps Megatron-LM's.
