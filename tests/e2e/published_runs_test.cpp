@@ -37,8 +37,8 @@ TEST(PublishedRuns, TheNextReleaseOnTheSameClustersWithinFifteenPercent) {
   EXPECT_NEAR(predicted_step_s("GK-H-039"), 13.433, 0.15 * 13.433);
 }
 
-// The megatron-bridge profile's named fit (workloads/software/megatron-bridge.yaml): mxfp8_efficiency
-// solved on L3-X-036 (Llama 3 70B, MXFP8, 64 GB200, 8.828 s), so it holds within 1 % by construction.
+// The megatron-bridge profile's named fit (workloads/software/megatron-bridge.yaml): fp8_efficiency
+// (MXFP8's too) solved on L3-X-036 (Llama 3 70B, MXFP8, 64 GB200, 8.828 s), so it holds within 1 % by construction.
 TEST(PublishedRuns, TheMegatronBridgeMxfp8FitHoldsOnItsRow) {
   EXPECT_NEAR(predicted_step_s("L3-X-036"), 8.828, 0.01 * 8.828);
 }
