@@ -403,6 +403,12 @@ enum GraphScope : uint8_t { kGraphAttn = 1, kGraphMlp = 2, kGraphMoeRouter = 4, 
 // it prefers cuDNN's (a bundled cuDNN newer than 9.15.0).
 enum class AttentionKernel : uint8_t { Fused, Flash2 };
 
+// How a release places decoder layers on pipeline stages when the plan gives no
+// parallel.stage_layers (software.pipeline_split): stepsim's balance of the busiest rank's compute,
+// Megatron-Core's even split (it refuses layers that do not divide; stepsim then balances and says
+// so), or torchtitan's (the embedding and the head each counted as one layer).
+enum class PipelineSplit : uint8_t { Balanced, Megatron, Torchtitan };
+
 // The framework release that runs the step (software.profile: workloads/software/NAME.yaml): what
 // a GPU preset cannot know. Each profile cites its sources; reports name it.
 struct SoftwareConfig {
@@ -448,6 +454,7 @@ struct SoftwareConfig {
   CudaGraphs cuda_graphs = CudaGraphs::None;
   uint8_t cuda_graph_scope = 0;  // GraphScope bits under cuda_graphs layers; 0 = whole layers
   AttentionKernel attention_kernel = AttentionKernel::Fused;
+  PipelineSplit pipeline_split = PipelineSplit::Balanced;
   // Host-device synchronisations per MoE layer and microbatch in the forward (a dispatcher copying
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
   // Charged by the MoE dispatcher (parallel.moe_dispatcher), not by the per-op cost model.
@@ -683,6 +690,7 @@ const char* to_string(CudaGraphs g);
 // software.cuda_graph_scope's names, comma-separated in kGraphScopes' order ("" = whole layers).
 std::string graph_scope_text(uint8_t scope);
 const char* to_string(AttentionKernel k);
+const char* to_string(PipelineSplit p);
 const char* to_string(Fp8Recipe r);
 // train.precision as configs write it: bf16, fp8, mxfp8 or nvfp4.
 const char* precision_name(const TrainConfig& t);

@@ -53,6 +53,9 @@ inline constexpr Named<GraphScope> kGraphScopes[] = {{kGraphAttn, "attn"},
                                                      {kGraphMoePreprocess, "moe_preprocess"}};
 inline constexpr Named<AttentionKernel> kAttentionKernels[] = {{AttentionKernel::Fused, "fused"},
                                                                 {AttentionKernel::Flash2, "flash2"}};
+inline constexpr Named<PipelineSplit> kPipelineSplits[] = {{PipelineSplit::Balanced, "balanced"},
+                                                           {PipelineSplit::Megatron, "megatron"},
+                                                           {PipelineSplit::Torchtitan, "torchtitan"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};
 inline constexpr Named<ReduceDtype> kReduceDtypes[] = {{ReduceDtype::FP32, "fp32"}, {ReduceDtype::BF16, "bf16"}};
 inline constexpr Named<RouterDtype> kRouterDtypes[] = {{RouterDtype::BF16, "bf16"}, {RouterDtype::FP32, "fp32"}};

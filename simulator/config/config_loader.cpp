@@ -652,6 +652,8 @@ const std::map<std::string, Field>& schema() {
     }};
     f["software.attention_kernel"] =
         choice<AttentionKernel>(kAttentionKernels, [](Plan& p, AttentionKernel v) { p.software.attention_kernel = v; });
+    f["software.pipeline_split"] =
+        choice<PipelineSplit>(kPipelineSplits, [](Plan& p, PipelineSplit v) { p.software.pipeline_split = v; });
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
                                               into(&Plan::software, &SoftwareConfig::host_syncs_per_moe_layer)};
     f["software.moe_wgrad_before_dispatch"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::moe_wgrad_before_dispatch)};

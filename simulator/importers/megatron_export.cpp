@@ -13,7 +13,7 @@
 #include "simulator/importers/export_text.hpp"
 #include "simulator/importers/exporters.hpp"
 #include "simulator/importers/importers.hpp"
-#include "simulator/importers/pipeline_split.hpp"
+#include "workloads/layers/framework_split.hpp"
 #include "simulator/importers/plan_fields.hpp"
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/shell_quote.hpp"

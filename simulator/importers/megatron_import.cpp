@@ -17,7 +17,7 @@
 #include "simulator/config/key_aliases.hpp"
 #include "simulator/importers/imported_plan.hpp"
 #include "simulator/importers/importers.hpp"
-#include "simulator/importers/pipeline_split.hpp"
+#include "workloads/layers/framework_split.hpp"
 #include "simulator/importers/shell_script.hpp"
 #include "simulator/io/json_text.hpp"
 #include "vocabulary/plan_names.hpp"
@@ -1365,7 +1365,7 @@ class MegatronImport {
   }
 
   // The pipeline: interleaved 1F1B with virtual stages, else 1F1B; each stage's layers as Megatron-LM
-  // places them (simulator/importers/pipeline_split.hpp), written as parallel.stage_layers so that
+  // places them (workloads/layers/framework_split.hpp), written as parallel.stage_layers so that
   // stepsim replays the launch's split rather than its own balance.
   void pipeline(int64_t pp, bool fsdp) {
     const int64_t layers = num_layers();

@@ -18,7 +18,7 @@
 #include "simulator/config/key_aliases.hpp"
 #include "simulator/importers/imported_plan.hpp"
 #include "simulator/importers/importers.hpp"
-#include "simulator/importers/pipeline_split.hpp"
+#include "workloads/layers/framework_split.hpp"
 #include "simulator/io/json_text.hpp"
 
 namespace stepsim::importers {

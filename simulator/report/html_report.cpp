@@ -432,7 +432,7 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
     const StageLayersView v = stage_layers_view(p);
     out += row_html("layers", fmt::format("per stage in layer order: {}; per pipeline rank: {} ({})", counts_text(v.per_stage),
                                           counts_text(v.per_rank),
-                                          v.given ? "parallel.stage_layers, as given" : "balanced by stepsim"));
+                                          v.source));
   }
   if (model) {
     out += row_html("batch", fmt::format("{} sequences x {} tokens = {} tokens per step", p.train.global_batch,

@@ -233,6 +233,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.cuda_graphs", Kind::Text},
       {"software.cuda_graph_scope", Kind::Text},
       {"software.attention_kernel", Kind::Text},
+      {"software.pipeline_split", Kind::Text},
       {"software.fp8_efficiency", Kind::Number},
       {"software.fused.activation_cast", Kind::Flag},
       {"software.fused.clamped_glu", Kind::Flag},

@@ -31,6 +31,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"cuda_graphs", to_string(sw.cuda_graphs)},
                    {"cuda_graph_scope", graph_scope_text(sw.cuda_graph_scope)},
                    {"attention_kernel", to_string(sw.attention_kernel)},
+                   {"pipeline_split", to_string(sw.pipeline_split)},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
                    {"moe_wgrad_before_dispatch", sw.moe_wgrad_before_dispatch},
                    {"grouped_gemm_per_expert", sw.grouped_gemm_per_expert},

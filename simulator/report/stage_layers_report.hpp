@@ -1,5 +1,6 @@
 // The layers each pipeline stage and rank holds, as reports show them: parallel.stage_layers where
-// the plan gives it (an imported launch's split), else stepsim's own balance (layer_partition.hpp).
+// the plan gives it (an imported launch's split), else the release's framework's split
+// (software.pipeline_split), else stepsim's own balance (layer_partition.hpp).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace stepsim {
 struct StageLayersView {
   std::vector<int64_t> per_stage;  // decoder layers of each stage, in layer order
   std::vector<int64_t> per_rank;   // over each pipeline rank's stages
-  bool given = false;              // from parallel.stage_layers
+  std::string source;              // where the split comes from, as the reports say it
 };
 
 StageLayersView stage_layers_view(const Plan& plan);

@@ -293,5 +293,36 @@ TEST(LayerPartition, CoversEveryLayerOnceAndBalancesRanks) {
   EXPECT_LE(stages.back().count, 2);
 }
 
+// Without parallel.stage_layers a plan's layers go where its release's framework puts them
+// (software.pipeline_split). Llama 3.1 8B (32 layers) at PP 4 under the default Megatron-Core
+// profile: 32 / 4 = 8 a stage, the LM head on the last one besides. Balanced instead, the last
+// stage gives up layers for the head (about two layers' worth at this vocabulary). torchtitan
+// counts the embedding and the head as a layer each: 34 over 4 is 9, 9, 8, 8, less one at each
+// end: 8, 9, 8, 7. Megatron-Core refuses 30 layers over 4 stages; stepsim then balances and says why.
+TEST(LayerPartition, ADefaultSplitIsTheReleasesFrameworks) {
+  const std::string llama = std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml";
+  const auto counts = [&](const std::vector<std::string>& sets) {
+    std::vector<int64_t> out;
+    for (const StageLayers& s : partition_layers(load_plan(llama, sets))) out.push_back(s.count);
+    return out;
+  };
+  EXPECT_EQ(counts({}), (std::vector<int64_t>{8, 8, 8, 8}));
+  EXPECT_EQ(split_origin(load_plan(llama, {})).kind, SplitOrigin::Framework);
+  const auto balanced = counts({"software.pipeline_split=balanced"});
+  EXPECT_LT(balanced.back(), 8);
+  EXPECT_EQ(split_origin(load_plan(llama, {"software.pipeline_split=balanced"})).refusal, "");
+  EXPECT_EQ(counts({"software.pipeline_split=torchtitan"}), (std::vector<int64_t>{8, 9, 8, 7}));
+  EXPECT_EQ(counts({"parallel.stage_layers=[5,9,9,9]"}), (std::vector<int64_t>{5, 9, 9, 9}));
+  EXPECT_EQ(split_origin(load_plan(llama, {"parallel.stage_layers=[5,9,9,9]"})).kind, SplitOrigin::Given);
+  const Plan odd = load_plan(llama, {"model.num_hidden_layers=30"});
+  const SplitOrigin refused = split_origin(odd);
+  EXPECT_EQ(refused.kind, SplitOrigin::Balanced);
+  EXPECT_NE(refused.refusal.find("30 layers do not divide evenly over 4 stages"), std::string::npos) << refused.refusal;
+  EXPECT_NE(refused.refusal.find("parallel.stage_layers"), std::string::npos);
+  int64_t placed = 0;
+  for (const StageLayers& s : partition_layers(odd)) placed += s.count;
+  EXPECT_EQ(placed, 30);
+}
+
 }  // namespace
 }  // namespace stepsim

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "workloads/layers/framework_split.hpp"
 #include "workloads/layers/layer_work.hpp"
 #include "schedules/registry.hpp"
 #include "vocabulary/model_params.hpp"
@@ -138,21 +139,66 @@ std::vector<int64_t> v_shape_cuts_kept(int64_t ranks, int64_t layers, const std:
   return cut;
 }
 
+// The release's split over `stages` slots in layer order, or its refusal (software.pipeline_split):
+// Megatron-Core divides the layers evenly over pp x vp stages and stops when they do not divide
+// (embedding and loss counted only under NeMo's flags, which a plan states with stage_layers);
+// torchtitan counts the embedding and the head as one layer each (its first / last_stage_less_layers
+// defaults). Both place the same slots in layer order as partition_layers does.
+struct FrameworkSplit {
+  std::vector<int64_t> counts;  // empty: balanced
+  std::string refusal;
+};
+
+FrameworkSplit framework_split(const Plan& plan, int64_t stages, int64_t layers) {
+  FrameworkSplit out;
+  if (stages <= 1) return out;
+  try {
+    switch (plan.software.pipeline_split) {
+      case PipelineSplit::Balanced: break;
+      case PipelineSplit::Megatron:
+        if (layers % stages != 0) {
+          out.refusal = "Megatron-Core would stop here: " + std::to_string(layers) + " layers do not divide evenly over " +
+                        std::to_string(stages) + " stages; give the recipe's split as parallel.stage_layers";
+          break;
+        }
+        out.counts.assign(size_t(stages), layers / stages);
+        break;
+      case PipelineSplit::Torchtitan: out.counts = torchtitan_split(stages, layers, 1, 1); break;
+    }
+  } catch (const SplitError& e) {
+    out.counts.clear();
+    out.refusal = std::string("torchtitan refuses its own split: ") + e.what();
+  }
+  return out;
+}
+
 }  // namespace
+
+SplitOrigin split_origin(const Plan& plan) {
+  const auto schedule = sched::make_unchecked_schedule(plan);
+  const int64_t stages = schedule->path_stages();
+  if (int64_t(plan.parallel.stage_layers.size()) == stages) return {SplitOrigin::Given, ""};
+  FrameworkSplit f = framework_split(plan, stages, plan.model.num_hidden_layers);
+  if (!f.counts.empty()) return {SplitOrigin::Framework, ""};
+  return {SplitOrigin::Balanced, f.refusal};
+}
 
 std::vector<StageLayers> partition_layers(const Plan& plan) {
   const auto schedule = sched::make_unchecked_schedule(plan);
   const int64_t stages = schedule->path_stages(), layers = plan.model.num_hidden_layers;
-  // Placed as the plan gives them (validate_plan checked one count per stage, summing to the layers).
-  if (const auto& given = plan.parallel.stage_layers; int64_t(given.size()) == stages) {
+  const auto placed = [&](const std::vector<int64_t>& counts) {
     std::vector<StageLayers> out(static_cast<size_t>(stages));
     int64_t first = 0;
     for (int64_t s = 0; s < stages; ++s) {
-      out[size_t(s)] = {first, given[size_t(s)], s + 1 == stages && schedule->runs_lm_head()};
-      first += given[size_t(s)];
+      out[size_t(s)] = {first, counts[size_t(s)], s + 1 == stages && schedule->runs_lm_head()};
+      first += counts[size_t(s)];
     }
     return out;
-  }
+  };
+  // Placed as the plan gives them (validate_plan checked one count per stage, summing to the layers),
+  // else as the release's framework places them.
+  if (const auto& given = plan.parallel.stage_layers; int64_t(given.size()) == stages) return placed(given);
+  if (const FrameworkSplit f = framework_split(plan, stages, layers); !f.counts.empty()) return placed(f.counts);
   std::vector<double> cum(static_cast<size_t>(layers + 1), 0.0);
   for (int64_t i = 0; i < layers; ++i) cum[size_t(i + 1)] = cum[size_t(i)] + layer_cost_s_per_token(plan, i);
   const double head = lm_head_cost_s_per_token(plan);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "vocabulary/plan.hpp"
@@ -18,8 +19,18 @@ struct StageLayers {
 };
 
 // One entry per slot of the schedule's layer partition (plan.stages(); DualPipe's two directions
-// share one), in path order: parallel.stage_layers where the plan gives it, else balanced.
+// share one), in path order: parallel.stage_layers where the plan gives it, else the release's own
+// split (software.pipeline_split), else balanced.
 std::vector<StageLayers> partition_layers(const Plan& plan);
+
+// Where partition_layers' counts come from, as reports say it: the plan, the framework's rule, or
+// stepsim's balance; `refusal` says why the framework's rule did not apply (empty when it did, or
+// when the profile asks for the balance).
+struct SplitOrigin {
+  enum Kind : uint8_t { Given, Framework, Balanced } kind = Balanced;
+  std::string refusal;
+};
+SplitOrigin split_origin(const Plan& plan);
 
 // Speed-of-light seconds of one layer (or the head) per token, used only to balance stages.
 double layer_cost_s_per_token(const Plan& plan, int64_t layer);

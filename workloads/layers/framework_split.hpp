@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace stepsim::importers {
+namespace stepsim {
 
 struct SplitError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -40,4 +40,4 @@ std::vector<int64_t> megatron_layout_split(const std::string& layout, int64_t pp
 // layers and the norm and head as `output_weight` (pipeline_parallel_first / last_stage_less_layers).
 std::vector<int64_t> torchtitan_split(int64_t stages, int64_t layers, int64_t input_weight, int64_t output_weight);
 
-}  // namespace stepsim::importers
+}  // namespace stepsim

@@ -1,13 +1,13 @@
-// Layers per pipeline stage as Megatron-LM and torchtitan place them (pipeline_split.hpp). Every
+// Layers per pipeline stage as Megatron-LM and torchtitan place them (workloads/layers/framework_split.hpp). Every
 // expected list is counted by hand from the flags, following the frameworks' rules: Megatron's
 // stage c x PP + r is rank r's virtual stage c; NeMo's account_for_embedding/loss count the
 // embedding and the loss as one layer each; torchtitan counts the embedding and the head as
 // first / last_stage_less_layers layers and gives the first (layers + both) % stages one more.
 #include <gtest/gtest.h>
 
-#include "simulator/importers/pipeline_split.hpp"
+#include "workloads/layers/framework_split.hpp"
 
-namespace stepsim::importers {
+namespace stepsim {
 namespace {
 
 using V = std::vector<int64_t>;
@@ -94,4 +94,4 @@ TEST(PipelineSplit, TorchtitanCountsTheEmbeddingAndHeadAsLayers) {
 }
 
 }  // namespace
-}  // namespace stepsim::importers
+}  // namespace stepsim

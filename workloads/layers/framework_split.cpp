@@ -1,11 +1,11 @@
-#include "simulator/importers/pipeline_split.hpp"
+#include "workloads/layers/framework_split.hpp"
 
 #include <algorithm>
 #include <cctype>
 
 #include "simulator/io/json_text.hpp"
 
-namespace stepsim::importers {
+namespace stepsim {
 namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
@@ -167,4 +167,4 @@ std::vector<int64_t> torchtitan_split(int64_t stages, int64_t layers, int64_t in
   return out;
 }
 
-}  // namespace stepsim::importers
+}  // namespace stepsim
