@@ -45,7 +45,8 @@ std::string counts_text(const std::vector<int64_t>& counts) {
 std::string stage_layers_text(const Plan& plan) {
   const StageLayersView v = stage_layers_view(plan);
   if (v.per_stage.size() <= 1) return "";
-  return "layers per stage in layer order (" + v.source + "): " + counts_text(v.per_stage) + "; per pipeline rank: " + counts_text(v.per_rank) + "\n";
+  return "layers per stage in layer order (" + v.source + "): " + counts_text(v.per_stage) +
+         "; per pipeline rank: " + counts_text(v.per_rank) + "\n";
 }
 
 }  // namespace stepsim

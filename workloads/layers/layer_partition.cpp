@@ -157,8 +157,9 @@ FrameworkSplit framework_split(const Plan& plan, int64_t stages, int64_t layers)
       case PipelineSplit::Balanced: break;
       case PipelineSplit::Megatron:
         if (layers % stages != 0) {
-          out.refusal = "Megatron-Core would stop here: " + std::to_string(layers) + " layers do not divide evenly over " +
-                        std::to_string(stages) + " stages; give the recipe's split as parallel.stage_layers";
+          out.refusal = "Megatron-Core would stop here: " + std::to_string(layers) +
+                        " layers do not divide evenly over " + std::to_string(stages) +
+                        " stages; give the recipe's split as parallel.stage_layers";
           break;
         }
         out.counts.assign(size_t(stages), layers / stages);
@@ -178,7 +179,7 @@ SplitOrigin split_origin(const Plan& plan) {
   const auto schedule = sched::make_unchecked_schedule(plan);
   const int64_t stages = schedule->path_stages();
   if (int64_t(plan.parallel.stage_layers.size()) == stages) return {SplitOrigin::Given, ""};
-  FrameworkSplit f = framework_split(plan, stages, plan.model.num_hidden_layers);
+  const FrameworkSplit f = framework_split(plan, stages, plan.model.num_hidden_layers);
   if (!f.counts.empty()) return {SplitOrigin::Framework, ""};
   return {SplitOrigin::Balanced, f.refusal};
 }
