@@ -139,67 +139,60 @@ std::vector<int64_t> v_shape_cuts_kept(int64_t ranks, int64_t layers, const std:
   return cut;
 }
 
-// The release's split over `stages` slots in layer order, or its refusal (software.pipeline_split):
-// Megatron-Core divides the layers evenly over pp x vp stages and stops when they do not divide
-// (embedding and loss counted only under NeMo's flags, which a plan states with stage_layers);
-// torchtitan counts the embedding and the head as one layer each (its first / last_stage_less_layers
-// defaults). Both place the same slots in layer order as partition_layers does.
-struct FrameworkSplit {
-  std::vector<int64_t> counts;  // empty: balanced
-  std::string refusal;
+// Which split a plan runs over its `stages` slots in layer order, and the counts when they are
+// not stepsim's to balance: parallel.stage_layers as given, else the release's framework's
+// (software.pipeline_split). Megatron-Core divides the layers evenly over pp x vp stages and stops
+// when they do not divide (embedding and loss counted only under NeMo's flags, which a plan states
+// with stage_layers); torchtitan counts the embedding and the head as one layer each (its first /
+// last_stage_less_layers defaults). Empty counts: balanced, with the framework's refusal if any.
+struct ChosenSplit {
+  SplitOrigin origin;
+  std::vector<int64_t> counts;
 };
 
-FrameworkSplit framework_split(const Plan& plan, int64_t stages, int64_t layers) {
-  FrameworkSplit out;
-  if (stages <= 1) return out;
+ChosenSplit choose_split(const Plan& plan, int64_t stages) {
+  const int64_t layers = plan.model.num_hidden_layers;
+  if (int64_t(plan.parallel.stage_layers.size()) == stages)
+    return {{SplitOrigin::Given, ""}, plan.parallel.stage_layers};
+  if (stages <= 1) return {};
   try {
     switch (plan.software.pipeline_split) {
-      case PipelineSplit::Balanced: break;
+      case PipelineSplit::Balanced: return {};
       case PipelineSplit::Megatron:
-        if (layers % stages != 0) {
-          out.refusal = "Megatron-Core would stop here: " + std::to_string(layers) +
-                        " layers do not divide evenly over " + std::to_string(stages) +
-                        " stages; give the recipe's split as parallel.stage_layers";
-          break;
-        }
-        out.counts.assign(size_t(stages), layers / stages);
-        break;
-      case PipelineSplit::Torchtitan: out.counts = torchtitan_split(stages, layers, 1, 1); break;
+        if (layers % stages == 0)
+          return {{SplitOrigin::Framework, ""}, std::vector<int64_t>(size_t(stages), layers / stages)};
+        return {{SplitOrigin::Balanced, "Megatron-Core would stop here: " + std::to_string(layers) +
+                                            " layers do not divide evenly over " + std::to_string(stages) +
+                                            " stages; give the recipe's split as parallel.stage_layers"},
+                {}};
+      case PipelineSplit::Torchtitan: return {{SplitOrigin::Framework, ""}, torchtitan_split(stages, layers, 1, 1)};
     }
   } catch (const SplitError& e) {
-    out.counts.clear();
-    out.refusal = std::string("torchtitan refuses its own split: ") + e.what();
+    return {{SplitOrigin::Balanced, std::string("torchtitan refuses its own split: ") + e.what()}, {}};
   }
-  return out;
+  return {};
 }
 
 }  // namespace
 
 SplitOrigin split_origin(const Plan& plan) {
-  const auto schedule = sched::make_unchecked_schedule(plan);
-  const int64_t stages = schedule->path_stages();
-  if (int64_t(plan.parallel.stage_layers.size()) == stages) return {SplitOrigin::Given, ""};
-  const FrameworkSplit f = framework_split(plan, stages, plan.model.num_hidden_layers);
-  if (!f.counts.empty()) return {SplitOrigin::Framework, ""};
-  return {SplitOrigin::Balanced, f.refusal};
+  return choose_split(plan, sched::make_unchecked_schedule(plan)->path_stages()).origin;
 }
 
 std::vector<StageLayers> partition_layers(const Plan& plan) {
   const auto schedule = sched::make_unchecked_schedule(plan);
   const int64_t stages = schedule->path_stages(), layers = plan.model.num_hidden_layers;
-  const auto placed = [&](const std::vector<int64_t>& counts) {
+  // Placed as the plan or the release's framework gives them (validate_plan checked a given list:
+  // one count per stage, summing to the layers), else balanced below.
+  if (const ChosenSplit chosen = choose_split(plan, stages); !chosen.counts.empty()) {
     std::vector<StageLayers> out(static_cast<size_t>(stages));
     int64_t first = 0;
     for (int64_t s = 0; s < stages; ++s) {
-      out[size_t(s)] = {first, counts[size_t(s)], s + 1 == stages && schedule->runs_lm_head()};
-      first += counts[size_t(s)];
+      out[size_t(s)] = {first, chosen.counts[size_t(s)], s + 1 == stages && schedule->runs_lm_head()};
+      first += chosen.counts[size_t(s)];
     }
     return out;
-  };
-  // Placed as the plan gives them (validate_plan checked one count per stage, summing to the layers),
-  // else as the release's framework places them.
-  if (const auto& given = plan.parallel.stage_layers; int64_t(given.size()) == stages) return placed(given);
-  if (const FrameworkSplit f = framework_split(plan, stages, layers); !f.counts.empty()) return placed(f.counts);
+  }
   std::vector<double> cum(static_cast<size_t>(layers + 1), 0.0);
   for (int64_t i = 0; i < layers; ++i) cum[size_t(i + 1)] = cum[size_t(i)] + layer_cost_s_per_token(plan, i);
   const double head = lm_head_cost_s_per_token(plan);
