@@ -874,10 +874,12 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       return v;
     }
     case Kind::LayerCounts: {
-      // One count per pipeline stage: at most 2^16 stages of at most 2^24 layers each.
-      if (!v.is_array() || v.empty())
-        fail("expected a list of layer counts, one per pipeline stage in layer order (e.g. [5, 6, 6, 5]), got " +
-             describe(v));
+      // One count per pipeline stage: at most 2^16 stages of at most 2^24 layers each. The empty
+      // list gives none (the software profile's rule splits the layers), so `--set` can clear a
+      // config's list.
+      if (!v.is_array())
+        fail("expected a list of layer counts, one per pipeline stage in layer order (e.g. [5, 6, 6, 5]), or [] for "
+             "the software profile's split, got " + describe(v));
       if (v.size() > 65536) fail("lists " + std::to_string(v.size()) + " stages; at most 65536");
       for (const auto& x : v) {
         if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > (uint64_t(1) << 24)) ||
@@ -1283,8 +1285,10 @@ void apply_profile_defaults(Plan& plan, const std::map<std::string, json>& leave
 // the file's keys unread (check_needs), so the file is built at most once, and only then.
 using FileAloneBuilds = std::function<bool()>;
 
+// `brought`, when given, receives the settings a --set of the schedule brought (bring_schedule_settings).
 Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
-                        const std::map<std::string, std::string>& set_keys, const FileAloneBuilds& file_alone_builds);
+                        const std::map<std::string, std::string>& set_keys, const FileAloneBuilds& file_alone_builds,
+                        std::map<std::string, json>* brought_values = nullptr);
 
 FileAloneBuilds file_alone_check(const json& file_root, const std::string& source, const std::filesystem::path& base_dir) {
   auto builds = std::make_shared<std::optional<bool>>();
@@ -1605,7 +1609,8 @@ void check_overlap_keys(const std::string& source, const std::map<std::string, j
 }
 
 Plan build_checked_plan(json root, const std::string& source, const std::filesystem::path& base_dir,
-                        const std::map<std::string, std::string>& set_keys, const FileAloneBuilds& file_alone_builds) {
+                        const std::map<std::string, std::string>& set_keys, const FileAloneBuilds& file_alone_builds,
+                        std::map<std::string, json>* brought_values) {
   Plan plan;
   plan.source = source;
   // A HF config.json supplies the model; keys written in the YAML model section win over it.
@@ -1639,6 +1644,8 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   }
   std::set<std::string> brought;
   const std::optional<int64_t> file_pp = bring_schedule_settings(plan, leaves, brought, source, set_keys);
+  if (brought_values != nullptr)
+    for (const auto& key : brought) (*brought_values)[key] = leaves.at(key);
   resolve_batch(plan, leaves, source);
   if (file_pp) keep_microbatch_size(plan, *file_pp, leaves, brought, source, set_keys);
   check_overlap_keys(source, leaves, plan);
@@ -1730,11 +1737,32 @@ nlohmann::json config_tree(const std::string& path, const std::string& text, con
   json root = yaml_text_to_json(text, path);
   if (!root.is_object())
     throw ConfigError(path + ": expected a map of sections (model, train, parallel, hardware, cluster)");
+  const json file_root = root;
   std::map<std::string, std::string> set_keys;
   apply_overrides(root, overrides, path, set_keys);
+  const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  // A --set of the schedule brings the settings the new schedule fixes in place of the file's
+  // (bring_schedule_settings: FSDP's one pipeline rank, ZeRO-3, no virtual stages): written into
+  // the tree too, so that it loads into the same plan without the --set. A plan that does not
+  // build is left as it is; loading it says why.
+  if (set_keys.count("schedule")) {
+    std::map<std::string, json> brought;
+    try {
+      build_checked_plan(root, path, base, set_keys, file_alone_check(file_root, path, base), &brought);
+    } catch (const std::exception&) {
+    }
+    for (const auto& [key, value] : brought) {
+      const auto parts = split_dots(key);
+      json* cur = &root;
+      for (size_t i = 0; i + 1 < parts.size(); ++i) {
+        if (!cur->contains(parts[i]) || !(*cur)[parts[i]].is_object()) (*cur)[parts[i]] = json::object();
+        cur = &(*cur)[parts[i]];
+      }
+      (*cur)[parts.back()] = value;
+    }
+  }
   // The file's relative paths are found next to it (then in the current directory); --set made
   // its own absolute already.
-  const std::filesystem::path base = std::filesystem::path(path).parent_path();
   for (const char* key : {"model.config_json", "hardware.profile", "software.profile", "scenario.load_file"}) {
     const auto parts = split_dots(key);
     json* cur = &root;

@@ -292,6 +292,22 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
     return {""};
   };
 
+  // The config's own parallel.stage_layers lists one count per stage of its pipeline: a plan whose
+  // pipeline has as many stages keeps it; any other clears it, so the software profile's rule
+  // (software.pipeline_split) splits that plan's layers, as it would the config's without the list.
+  const auto clears_stage_layers = [&] {
+    if (base.parallel.stage_layers.empty()) return false;
+    Plan probe = base;
+    const std::string pp = value_of("parallel.pp"), schedule = bare(value_of("schedule")),
+                      virtual_stages = value_of("parallel.virtual_stages");
+    if (!pp.empty()) probe.parallel.pp = as_int(pp, base.parallel.pp);
+    if (!virtual_stages.empty()) probe.parallel.virtual_stages = as_int(virtual_stages, base.parallel.virtual_stages);
+    if (!schedule.empty())
+      for (const auto& e : sched::schedule_registry())
+        if (e.name == schedule) probe.parallel.schedule = stepsim::Schedule(e.name);
+    return sched::path_stages(probe) != int64_t(base.parallel.stage_layers.size());
+  };
+
   bool stop = false;
   const std::function<void(size_t)> walk = [&](size_t k) {
     if (stop) return;
@@ -300,6 +316,7 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
         Candidate c;
         c.index = int64_t(space.total);
         for (size_t i = 0; i < keys.size(); ++i) c.values.emplace_back(keys[i], chosen[i]);
+        if (clears_stage_layers()) c.values.emplace_back("parallel.stage_layers", "[]");
         space.candidates.push_back(std::move(c));
       }
       if (++space.total >= kCountCap) stop = true;

@@ -33,7 +33,9 @@ Restrictions parse_restrictions(const std::vector<std::string>& only, const std:
 
 struct Candidate {
   int64_t index = 0;                                        // position in the enumeration
-  std::vector<std::pair<std::string, std::string>> values;  // (search key, YAML value), in search_keys() order
+  // (search key, YAML value), in search_keys() order; then parallel.stage_layers "[]" where the
+  // plan's pipeline does not fit the config's own list (enumerate_space).
+  std::vector<std::pair<std::string, std::string>> values;
   std::vector<std::string> overrides() const;               // "key=value" for --set
 };
 

@@ -579,12 +579,16 @@ TEST(ConfigErrors, StageLayersMustMatchThePipeline) {
   rejects("parallel.stage_layers=[8, -1, 9, 16]", {"--set: parallel.stage_layers", "between 0 and 16777216", "-1"});
   rejects("parallel.stage_layers=[8, 8.5, 8, 7.5]", {"--set: parallel.stage_layers", "whole numbers"});
   rejects("parallel.stage_layers=8", {"--set: parallel.stage_layers", "expected a list of layer counts"});
-  rejects("parallel.stage_layers=[]", {"--set: parallel.stage_layers", "expected a list of layer counts"});
+  rejects("parallel.stage_layers={}", {"--set: parallel.stage_layers", "expected a list of layer counts", "or []"});
   // Changing the pipeline without the counts names the key to change.
   expect_message(config_error_of([&] { load_plan(llama, {"parallel.stage_layers=[5, 9, 9, 9]", "parallel.pp=8"}); }),
                  {"parallel.stage_layers", "lists 4 stages, but the pipeline has 8"});
   const Plan p = load_plan(llama, {"parallel.stage_layers=[5, 9, 9, 9]"});
   EXPECT_EQ(p.parallel.stage_layers, (std::vector<int64_t>{5, 9, 9, 9}));
+  // [] gives no counts: a --set clears a config's list, and the pipeline it did not fit loads.
+  const Plan cleared = load_plan(llama, {"parallel.stage_layers=[5, 9, 9, 9]", "parallel.pp=8", "parallel.stage_layers=[]"});
+  EXPECT_TRUE(cleared.parallel.stage_layers.empty());
+  EXPECT_EQ(cleared.parallel.pp, 8);
 }
 
 }  // namespace

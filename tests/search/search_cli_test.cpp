@@ -286,6 +286,45 @@ TEST(SearchCli, ALargeSpaceIsCutAndSaysSo) {
   }
 }
 
+// A config's parallel.stage_layers lists one count per stage of its own pipeline: plans with as
+// many stages keep it, the others split their layers by the profile's rule (parallel.stage_layers
+// []) instead of being refused for it. Here the config runs interleaved, PP 4 x 2 virtual stages
+// (8 stages of 4 layers) on 16 GPUs; FSDP (PP 1) must be searched, and its best.yaml must load: the
+// schedule switch brings virtual_stages 1 there as it does for the --set.
+TEST(SearchCli, AConfigsStageLayersFitOnlyItsOwnPipeline) {
+  const std::string dir = temp_dir("stage_layers"), fsdp = temp_dir("stage_layers_fsdp");
+  const std::string config = stepsim::test::process_scratch().file("search_stage_layers.yaml");
+  std::ofstream(config) << "model:\n  config_json: " << STEPSIM_SOURCE_DIR
+                        << "/workloads/models/llama-3.1-8b.config.json\n"
+                           "train:\n  global_batch: 512\n  seq_len: 8192\n"
+                           "parallel:\n  pp: 4\n  virtual_stages: 2\n  stage_layers: [4, 4, 4, 4, 4, 4, 4, 4]\n  micro_batch_size: 1\n  zero: 1\n"
+                           "schedule: interleaved\nhardware:\n  preset: h800\ncluster:\n  nodes: 2\n  gpus_per_node: 8\n";
+  const std::string pinned = "'" + config + "' --fix parallel.recompute=none --fix parallel.cp=1 --fix parallel.tp=1 --max-replays 1 -q";
+  const auto r = run_stepsim("search " + pinned + " --only schedule=interleaved,fsdp -o '" + dir + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Csv ranked = read_csv(dir + "/search.csv"), pruned = read_csv(dir + "/pruned.csv");
+  size_t fsdp_plans = 0, same_pipeline = 0;
+  for (size_t i = 0; i < ranked.rows.size(); ++i) {
+    fsdp_plans += ranked.at(i, "schedule") == "fsdp" ? 1 : 0;
+    same_pipeline += ranked.at(i, "parallel.pp") == "4" && ranked.at(i, "parallel.virtual_stages") == "2" ? 1 : 0;
+  }
+  EXPECT_GT(fsdp_plans, 0u);
+  EXPECT_GT(same_pipeline, 0u);
+  for (size_t i = 0; i < pruned.rows.size(); ++i)
+    EXPECT_NE(pruned.at(i, "key"), "parallel.stage_layers") << pruned.at(i, "reason");
+
+  const auto f = run_stepsim("search " + pinned + " --fix schedule=fsdp -o '" + fsdp + "'");
+  ASSERT_EQ(f.code, 0) << f.err;
+  const std::string best = slurp(fsdp + "/best.yaml");
+  EXPECT_NE(best.find("stage_layers: []"), std::string::npos) << best;
+  EXPECT_NE(best.find("virtual_stages: 1"), std::string::npos) << best;
+  const auto again = run_stepsim("simulate '" + fsdp + "/best.yaml' --json -q", "/");
+  ASSERT_EQ(again.code, 0) << again.err;
+  const double best_s = std::stod(read_csv(fsdp + "/search.csv").at(0, "step_time_s"));
+  EXPECT_NEAR(nlohmann::json::parse(again.out)["step_time_s"].get<double>(), best_s, 1e-5 * best_s);
+  fs::remove(config);
+}
+
 TEST(SearchCli, ASetOfASearchedKeyFixesIt) {
   const std::string dir = temp_dir("set");
   const auto r = run_stepsim("search " + kCounted + " --set parallel.tp=2 --max-replays 1 -q -o '" + dir + "'");
