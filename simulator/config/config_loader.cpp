@@ -1751,15 +1751,7 @@ nlohmann::json config_tree(const std::string& path, const std::string& text, con
       build_checked_plan(root, path, base, set_keys, file_alone_check(file_root, path, base), &brought);
     } catch (const std::exception&) {
     }
-    for (const auto& [key, value] : brought) {
-      const auto parts = split_dots(key);
-      json* cur = &root;
-      for (size_t i = 0; i + 1 < parts.size(); ++i) {
-        if (!cur->contains(parts[i]) || !(*cur)[parts[i]].is_object()) (*cur)[parts[i]] = json::object();
-        cur = &(*cur)[parts[i]];
-      }
-      (*cur)[parts.back()] = value;
-    }
+    for (const auto& [key, value] : brought) apply_override(root, key + "=" + value.dump());
   }
   // The file's relative paths are found next to it (then in the current directory); --set made
   // its own absolute already.

@@ -302,9 +302,7 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
                       virtual_stages = value_of("parallel.virtual_stages");
     if (!pp.empty()) probe.parallel.pp = as_int(pp, base.parallel.pp);
     if (!virtual_stages.empty()) probe.parallel.virtual_stages = as_int(virtual_stages, base.parallel.virtual_stages);
-    if (!schedule.empty())
-      for (const auto& e : sched::schedule_registry())
-        if (e.name == schedule) probe.parallel.schedule = stepsim::Schedule(e.name);
+    if (const auto named = sched::schedule_named(schedule)) probe.parallel.schedule = *named;
     return sched::path_stages(probe) != int64_t(base.parallel.stage_layers.size());
   };
 
