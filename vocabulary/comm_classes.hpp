@@ -13,7 +13,7 @@ namespace stepsim::ops {
 
 // Row indices of kCommClassTable (compute ops are class None). The order is part of the outputs:
 // traces and the HTML report mark idle time with a bit mask, bit c for class c.
-enum class CommClass : uint8_t { None, Ep, Pp, Dp, Other, Tp, Cp, Count_ };
+enum class CommClass : uint8_t { None, Ep, Pp, Dp, Other, Tp, Cp, Host, Count_ };
 
 // When a communication op the compute stream waits for counts as exposed communication.
 enum class Exposure : uint8_t {
@@ -40,6 +40,9 @@ struct CommClassInfo {
   // (exposed_by_kind.outside_fb_pairs_s): where nothing else could hide the transfer.
   bool reports_unpaired;
   bool in_json;  // has the per-class JSON fields
+  // A copy engine moves it between the GPU and its host's memory: no SMs, no network. The op lasts
+  // its setup_s (the workload's bytes over the host link) and has no flows.
+  bool copy_engine = false;
 };
 
 inline constexpr CommClassInfo kCommClassTable[] = {
@@ -51,6 +54,8 @@ inline constexpr CommClassInfo kCommClassTable[] = {
     {"other", "other", Exposure::FromStart, true, false, false, false},
     {"tp", "TP", Exposure::FromStart, true, false, false, true},  // tensor-parallel all-gathers, reduce-scatters
     {"cp", "CP", Exposure::FromStart, true, false, false, true},  // context-parallel K/V exchanges
+    // activations offloaded to host memory and reloaded (parallel.cpu_offload_layers)
+    {"host", "host copy", Exposure::FromStart, true, false, false, false, true},
 };
 inline constexpr size_t kCommClasses = std::size(kCommClassTable);
 static_assert(kCommClasses == size_t(CommClass::Count_), "one row per CommClass");

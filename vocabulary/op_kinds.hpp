@@ -49,6 +49,8 @@ enum class OpKind : uint8_t {
   CpReduceScatter,   // their gradients
   EtpAllGather,      // expert tensor parallel: the rows an all-to-all brought, gathered over the expert-TP group
   EtpReduceScatter,  // the experts' outputs (or input gradients), reduce-scattered over it
+  HostOffload,       // a layer's saved activations copied to host memory (parallel.cpu_offload_layers)
+  HostReload,        // and copied back before its backward
   OtherComm,
   Count_
 };
@@ -98,6 +100,8 @@ inline constexpr OpKindInfo kOpKindTable[] = {
     {"cp_reducescatter", CommClass::Cp, "cp-reducescatter-dkv", "chunk", "cp K/V all-gather", ""},
     {"etp_allgather", CommClass::Ep, "expert-tp-allgather", "chunk", "ep all-to-all", ""},
     {"etp_reducescatter", CommClass::Ep, "expert-tp-reducescatter", "chunk", "ep all-to-all", ""},
+    {"host_offload", CommClass::Host, "host-offload", "chunk", "host copy", ""},
+    {"host_reload", CommClass::Host, "host-reload", "chunk", "host copy", ""},
     {"comm", CommClass::Other, "comm", "chunk", "comm", ""},
 };
 static_assert(std::size(kOpKindTable) == size_t(OpKind::Count_), "one row per OpKind");

@@ -71,6 +71,8 @@ OpRef OpSink::comm(int stream, const Tag& tag, std::span<const FlowSpec> out, st
   op.setup_s = setup_s;
   op.n_out = count16(out.size(), "outgoing flows");
   op.n_in = count16(in.size(), "incoming flows");
+  if (comm_class_info(size_t(op.tag.comm_class)).copy_engine && op.n_out + op.n_in > 0)
+    throw std::invalid_argument("a copy-engine op moves no data over the network: it lasts its setup time");
   for (const FlowSpec& f : out) {
     if (f.peer == gpu_) throw std::invalid_argument("flow from a GPU to itself");
     if (!(f.bytes >= 0)) throw std::invalid_argument("flow with negative or NaN bytes");

@@ -43,7 +43,8 @@ class OpSink {
   // A communication op on comm stream `stream` (>= 1): starts after `deps` and the stream's previous
   // op, completes when every outgoing and incoming flow is done. No flows = a pure sync point.
   // `setup_s`: the kernel's handshake (e.g. DeepEP's notify) before its flows start; it holds the
-  // comm SMs like the transfer does.
+  // comm SMs like the transfer does. A copy-engine kind (ops::CommClassInfo::copy_engine) has no
+  // flows and lasts `setup_s` on no SMs.
   OpRef comm(int stream, const Tag& tag, std::span<const FlowSpec> out, std::span<const FlowSpec> in,
              std::span<const OpRef> deps = {}, double setup_s = 0);
   OpRef comm(int stream, const Tag& tag, std::span<const FlowSpec> out, std::span<const FlowSpec> in,

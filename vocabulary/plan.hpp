@@ -232,6 +232,10 @@ struct ParallelConfig {
   int64_t zero = 1;          // 1 = ZeRO-1 (optimizer states sharded), 2 = + gradients, 3 = FSDP
   int64_t fsdp_shard_size = 0;  // HSDP: ZeRO-3 shards over this many of the GPUs holding the same
                                 // weights and replicates across the groups; 0 = shard over all
+  // Decoder layers whose saved activations go to host memory between their forward and backward
+  // (Megatron's --cpu-offloading-num-layers, Transformer Engine's schedule: layers 0 .. n-1;
+  // workloads/memory/activation_offload.hpp); 0 = none.
+  int64_t cpu_offload_layers = 0;
   Schedule schedule{"dualpipev"};
   int64_t virtual_stages = 0;  // chunks per rank of schedule interleaved (Megatron's virtual pipeline);
                                // 0 = not set: the schedule's default (interleaved 2, the others 1)
@@ -340,6 +344,7 @@ struct HardwareConfig {
   // The per-op cost model (sim.compute: predicted; workloads/cost/). Each preset cites its sources;
   // 0 = not set (predicted plans must set every one, a preset does).
   double hbm_GBps = 0;               // HBM bandwidth, datasheet
+  double host_link_GBps = 0;         // GPU <-> host memory copies, per GPU and direction, measured; 0 = unknown
   double hbm_efficiency = 0;         // share of it a large elementwise kernel reaches
   double gemm_bf16_peak_share = 0;   // share of the BF16 dense peak a large GEMM's main loop sustains
   double gemm_fp8_peak_share = 0;    // the same for FP8

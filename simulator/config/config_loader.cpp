@@ -208,6 +208,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"parallel.expert_tp", 0, 4096, "an expert split over more GPUs than a node holds is no plan"},
       {"parallel.microbatches", 0, 65534, "the replay tags ops with 16-bit microbatch indices"},
       {"parallel.ddp_bucket_size", 0, 1LL << 50, "no model holds more than 2^50 parameters"},
+      {"parallel.cpu_offload_layers", 0, double(kMaxLayers), time},
       // Under 1 %, an expert keeps under 1 % of its rows (and a factor near DBL_MIN leaves ops of
       // sizes SimGrid never completes): a unit mistake. 0 (dropless) stays allowed.
       {"parallel.moe_capacity_factor", 0.01, 1024,
@@ -228,6 +229,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.bf16_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.ib_GBps", 1e-3, 1e6, "a bandwidth outside 1 MB/s .. 1 PB/s is a unit mistake"},
       {"hardware.nvlink_GBps", 1e-3, 1e6, "a bandwidth outside 1 MB/s .. 1 PB/s is a unit mistake"},
+      {"hardware.host_link_GBps", 1e-3, 1e6, "a bandwidth outside 1 MB/s .. 1 PB/s is a unit mistake"},
       {"hardware.ib_latency_s", 0, 1, "a hop of over a second is no network"},
       {"hardware.nvlink_latency_s", 0, 1, "a hop of over a second is no network"},
       {"hardware.a2a_latency_s", 0, 1, "a handshake of over a second is no network"},
@@ -554,6 +556,7 @@ const std::map<std::string, Field>& schema() {
     f["parallel.overlap_grad_reduce"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_grad_reduce)};
     f["parallel.overlap_param_gather"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_param_gather)};
     f["parallel.ddp_bucket_size"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::ddp_bucket_size)};
+    f["parallel.cpu_offload_layers"] = {Kind::NonNegativeInt, into(&Plan::parallel, &ParallelConfig::cpu_offload_layers)};
     f["schedule"] = {Kind::Choice,
                      [](Plan& p, const json& v) { p.parallel.schedule = *sched::schedule_named(v.get<std::string>()); },
                      schedule_names()};
@@ -594,6 +597,7 @@ const std::map<std::string, Field>& schema() {
     // The per-op cost model (sim.compute: predicted).
     for (const auto& [key, member] : std::initializer_list<std::pair<const char*, double HardwareConfig::*>>{
              {"hbm_GBps", &HardwareConfig::hbm_GBps},
+             {"host_link_GBps", &HardwareConfig::host_link_GBps},
              {"hbm_efficiency", &HardwareConfig::hbm_efficiency},
              {"gemm_bf16_peak_share", &HardwareConfig::gemm_bf16_peak_share},
              {"gemm_fp8_peak_share", &HardwareConfig::gemm_fp8_peak_share},

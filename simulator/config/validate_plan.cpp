@@ -260,6 +260,33 @@ void validate_recompute(const Plan& p, const auto& fail) {
                                            "block at TP 1, not with ") + with + "; use full, selective or none");
 }
 
+// Activation offloading as Megatron-LM allows it (TransformerConfig's checks: no pipeline
+// parallelism, no recomputation, fewer layers than the model has) and as Transformer Engine's
+// synchronizer runs it: one microbatch's forward and backward at a time, a whole layer per op.
+void validate_cpu_offload(const Plan& p, const auto& fail) {
+  const ParallelConfig& par = p.parallel;
+  if (par.cpu_offload_layers == 0) return;
+  const std::string k = "parallel.cpu_offload_layers";
+  const int64_t layers = p.model.num_hidden_layers;
+  if (par.cpu_offload_layers >= layers)
+    fail(k, str(par.cpu_offload_layers) + " of the model's " + str(layers) +
+                " layers: Transformer Engine keeps the last layer on the GPU; use at most " + str(layers - 1));
+  if (par.pp > 1)
+    fail(k, "Megatron-LM offloads activations only without pipeline parallelism; set parallel.pp=1 or "
+            "parallel.cpu_offload_layers=0");
+  if (par.recompute != Recompute::None)
+    fail(k, "Megatron-LM does not offload activations it recomputes; set parallel.recompute=none or "
+            "parallel.cpu_offload_layers=0");
+  if (par.split_lone_chunks)
+    fail(k, "offloads whole layers, and parallel.split_lone_chunks halves them; set one of them off");
+  if (sched::make_schedule(p)->in_flight_microbatches(0) > 1)
+    fail(k, "Transformer Engine's offload runs one microbatch's forward and backward at a time, and schedule " +
+                std::string(p.parallel.schedule.name()) + " keeps several forwards in flight; use schedule fsdp or 1f1b");
+  if (!(p.hardware.host_link_GBps > 0))
+    fail("hardware.host_link_GBps", "missing: parallel.cpu_offload_layers copies activations to host memory; set the "
+                                    "GPU's measured host-to-device copy rate in GB/s (about 55 for a PCIe 5 x16 link)");
+}
+
 // The schedule's own limits (microbatches, ranks, what the rest of the plan must be).
 void validate_schedule(const Plan& p, const auto& fail) {
   try {
@@ -378,6 +405,8 @@ void validate_plan(const Plan& p) {
     if (p.workload.w_s > p.workload.b_s)
       fail("workload.w_s", "the weight-gradient part cannot exceed the whole backward workload.b_s");
     validate_schedule(p, fail);
+    if (p.parallel.cpu_offload_layers > 0)
+      fail("parallel.cpu_offload_layers", "offloads model layers' activations; the synthetic pipeline has none: drop it");
     if (p.cluster.topology != Topology::Star || p.cluster.nvlink_domain > 0)
       fail(p.cluster.topology != Topology::Star ? "cluster.topology" : "cluster.nvlink_domain",
            "the synthetic pipeline runs on its own one-GPU nodes over a star; drop the fabric keys");
@@ -388,6 +417,7 @@ void validate_plan(const Plan& p) {
   validate_parallel(p, fail);
   validate_recompute(p, fail);
   validate_schedule(p, fail);
+  validate_cpu_offload(p, fail);
   validate_sizes(p);
   check_fabric();
   validate_hardware_profile(p, fail);

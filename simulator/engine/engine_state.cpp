@@ -126,6 +126,10 @@ void EngineState::comm_started(GpuState& g, int stream) {
 void EngineState::comm_finished(GpuState& g, int stream, CommClass c, const std::vector<Interval>& moving) {
   if (--g.comm_in_flight == 0 && sm_tax) switch_pstate(g, 0);
   g.streams[size_t(stream)].comm_active = false;
+  copy_finished(g, c, moving);
+}
+
+void EngineState::copy_finished(GpuState& g, CommClass c, const std::vector<Interval>& moving) {
   // Flows start no earlier than their op: nothing still to come starts before the oldest op in flight.
   double horizon = clock;
   for (const StreamState& st : g.streams)

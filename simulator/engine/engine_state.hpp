@@ -120,6 +120,8 @@ class EngineState {
   void comm_started(GpuState& g, int stream);
   // `moving`: the op's flow intervals, merged.
   void comm_finished(GpuState& g, int stream, ops::CommClass c, const std::vector<Interval>& moving);
+  // A copy-engine op's end (no SMs were taken): its time joins the class's busy time.
+  void copy_finished(GpuState& g, ops::CommClass c, const std::vector<Interval>& moving);
   simgrid::s4u::Mailbox* mailbox(GpuState& g, uint32_t src, uint32_t dst, uint8_t channel);
 
   // Records the first error and makes every GPU actor stop.

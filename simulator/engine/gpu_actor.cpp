@@ -125,7 +125,12 @@ class GpuDriver {
         for (size_t s = 0; s < runs_.size(); ++s) {
           StreamRun& r = runs_[s];
           if (r.stage == Stage::Setup && r.setup_until <= deadline) {
-            post_flows(int(s));
+            if (comm_class_info(size_t(r.cur.op.tag.comm_class)).copy_engine) {
+              copy_done(int(s));
+              g_.ready.push_back(uint32_t(s));
+            } else {
+              post_flows(int(s));
+            }
           } else if (r.stage == Stage::Compute && !r.exec && r.ends_at <= deadline) {
             compute_done(int(s));
             g_.ready.push_back(uint32_t(s));
@@ -331,6 +336,14 @@ class GpuDriver {
     // ended, posts all its sends and receives at once, and ends when every flow has.
     r.start = now();
     e_.perturb.comm_starts(g_.id, s, r.ended_on, r.taken, r.start);
+    if (comm_class_info(size_t(r.cur.op.tag.comm_class)).copy_engine) {
+      // A copy engine's transfer to or from host memory: it takes no SMs (no SM tax) and lasts
+      // its setup time.
+      r.stage = Stage::Setup;
+      r.setup_until = r.start + r.cur.op.setup_s;
+      if (r.cur.op.setup_s <= 0) copy_done(s);
+      return;
+    }
     if (r.cur.op.n_out + r.cur.op.n_in == 0) {
       r.stage = Stage::Idle;
       e_.perturb.comm_done(g_.id, s, {}, {}, r.start, r.start);
@@ -408,9 +421,38 @@ class GpuDriver {
     e_.complete(g_, s, r.cur, r.start, end);
   }
 
+  // A copy-engine op's end: its whole time counts as moving data (exposed from its start while the
+  // compute stream waits for it, as the class says).
+  void copy_done(int s) {
+    StreamRun& r = runs_[size_t(s)];
+    r.stage = Stage::Idle;
+    const CommClass cls = r.cur.op.tag.comm_class;
+    moving_.assign(1, Interval{r.start, now()});
+    e_.copy_finished(g_, cls, moving_);
+    e_.perturb.comm_done(g_.id, s, {}, {}, r.start, now());
+    watch(s, cls, moving_);
+    e_.complete(g_, s, r.cur, r.start, now());
+  }
+
+  // Records a finished comm op's time as exposed when the compute stream waited for it.
+  void watch(int s, CommClass cls, const std::vector<Interval>& moving) {
+    const StreamRun& r = runs_[size_t(s)];
+    const StreamState& st = g_.streams[size_t(s)];
+    if (!g_.watching || st.watch_upto == kNoWatch || r.cur.seq > st.watch_upto) return;
+    // The class says from when the op counts as exposed (ops::Exposure): a collective or
+    // all-to-all from its kernel's start, a pipeline transfer only while its data moves.
+    auto& by_class = g_.watched_by_class[size_t(cls)];
+    if (comm_class_info(size_t(cls)).exposure == Exposure::WhileMoving) {
+      g_.watched.insert(g_.watched.end(), moving.begin(), moving.end());
+      by_class.insert(by_class.end(), moving.begin(), moving.end());
+    } else {
+      g_.watched.push_back({r.start, now()});
+      by_class.push_back({r.start, now()});
+    }
+  }
+
   void flows_done(int s) {
     StreamRun& r = runs_[size_t(s)];
-    StreamState& st = g_.streams[size_t(s)];
     r.stage = Stage::Idle;
     moving_.clear();
     for (const sg4::CommPtr& c : r.comms) moving_.push_back({c->get_start_time(), c->get_finish_time()});
@@ -419,18 +461,7 @@ class GpuDriver {
     e_.comm_finished(g_, s, cls, moving_);
     e_.perturb.comm_done(g_.id, s, r.cur.flows, r.comms, r.posted, now());  // before complete() wakes its waiters
     rerate();
-    if (g_.watching && st.watch_upto != kNoWatch && r.cur.seq <= st.watch_upto) {
-      // The class says from when the op counts as exposed (ops::Exposure): a collective or
-      // all-to-all from its kernel's start, a pipeline transfer only while its data moves.
-      auto& by_class = g_.watched_by_class[size_t(cls)];
-      if (comm_class_info(size_t(cls)).exposure == Exposure::WhileMoving) {
-        g_.watched.insert(g_.watched.end(), moving_.begin(), moving_.end());
-        by_class.insert(by_class.end(), moving_.begin(), moving_.end());
-      } else {
-        g_.watched.push_back({r.start, now()});
-        by_class.push_back({r.start, now()});
-      }
-    }
+    watch(s, cls, moving_);
     r.comms.clear();  // drop the activity references now, not at the next op
     e_.complete(g_, s, r.cur, r.start, now());
   }

@@ -334,6 +334,11 @@ class MegatronExport {
 
   void recompute() {
     const Recompute r = p_.parallel.recompute;
+    // Activation offloading runs only without recompute (validate_plan): the same group of arguments.
+    if (p_.parallel.cpu_offload_layers > 0) {
+      arg(recompute_, "cpu-offloading");
+      arg(recompute_, "cpu-offloading-num-layers", std::to_string(p_.parallel.cpu_offload_layers));
+    }
     if (r == Recompute::None) return;
     if (r == Recompute::Full) {
       arg(recompute_, "recompute-granularity", "full");

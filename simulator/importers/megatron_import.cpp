@@ -166,8 +166,8 @@ constexpr ArgSpec kArgs[] = {
     {"fp8-param-gather", Arity::Flag, Role::Use},
     {"fp8-param", Arity::Flag, Role::Refuse,
      "Megatron-LM has no such argument (--fp8-param-gather sets its fp8_param); use --fp8-param-gather"},
-    {"cpu-offloading", Arity::Flag, Role::Refuse, "offloading to CPU memory is not modelled; remove it"},
-    {"cpu-offloading-num-layers", Arity::One, Role::Refuse, "offloading to CPU memory is not modelled; remove it"},
+    {"cpu-offloading", Arity::Flag, Role::Use},
+    {"cpu-offloading-num-layers", Arity::One, Role::Use},
     {"optimizer-cpu-offload", Arity::Flag, Role::Refuse, "offloading to CPU memory is not modelled; remove it"},
     {"fine-grained-activation-offloading", Arity::Flag, Role::Refuse,
      "offloading to CPU memory is not modelled; remove it"},
@@ -597,6 +597,7 @@ class MegatronImport {
     model();
     batch_and_parallelism();
     recompute();
+    cpu_offloading();
     precision();
     gradient_reduction();
     hardware_and_cluster();
@@ -657,6 +658,17 @@ class MegatronImport {
       if (flag("num-experts") && d != "alltoall" && d != "flex")
         problem_arg(*g, "Megatron-LM runs it only with the alltoall or flex token dispatcher (here " + d +
                             "); use --moe-token-dispatcher-type alltoall");
+    }
+    // TransformerConfig's checks on activation offloading.
+    if (const Given* g = given("cpu-offloading")) {
+      if (integer("pipeline-model-parallel-size").value_or(1) > 1)
+        problem_arg(*g, "Megatron-LM offloads only without pipeline parallelism; use --pipeline-model-parallel-size 1 "
+                        "or remove it");
+      if (given("recompute-granularity") || flag("recompute-activations"))
+        problem_arg(*g, "Megatron-LM refuses it with activation recomputation; remove one of the two");
+      if (const auto n = integer("cpu-offloading-num-layers", 0), layers = integer("num-layers"); n && layers && *n >= *layers)
+        problem_arg(*given("cpu-offloading-num-layers"), "must be less than --num-layers " + std::to_string(*layers) +
+                                                            " (Megatron-LM refuses it); lower it");
     }
     if (const auto mpe = integer("max-position-embeddings"); mpe && given("seq-length") && *mpe < *integer("seq-length"))
       problem_arg(*given("max-position-embeddings"), "is less than --seq-length " + known_value(*given("seq-length")).text +
@@ -1608,6 +1620,22 @@ class MegatronImport {
                " layers of each pipeline chunk is not modelled (stepsim recomputes every layer or none); use "
                "--recompute-num-layers " + std::to_string(per_chunk) + " or uniform 1");
     plan_.set("parallel.recompute", "full", shown_all + ": every layer of each pipeline chunk", from->option.line);
+  }
+
+  // --cpu-offloading with --cpu-offloading-num-layers N: layers 0 .. N-1 keep their saved
+  // activations in host memory between forward and backward (Transformer Engine's schedule;
+  // activations only, as Megatron-Bridge's recipes set cpu_offloading_weights false).
+  void cpu_offloading() {
+    const Given* on = given("cpu-offloading");
+    const Given* count = given("cpu-offloading-num-layers");
+    if (!on) {
+      if (count) plan_.not_imported.push_back(count->written + " (without --cpu-offloading Megatron-LM offloads nothing)");
+      return;
+    }
+    const int64_t n = integer("cpu-offloading-num-layers", 0).value_or(0);
+    plan_.set("parallel.cpu_offload_layers", n,
+              count ? shown(*on) + " " + shown(*count) : shown(*on) + " without --cpu-offloading-num-layers (Megatron-LM's default: 0 layers)",
+              (count ? count : on)->option.line);
   }
 
   void precision() {

@@ -66,6 +66,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"parallel.overlap_grad_reduce", x.overlap_grad_reduce},
       {"parallel.overlap_param_gather", x.overlap_param_gather},
       {"parallel.ddp_bucket_size", x.overlap_grad_reduce ? x.ddp_bucket_size : 0},
+      {"parallel.cpu_offload_layers", x.cpu_offload_layers},
   };
   // How FP8 finds its scales matters only where GEMMs run in per-tensor or 1x128 FP8.
   if (p.train.fp8_recipe_applies())

@@ -92,6 +92,9 @@ class TitanExport {
     if (p_.parallel.fp8_param_gather && !(p_.train.fp8_recipe_applies() && p_.train.fp8_recipe == Fp8Recipe::Tensorwise))
       refuse("parallel.fp8_param_gather", "true", "torchao gathers FP8 weights only with tensorwise FP8 scaling; set "
                                                   "parallel.fp8_param_gather=false or train.fp8_recipe=tensorwise");
+    if (p_.parallel.cpu_offload_layers > 0)
+      refuse("parallel.cpu_offload_layers", std::to_string(p_.parallel.cpu_offload_layers),
+             "torchtitan offloads no layer's activations to host memory; set parallel.cpu_offload_layers=0");
     // In the plan's terms, not the job's (the importer's refusal names a TOML key of a file not written).
     if (p_.parallel.tp_comm_overlap && profile != "torchtitan-compile")
       refuse("parallel.tp_comm_overlap", "true",

@@ -17,9 +17,9 @@ constexpr const char* kComputeNames[kComputeParts] = {"attention",     "dense ML
                                                       "non-matmul",    "other compute"};
 // Exposed parts by communication class (CommClass order, None left out).
 constexpr CommClass kExposedClasses[] = {CommClass::Ep, CommClass::Pp, CommClass::Dp, CommClass::Tp, CommClass::Cp,
-                                         CommClass::Other};
+                                         CommClass::Other, CommClass::Host};
 constexpr const char* kExposedNames[] = {"exposed EP all-to-all", "exposed PP send/recv", "exposed DP / ZeRO / FSDP",
-                                         "exposed TP", "exposed CP", "exposed other"};
+                                         "exposed TP", "exposed CP", "exposed other", "exposed host copies"};
 constexpr size_t kExposedParts = std::size(kExposedClasses);
 
 ComputePart compute_part(OpKind k) {

@@ -59,10 +59,15 @@ std::string memory_text(const Plan& plan, const SimResult& r) {
   const RankResult* peak = memory_peak_rank(r);
   if (peak == nullptr) return "";
   const double cap = memory_capacity_bytes(plan);
+  const std::string offload =
+      plan.parallel.cpu_offload_layers > 0
+          ? fmt::format(", layers 0-{}'s activations offloaded to host memory at {:g} GB/s", plan.parallel.cpu_offload_layers - 1,
+                        plan.hardware.host_link_GBps)
+          : "";
   std::string out = fmt::format(
-      "\nmemory per GPU (weights {}; recompute {}, {} stashes, {} Adam moments, {} gradient reductions; capacity {:g} "
+      "\nmemory per GPU (weights {}; recompute {}{}, {} stashes, {} Adam moments, {} gradient reductions; capacity {:g} "
       "GiB)\n",
-      weights_format_text(plan), to_string(plan.parallel.recompute), plan.parallel.fp8_stash ? "FP8" : "BF16",
+      weights_format_text(plan), to_string(plan.parallel.recompute), offload, plan.parallel.fp8_stash ? "FP8" : "BF16",
       plan.train.adam_moments_dtype == MomentDtype::FP32 ? "FP32" : "BF16",
       plan.parallel.grad_reduce_dtype == ReduceDtype::FP32 ? "FP32" : "BF16", plan.hardware.memory_GiB);
   // GPUs whose rows read the same share one row ("0-7,64"): a full replay has thousands of twins.

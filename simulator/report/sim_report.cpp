@@ -111,7 +111,7 @@ std::string compute_breakdown_text(const Plan& plan, const SimResult& r) {
   const cost::ClassSeconds& st = b.step;
   std::string by_class;
   for (size_t c = 0; c < ops::kCommClasses; ++c)
-    if (ops::comm_class_info(c).in_json)
+    if (ops::comm_class_info(c).in_json || (ops::comm_class_info(c).copy_engine && crit->exposed_s[c] > 0))
       by_class += fmt::format("{}{} {:.3f}", by_class.empty() ? "" : ", ", ops::comm_class_info(c).label, crit->exposed_s[c]);
   const std::string margin =
       b.ub_sm_margin_s > 0 ? fmt::format(" (of which {:.3f} userbuffers' SM margin)", b.ub_sm_margin_s) : "";
@@ -294,6 +294,13 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
                               : layout.tp() > 1 ? "on the critical path of every layer; parallel.tp_comm_overlap=true "
                                                        "pipelines the TP ones with their GEMMs"
                                                      : "on the critical path of every layer");
+    if (plan.parallel.cpu_offload_layers > 0)
+      what += fmt::format("; activation copies to and from host memory {:.3f} s (layers 0-{} offloaded at {:g} GB/s{})",
+                          crit->exposed_s[CommClass::Host], plan.parallel.cpu_offload_layers - 1,
+                          plan.hardware.host_link_GBps,
+                          crit->exposed_s[CommClass::Host] > 0
+                              ? ": the copies outlast the compute that should hide them; offload fewer layers"
+                              : ", hidden behind compute");
     parts.push_back(what);
   }
   if (std::abs(d_bubble) > 0.005 * roof.step_time_s)

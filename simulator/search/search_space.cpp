@@ -306,6 +306,14 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
     return sched::path_stages(probe) != int64_t(base.parallel.stage_layers.size());
   };
 
+  // The config's activation offloading (parallel.cpu_offload_layers) runs only as Megatron-LM runs
+  // it, without a pipeline or recompute (validate_plan): any other plan goes without it.
+  const auto clears_cpu_offload = [&] {
+    if (base.parallel.cpu_offload_layers == 0 || r.values.count("parallel.cpu_offload_layers")) return false;
+    const std::string pp = value_of("parallel.pp"), recompute = value_of("parallel.recompute");
+    return (!pp.empty() && as_int(pp, base.parallel.pp) != 1) || (!recompute.empty() && recompute != "none");
+  };
+
   bool stop = false;
   const std::function<void(size_t)> walk = [&](size_t k) {
     if (stop) return;
@@ -315,6 +323,7 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
         c.index = int64_t(space.total);
         for (size_t i = 0; i < keys.size(); ++i) c.values.emplace_back(keys[i], chosen[i]);
         if (clears_stage_layers()) c.values.emplace_back("parallel.stage_layers", "[]");
+        if (clears_cpu_offload()) c.values.emplace_back("parallel.cpu_offload_layers", "0");
         space.candidates.push_back(std::move(c));
       }
       if (++space.total >= kCountCap) stop = true;

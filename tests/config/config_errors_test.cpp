@@ -388,6 +388,32 @@ TEST(ConfigErrors, TpCommOverlapNeedsSmsLeftForTheGemm) {
   expect_message(msg, {"parallel.tp_comm_overlap", "16", "hardware.sms"});
 }
 
+// Activation offloading where Megatron-LM allows it (no pipeline, no recompute, fewer layers than
+// the model) and only with a host link rate to copy over.
+TEST(ConfigErrors, CpuOffloadLayersOnlyWhereMegatronOffloads) {
+  const std::string llama = source_path("workloads/llama-3.1-8b.yaml");
+  // One pipeline of 8 sequences per replica, one a microbatch.
+  const auto rejects = [&](std::vector<std::string> sets, std::initializer_list<std::string> pieces) {
+    sets.insert(sets.begin(), "parallel.microbatches=8");
+    expect_message(config_error_of([&] { load_plan(llama, sets); }), pieces);
+  };
+  rejects({"parallel.pp=1", "parallel.cpu_offload_layers=32"}, {"parallel.cpu_offload_layers", "32", "at most 31"});
+  rejects({"parallel.cpu_offload_layers=4"}, {"parallel.cpu_offload_layers", "pipeline", "parallel.pp=1"});
+  rejects({"parallel.pp=1", "parallel.cpu_offload_layers=4", "parallel.recompute=full"},
+          {"parallel.cpu_offload_layers", "recompute", "parallel.recompute=none"});
+  rejects({"parallel.pp=1", "parallel.cpu_offload_layers=4", "schedule=gpipe"},
+          {"parallel.cpu_offload_layers", "gpipe", "one microbatch"});
+  rejects({"parallel.pp=1", "parallel.cpu_offload_layers=4", "hardware.preset=mi300x"},
+          {"hardware.host_link_GBps", "missing", "GB/s"});
+  for (const char* bad : {"-1", "1.5", "nan", "1e999", "\"4\"", "[4]", "99999999"})
+    rejects({"parallel.pp=1", std::string("parallel.cpu_offload_layers=") + bad}, {"--set", "parallel.cpu_offload_layers"});
+  for (const char* bad : {"0", "-5", "nan", "1e9", "x"})
+    rejects({"parallel.pp=1", "parallel.cpu_offload_layers=4", std::string("hardware.host_link_GBps=") + bad},
+            {"--set", "hardware.host_link_GBps"});
+  expect_default_rejects({"workload.kind=synthetic", "parallel.cpu_offload_layers=2"},
+                         {"parallel.cpu_offload_layers", "synthetic"});
+}
+
 TEST(ConfigErrors, OverlapSharedExpertIsABool) {
   expect_default_rejects({"parallel.overlap_shared_expert=2"}, {"--set", "parallel.overlap_shared_expert", "true or false"});
 }

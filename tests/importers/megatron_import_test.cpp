@@ -510,6 +510,27 @@ TEST(MegatronImport, RecomputeGranularityMethodAndLayers) {
                         {"--recompute-granularity full", "needs --recompute-method"});
 }
 
+// --cpu-offloading --cpu-offloading-num-layers N: the first N layers' activations go to host memory
+// (parallel.cpu_offload_layers); the count alone offloads nothing in Megatron-LM, nor the flag
+// alone (its default count is 0); what TransformerConfig refuses is refused with the flag named.
+TEST(MegatronImport, ActivationOffloadingAsMegatronReadsIt) {
+  EXPECT_EQ(megatron(launch("--cpu-offloading --cpu-offloading-num-layers 3")).plan.parallel.cpu_offload_layers, 3);
+  EXPECT_EQ(megatron(launch("--cpu-offloading")).plan.parallel.cpu_offload_layers, 0);
+  EXPECT_EQ(megatron(launch("--cpu-offloading-num-layers 3")).plan.parallel.cpu_offload_layers, 0);
+  expect_import_rejects(
+      [] { importers::import_megatron(launch("--cpu-offloading --cpu-offloading-num-layers 4"), "launch.sh", {}); },
+      {"--cpu-offloading-num-layers 4", "less than --num-layers 4"});
+  expect_import_rejects(
+      [] {
+        importers::import_megatron(launch("--cpu-offloading --cpu-offloading-num-layers 1 --pipeline-model-parallel-size 2"),
+                                   "launch.sh", {});
+      },
+      {"--cpu-offloading", "pipeline parallelism"});
+  expect_import_rejects(
+      [] { importers::import_megatron(launch("--cpu-offloading --cpu-offloading-num-layers 1 --recompute-activations"), "launch.sh", {}); },
+      {"--cpu-offloading", "recomputation"});
+}
+
 // Megatron-LM takes any subset of its seven modules (transformer_config.py); each one becomes
 // part of parallel.recompute, in the order given.
 TEST(MegatronImport, RecomputeModulesAnySubset) {

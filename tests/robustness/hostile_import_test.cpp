@@ -107,8 +107,8 @@ TEST(HostileImports, OutputsAreCheckedFirstAndNeverHalfWritten) {
   expect_rejected("import megatron " + launch + " -o /dev/full", {"/dev/full", "-o"});
   // A refused import leaves an existing plan as it was.
   const std::string out = d.write("plan.yaml", "precious\n");
-  const std::string bad = d.write("bad.sh", kLaunch + " --cpu-offloading\n");
-  expect_rejected("import megatron " + bad + " -o " + out, {"--cpu-offloading"});
+  const std::string bad = d.write("bad.sh", kLaunch + " --optimizer-cpu-offload\n");
+  expect_rejected("import megatron " + bad + " -o " + out, {"--optimizer-cpu-offload"});
   std::ifstream in(out);
   std::stringstream ss;
   ss << in.rdbuf();

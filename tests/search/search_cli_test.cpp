@@ -325,6 +325,38 @@ TEST(SearchCli, AConfigsStageLayersFitOnlyItsOwnPipeline) {
   fs::remove(config);
 }
 
+// A config that offloads activations (parallel.cpu_offload_layers) keeps doing so in the plans
+// Megatron-LM offloads in (no pipeline, no recompute) and drops it in the others, instead of every
+// pipelined or recomputing plan being refused.
+TEST(SearchCli, AConfigsActivationOffloadStaysWhereMegatronAllowsIt) {
+  const std::string dir = temp_dir("cpu_offload"), piped = temp_dir("cpu_offload_pp");
+  const std::string config = stepsim::test::process_scratch().file("search_cpu_offload.yaml");
+  std::ofstream(config) << "model:\n  config_json: " << STEPSIM_SOURCE_DIR
+                        << "/workloads/models/llama-3.1-8b.config.json\n"
+                           "train:\n  global_batch: 512\n  seq_len: 8192\n"
+                           "parallel:\n  pp: 1\n  cpu_offload_layers: 8\n  micro_batch_size: 1\n  zero: 3\n"
+                           "schedule: fsdp\nhardware:\n  preset: h800\ncluster:\n  nodes: 2\n  gpus_per_node: 8\n";
+  const std::string pinned = "'" + config + "' --fix parallel.cp=1 --fix parallel.tp=1 --max-replays 1 -q";
+  const auto r = run_stepsim("search " + pinned + " --only schedule=1f1b,fsdp -o '" + dir + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Csv ranked = read_csv(dir + "/search.csv"), pruned = read_csv(dir + "/pruned.csv");
+  size_t pipelined = 0, recomputing = 0;
+  for (size_t i = 0; i < ranked.rows.size(); ++i) {
+    pipelined += ranked.at(i, "parallel.pp") != "1" ? 1 : 0;
+    recomputing += ranked.at(i, "parallel.recompute") != "none" ? 1 : 0;
+  }
+  EXPECT_GT(pipelined, 0u);
+  EXPECT_GT(recomputing, 0u);
+  for (size_t i = 0; i < pruned.rows.size(); ++i)
+    EXPECT_NE(pruned.at(i, "key"), "parallel.cpu_offload_layers") << pruned.at(i, "reason");
+  // The best pipelined plan's config runs without offloading; the FSDP one's keeps it.
+  const auto p = run_stepsim("search " + pinned + " --fix parallel.pp=2 --fix schedule=1f1b -o '" + piped + "'");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(slurp(piped + "/best.yaml").find("cpu_offload_layers: 0"), std::string::npos);
+  EXPECT_EQ(run_stepsim("simulate '" + piped + "/best.yaml' -q", "/").code, 0);
+  fs::remove(config);
+}
+
 TEST(SearchCli, ASetOfASearchedKeyFixesIt) {
   const std::string dir = temp_dir("set");
   const auto r = run_stepsim("search " + kCounted + " --set parallel.tp=2 --max-replays 1 -q -o '" + dir + "'");

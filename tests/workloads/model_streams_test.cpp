@@ -18,13 +18,17 @@ namespace {
 using ops::OpKind;
 
 TEST(ModelStreams, EveryStreamAndChannelIdOnceWithoutGaps) {
-  for (const int32_t channels : {4, 6, 16}) {
-    const ModelStreams s(channels);
+  for (const int32_t channels : {4, 6, 16})
+  for (const bool host_copies : {false, true}) {
+    const ModelStreams s(channels, host_copies);
     std::multiset<int> streams = {s.compute, s.ep, s.dp_gather, s.dp_reduce, s.tp, s.cp};
     streams.insert(s.pp_send.begin(), s.pp_send.end());
     streams.insert(s.pp_recv.begin(), s.pp_recv.end());
-    // Compute, EP, DP gather and reduce, TP, CP, and a send and a receive stream per channel.
-    ASSERT_EQ(s.count, 6 + 2 * channels) << channels;
+    if (host_copies) streams.insert(s.host_copy);
+    else EXPECT_EQ(s.host_copy, -1);
+    // Compute, EP, DP gather and reduce, TP, CP, a send and a receive stream per channel, and the
+    // copy engine's stream when the plan offloads activations.
+    ASSERT_EQ(s.count, 6 + 2 * channels + (host_copies ? 1 : 0)) << channels;
     ASSERT_EQ(streams.size(), size_t(s.count)) << channels;
     int expected = 0;
     for (const int id : streams) EXPECT_EQ(id, expected++) << channels;  // 0 .. count-1, each once

@@ -7,6 +7,7 @@
 #include "schedules/registry.hpp"
 #include "workloads/layers/layer_partition.hpp"
 #include "workloads/memory/activation_bytes.hpp"
+#include "workloads/memory/activation_offload.hpp"
 #include "workloads/memory/state_bytes.hpp"
 #include "vocabulary/layer_spec.hpp"
 #include "vocabulary/model_params.hpp"
@@ -33,12 +34,14 @@ MemoryEstimate estimate_memory(const Plan& plan) {
     e.in_flight_microbatches = schedule->in_flight_microbatches(rank);
     const HeldParams held = rank_held_params(plan, params, *schedule, stages, rank);
     double saved_per_token = 0, recompute_per_token = 0;
+    std::vector<double> saved_by_layer;  // per token, in layer order (what an offload schedule needs)
     for (int32_t c = 0; c < schedule->chunks_per_rank(); ++c) {
       const StageLayers& s = stages[size_t(schedule->layer_slot(schedule->stage_of(rank, c)))];
       for (int64_t l = s.first; l < s.first + s.count; ++l) {
         const bool is_moe = layer_spec(plan, l).moe;
         const LayerActivations& a = is_moe ? moe : dense;
         saved_per_token += a.saved_per_token;
+        saved_by_layer.push_back(a.saved_per_token);
         recompute_per_token = std::max(recompute_per_token, a.recompute_per_token);
         ++e.layers;
         if (is_moe) ++e.moe_layers;
@@ -51,8 +54,12 @@ MemoryEstimate estimate_memory(const Plan& plan) {
                     (plan.parallel.zero < 2 && plan.parallel.grad_reduce_dtype == ReduceDtype::BF16 ? "BF16" : "FP32") + ")";
     // The head's logits live for one microbatch (its backward follows at once); a full-recompute
     // backward rebuilds one layer at a time.
-    e.activations_bytes = tokens * (e.in_flight_microbatches * saved_per_token + recompute_per_token +
-                                    (e.lm_head ? head_activation_bytes_per_token(plan.model) : 0.0));
+    const double head = e.lm_head ? head_activation_bytes_per_token(plan.model) : 0.0;
+    const ActivationOffload offload(plan);
+    if (offload.on()) e.activations_label = fmt::format("activations ({} offloaded)", plan.parallel.cpu_offload_layers);
+    // Offloading (one stage, one microbatch in flight, no recompute: validate_plan) keeps fewer layers.
+    e.activations_bytes = offload.on() ? tokens * offload.peak_saved(saved_by_layer, head)
+                                       : tokens * (e.in_flight_microbatches * saved_per_token + recompute_per_token + head);
     e.total_bytes = e.fixed.total() + e.activations_bytes;
     e.capacity_bytes = plan.hardware.memory_GiB * kGiB;
     e.fits = e.total_bytes <= e.capacity_bytes;
@@ -90,7 +97,7 @@ std::string memory_estimate_text(const MemoryEstimate& e) {
   line(e.grads_label.c_str(), e.fixed.grads_bytes);
   line("optimizer state", e.fixed.optimizer_bytes);
   line("buffers", e.fixed.buffers_bytes);
-  line("activations", e.activations_bytes);
+  line(e.activations_label.c_str(), e.activations_bytes);
   line("total", e.total_bytes);
   out += fmt::format("  {} in {:g} GiB per GPU\n", e.fits ? "fits" : "DOES NOT FIT", e.capacity_bytes / kGiB);
   return out;

@@ -21,7 +21,7 @@ struct MemoryEstimate {
   double in_flight_microbatches = 0;
   double microbatch_tokens = 0;
   ops::StaticMemory fixed;
-  std::string weights_label = "weights (BF16)", grads_label = "gradients (FP32)";
+  std::string weights_label = "weights (BF16)", grads_label = "gradients (FP32)", activations_label = "activations";
   double activations_bytes = 0;  // saved activations in flight (+ the head's logits, + one recompute set)
   double total_bytes = 0;
   double capacity_bytes = 0;     // hardware.memory_GiB

@@ -9,7 +9,7 @@ namespace stepsim {
 using ops::OpKind;
 using ops::Phase;
 
-ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w) {
+ModelMemory::ModelMemory(const ModelWorkload& w) : w_(w), offload_(w.plan()) {
   const Plan& plan = w.plan();
   // Tokens of a sequence one GPU keeps: sequence parallelism shards every activation over TP (all of
   // them, Korthikanti et al.: 34 s b h / t), context parallelism the sequence over CP.
@@ -49,14 +49,26 @@ int ModelMemory::activation_events(int64_t gpu, const ops::Tag& t, ops::Activati
     out[n++] = {false, false, key | 1, 0};
   } else if (t.phase == Phase::Forward && t.kind == OpKind::Attention) {
     out[n++] = {true, false, key, seqs * saved_per_seq_[t.layer]};
-  } else if (t.phase == Phase::Backward && !head && t.kind != OpKind::Attention && recompute_per_seq_[t.layer] > 0) {
-    // The layer's backward starts with its MLP: rebuild the layer (full recompute).
-    out[n++] = {true, true, key | 1, seqs * recompute_per_seq_[t.layer]};
+  } else if (t.phase == Phase::Forward && offload_.on()) {
+    // The layer's MLP, after its attention allocated: the offloaded layer the next layer's forward
+    // waits for leaves the GPU (the compute stream waits for its copy, so nothing allocates between).
+    if (const int64_t gone = offload_.released_before_forward_of(t.layer + 1); gone >= 0)
+      out[n++] = {false, false, uint64_t(t.microbatch) << 32 | uint64_t(gone) << 1, 0};
+  } else if (t.phase == Phase::Backward && !head && t.kind != OpKind::Attention) {
+    // The layer's backward starts with its MLP: rebuild the layer (full recompute), or bring an
+    // offloaded layer back into a fresh buffer.
+    if (recompute_per_seq_[t.layer] > 0) out[n++] = {true, true, key | 1, seqs * recompute_per_seq_[t.layer]};
+    if (const int64_t back = offload_.reloaded_before_backward_of(t.layer); back >= 0)
+      out[n++] = {true, false, uint64_t(t.microbatch) << 32 | uint64_t(back) << 1, seqs * saved_per_seq_[size_t(back)]};
   } else if (t.phase == Phase::Weight && (head || t.kind == OpKind::Attention)) {
     out[n++] = {false, false, key, 0};
     if (!head) out[n++] = {false, true, key | 1, 0};
   }
   return n;
+}
+
+double ModelMemory::saved_bytes(int64_t gpu, int64_t microbatch, int64_t layer) const {
+  return w_.sequences(gpu, microbatch) * saved_per_seq_[size_t(layer)];
 }
 
 }  // namespace stepsim

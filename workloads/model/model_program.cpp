@@ -24,8 +24,13 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
       w_(workload),
       st_(workload.streams()),
       plan_(workload.plan()),
-      gpu_(gpu) {
+      gpu_(gpu),
+      offload_(workload.plan()) {
   fsdp_ = w_.schedule().shards_parameters();
+  if (offload_.on()) {
+    offloads_.resize(size_t(plan_.model.num_hidden_layers));
+    reloads_.resize(size_t(plan_.model.num_hidden_layers));
+  }
   const RankLayout& layout = w_.layout();
   rank_ = fsdp_ ? 0 : layout.pipeline_rank(gpu);
   // FSDP shards over its shard group (HSDP) or every GPU holding the same weights.
@@ -119,17 +124,35 @@ void ModelGpuProgram::forward_item(Pass& f, int64_t item, ops::OpSink& sink) {
     f.last = head(sink, Phase::Forward, f.ref, f.last ? f.last : gathered, fsdp_ ? std::nullopt : gathered);
     return;
   }
+  if (offload_.on()) {
+    if (const int64_t gone = offload_.released_before_forward_of(item); gone >= 0) wait_for_copy(sink, offloads_[size_t(gone)]);
+  }
   const OpRef attn = block(sink, item, LayerPart::AttnF, f.ref, present(f.last, gathered));
   if (!w_.layer_is_moe(item)) {
     f.last = block(sink, item, LayerPart::MlpF, f.ref, after(attn));
-    return;
+  } else {
+    const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, f.ref, true, attn);
+    const MlpShare rest = shared_experts_ahead(sink, item, f.ref, attn);
+    const OpRef m = compute(sink, item, LayerPart::MlpF, f.ref, {d}, rest);
+    f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, f.ref, false, m);
   }
-  const OpRef d = all_to_all(sink, OpKind::EpDispatch, Phase::Forward, item, f.ref, true, attn);
-  const MlpShare rest = shared_experts_ahead(sink, item, f.ref, attn);
-  const OpRef m = compute(sink, item, LayerPart::MlpF, f.ref, {d}, rest);
-  f.last = all_to_all(sink, OpKind::EpCombine, Phase::Forward, item, f.ref, false, m);
+  if (offload_.offloaded(item)) offloads_[size_t(item)] = host_copy(sink, OpKind::HostOffload, Phase::Forward, item, f.ref);
+}
+
+OpRef ModelGpuProgram::host_copy(ops::OpSink& sink, OpKind kind, Phase phase, int64_t layer, const sched::ChunkRef& ref) {
+  const double seconds = w_.memory().saved_bytes(gpu_, ref.mb, layer) / (plan_.hardware.host_link_GBps * 1e9);
+  return sink.comm(st_.host_copy, tag(kind, phase, ref, layer), {}, {}, {last_compute(sink)}, seconds);
+}
+
+void ModelGpuProgram::wait_for_copy(ops::OpSink& sink, const std::optional<OpRef>& copy) {
+  if (copy) sink.compute(ops::Tag{}, ops::Work::seconds(0), {*copy});
 }
 void ModelGpuProgram::backward_item(Pass& b, int64_t item, ops::OpSink& sink) {
+  if (offload_.on() && item != kHead) {
+    if (const int64_t back = offload_.reloaded_before_backward_of(item); back >= 0)
+      reloads_[size_t(back)] = host_copy(sink, OpKind::HostReload, Phase::Backward, back, b.ref);
+    if (offload_.offloaded(item)) wait_for_copy(sink, reloads_[size_t(item)]);
+  }
   const auto gathered = fsdp_gather(sink, item);
   if (item == kHead) {
     b.last = head(sink, Phase::Backward, b.ref, b.last ? b.last : gathered);

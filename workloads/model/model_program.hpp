@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "schedules/scheduled_program.hpp"
+#include "workloads/memory/activation_offload.hpp"
 #include "workloads/traffic/dp_collectives.hpp"
 #include "workloads/model/model_workload.hpp"
 
@@ -129,6 +130,12 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   // `after` (the gradient reductions); returns what the parameter all-gather waits for.
   std::vector<ops::OpRef> optimizer_step(ops::OpSink& sink, double non_expert, double expert,
                                             const std::vector<ops::OpRef>& after);
+  // parallel.cpu_offload_layers (workloads/memory/activation_offload.hpp): layer `layer`'s saved
+  // activations copied to host memory after its forward, or back before its backward, on the copy
+  // engine once the compute stream has reached this point; and the compute stream's wait for such a
+  // copy (an empty compute op that waits, as TE makes the current stream wait on the copy's event).
+  ops::OpRef host_copy(ops::OpSink& sink, ops::OpKind kind, ops::Phase phase, int64_t layer, const sched::ChunkRef& ref);
+  void wait_for_copy(ops::OpSink& sink, const std::optional<ops::OpRef>& copy);
   // FSDP: all-gather a layer's parameters one layer ahead, reduce-scatter its gradients after.
   std::optional<ops::OpRef> fsdp_gather(ops::OpSink& sink, int64_t item);
   void fsdp_reduce(ops::OpSink& sink, int64_t item, ops::OpRef after);
@@ -155,6 +162,9 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   }
   Ring tp_ring_, cp_ring_, etp_ring_;
   bool fsdp_ = false;
+  ActivationOffload offload_;
+  // The current microbatch's copies by layer (one microbatch is in flight when offloading).
+  std::vector<std::optional<ops::OpRef>> offloads_, reloads_;
   DpGroup dp_group_;
   DpGroup replicas_;  // HSDP: the copies of this GPU's shards in the other shard groups
   std::vector<int64_t> final_grad_op_;         // per chunk: program index after which its grads are final

@@ -6,7 +6,7 @@
 
 namespace stepsim {
 
-ModelStreams::ModelStreams(int32_t pipeline_channels) {
+ModelStreams::ModelStreams(int32_t pipeline_channels, bool host_copies) {
   ops::IdCounter<int> s;
   compute = s.take();
   ep = s.take();
@@ -22,6 +22,7 @@ ModelStreams::ModelStreams(int32_t pipeline_channels) {
     pp_send.push_back(s.take());
     pp_recv.push_back(s.take());
   }
+  if (host_copies) host_copy = s.take();
   count = s.count();
 
   ops::IdCounter<uint8_t> ch;

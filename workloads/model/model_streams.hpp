@@ -10,8 +10,9 @@
 namespace stepsim {
 
 struct ModelStreams {
-  // `pipeline_channels`: sched::pipeline_channels of the schedule (at least 4).
-  explicit ModelStreams(int32_t pipeline_channels);
+  // `pipeline_channels`: sched::pipeline_channels of the schedule (at least 4); `host_copies`: the
+  // plan offloads activations (parallel.cpu_offload_layers), which takes one more stream.
+  ModelStreams(int32_t pipeline_channels, bool host_copies);
 
   // Streams. 0 computes (the engine's convention). A pipeline transfer gets one stream per channel
   // (direction x sending chunk) on each side, so a receive that waits for its producer never
@@ -26,6 +27,7 @@ struct ModelStreams {
   int dp_reduce = 0;          // ZeRO / FSDP reduce-scatters, HSDP's all-reduce
   int tp = 0;                 // tensor-parallel all-gathers and reduce-scatters (plans with tp > 1)
   int cp = 0;                 // context-parallel K/V all-gathers and dK/dV reduce-scatters (cp > 1)
+  int host_copy = -1;         // activation offloads and reloads on a copy engine (one stream, as TE's); -1 = none
   int count = 0;
 
   // Transfer channels.

@@ -25,7 +25,7 @@ ModelWorkload::ModelWorkload(const Plan& plan)
     : plan_(plan),
       layout_(plan),
       schedule_(sched::make_schedule(plan)),
-      streams_(sched::pipeline_channels(*schedule_)),
+      streams_(sched::pipeline_channels(*schedule_), plan_.parallel.cpu_offload_layers > 0),
       stages_(partition_layers(plan)),
       routing_(routing_stats(plan)),
       ep_layout_(stepsim::ep_layout(plan, routing_)),

@@ -58,6 +58,7 @@ class ModelWorkload : public ops::Workload {
   bool local_deps_only() const override { return true; }  // a GPU's ops wait only on its own streams
   bool simulated(int64_t gpu) const override;
   const ops::MemoryModel* memory_model() const override { return memory_.get(); }
+  const ModelMemory& memory() const { return *memory_; }
   // Every GPU runs every microbatch on the same number of sequences.
   bool uniform_batch() const { return uniform_batch_; }
 
