@@ -279,6 +279,14 @@ void validate_cpu_offload(const Plan& p, const auto& fail) {
             "parallel.cpu_offload_layers=0");
   if (par.split_lone_chunks)
     fail(k, "offloads whole layers, and parallel.split_lone_chunks halves them; set one of them off");
+  // Megatron-Bridge asserts it for per-layer graphs (gpt_full_te_layer_autocast_spec.py: "Cudagraphs
+  // not supported" with cpu_offloading).
+  if (p.software.cuda_graphs == CudaGraphs::Layers)
+    fail(k, "Megatron's per-layer CUDA graphs do not run with activation offloading; set software.cuda_graphs=none "
+            "or parallel.cpu_offload_layers=0");
+  if (par.moe_overlap_ep_comm && p.model.is_moe())
+    fail(k, "Transformer Engine's offload runs one microbatch at a time, and parallel.moe_overlap_ep_comm runs one "
+            "microbatch's backward beside the next one's forward; set one of them off");
   if (sched::make_schedule(p)->in_flight_microbatches(0) > 1)
     fail(k, "Transformer Engine's offload runs one microbatch's forward and backward at a time, and schedule " +
                 std::string(p.parallel.schedule.name()) + " keeps several forwards in flight; use schedule fsdp or 1f1b");

@@ -5,6 +5,8 @@
 #include "schedules/registry.hpp"
 #include "simulator/roofline/roofline.hpp"
 #include "workloads/cost/compute_breakdown.hpp"
+#include "workloads/memory/activation_bytes.hpp"
+#include "workloads/memory/activation_offload.hpp"
 #include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim::search {
@@ -27,8 +29,17 @@ Estimate estimate_plan(const Plan& plan) {
   const double ep_exposed = ep_hidden ? 0.0 : r.ep_comm_s;
   const double other_comm = r.comm_s - (ep_hidden ? 0.0 : r.ep_comm_s);
   e.exposed_comm_s = ep_exposed + std::max(0.0, other_comm - e.compute_s) + r.overlap.exposed_s;
-  e.step_s = e.compute_s + e.bubble_s + e.exposed_comm_s;
   const MemoryEstimate mem = estimate_memory(plan);
+  // Activation copies to host memory that outlast the compute before their deadline (one
+  // microbatch at a time; a layer's forward a third of its share of the compute, its backward two).
+  if (const ActivationOffload offload(plan); offload.on()) {
+    const double per_layer_s = e.compute_s / double(par.microbatches) / double(plan.model.num_hidden_layers) / 3;
+    const double saved_per_token = std::max(layer_activations(plan, false).saved_per_token,
+                                            plan.model.is_moe() ? layer_activations(plan, true).saved_per_token : 0.0);
+    const double copy_s = mem.microbatch_tokens * saved_per_token / (plan.hardware.host_link_GBps * 1e9);
+    e.exposed_comm_s += double(par.microbatches) * offload.copy_wait_s(per_layer_s, 2 * per_layer_s, copy_s);
+  }
+  e.step_s = e.compute_s + e.bubble_s + e.exposed_comm_s;
   e.memory_bytes = mem.total_bytes;
   e.capacity_bytes = mem.capacity_bytes;
   e.fits = mem.fits;

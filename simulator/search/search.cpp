@@ -9,6 +9,7 @@
 #include <limits>
 #include <cerrno>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "simulator/sweep/manifest.hpp"
 #include "simulator/sweep/process_pool.hpp"
 #include "vocabulary/config_error.hpp"
+#include "workloads/memory/memory_estimate.hpp"
 
 namespace stepsim::search {
 namespace {
@@ -73,6 +75,37 @@ Plan load_base(const std::string& text, const SearchOptions& o, const Plan*& con
   }
 }
 
+// The fewest layers whose activations, offloaded to host memory (parallel.cpu_offload_layers), let
+// a plan that does not fit fit by the static estimate, as Megatron-Bridge's recipes offload on
+// GB200; 0 when the plan cannot offload (validate_plan refuses it: a pipeline, recompute, several
+// microbatches in flight, no host link rate), runs CUDA graphs (NVIDIA's offloading recipes run
+// none), was told the count, or does not fit even with L - 1 layers offloaded. The fewest, since
+// every copy is one more chance to outlast the compute. `with(k)` loads the plan offloading k.
+int64_t layers_to_offload(const Plan& plan, const std::vector<std::string>& sets,
+                          const std::function<Plan(int64_t)>& with) {
+  for (const auto& s : sets)
+    if (s.rfind("parallel.cpu_offload_layers=", 0) == 0) return 0;  // given (--fix, --only, --set)
+  const int64_t layers = plan.model.num_hidden_layers;
+  if (plan.parallel.cpu_offload_layers > 0 || plan.software.cuda_graphs != CudaGraphs::None || layers < 2) return 0;
+  try {
+    if (!estimate_memory(with(layers - 1)).fits) return 0;
+  } catch (const ConfigError&) {
+    return 0;
+  }
+  const auto fits_with = [&](int64_t k) {
+    Plan p = plan;
+    p.parallel.cpu_offload_layers = k;
+    return estimate_memory(p).fits;
+  };
+  int64_t lo = 1, hi = layers - 1;  // the peak falls as k grows
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (fits_with(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 Evaluated evaluate(const std::string& text, const std::string& config, const std::vector<std::string>& shared,
                    const Candidate& c) {
   Evaluated e;
@@ -80,8 +113,20 @@ Evaluated evaluate(const std::string& text, const std::string& config, const std
   std::vector<std::string> sets = shared;
   for (const auto& s : c.overrides()) sets.push_back(s);
   try {
-    const Plan plan = load_plan_text(text, config, sets);
+    Plan plan = load_plan_text(text, config, sets);
     e.estimate = estimate_plan(plan);
+    if (!e.estimate.fits) {
+      const auto with = [&](int64_t k) {
+        std::vector<std::string> more = sets;
+        more.push_back("parallel.cpu_offload_layers=" + std::to_string(k));
+        return load_plan_text(text, config, more);
+      };
+      if (const int64_t k = layers_to_offload(plan, sets, with); k > 0) {
+        e.candidate.set("parallel.cpu_offload_layers", std::to_string(k));
+        plan = with(k);
+        e.estimate = estimate_plan(plan);
+      }
+    }
     e.status = e.estimate.fits ? Status::Estimated : Status::OutOfMemory;
   } catch (const ConfigError& err) {
     e.status = Status::Invalid;
@@ -123,7 +168,9 @@ std::vector<Evaluated> evaluate_all(const std::string& text, const std::string& 
         for (size_t i = size_t(w); i < n; i += size_t(workers)) {
           const Evaluated e = evaluate(text, config, shared, candidates[i]);
           const Estimate& x = e.estimate;
+          // The layers evaluate offloads to make the plan fit, if any.
           out += nlohmann::json{{"i", i}, {"s", int(e.status)}, {"k", e.reason_key}, {"e", e.error},
+                                {"o", e.candidate.value("parallel.cpu_offload_layers")},
                                 {"x", {x.compute_s, x.bubble_s, x.exposed_comm_s, x.step_s, x.memory_bytes, x.capacity_bytes,
                                        x.fits, x.tokens_per_s_per_gpu, x.mfu}}}.dump() + "\n";
           if (w == 0 && !quiet && seconds_since(last) >= 2.0) {  // the first worker speaks for all
@@ -159,6 +206,7 @@ std::vector<Evaluated> evaluate_all(const std::string& text, const std::string& 
           if (i >= n) continue;
           Evaluated& e = all[i];
           e.candidate = candidates[i];
+          if (const std::string o = j.at("o").get<std::string>(); !o.empty()) e.candidate.set("parallel.cpu_offload_layers", o);
           e.status = Status(j.at("s").get<int>());
           e.reason_key = j.at("k").get<std::string>();
           e.error = j.at("e").get<std::string>();

@@ -50,18 +50,12 @@ Figures figures(const Evaluated& e) {
   return {x.step_s, x.compute_s, x.bubble_s, x.exposed_comm_s, x.memory_bytes / kGiB, x.tokens_per_s_per_gpu, x.mfu};
 }
 
-std::string value_of(const Candidate& c, const std::string& key) {
-  for (const auto& [k, v] : c.values)
-    if (k == key) return v;
-  return "";
-}
-
 // "tp 2, pp 4, interleaved x2, zero 1, mbs 1, recompute none" (CP, EP, HSDP where set; overlap
 // options where off).
 std::string plan_text(const Candidate& c) {
   std::string s;
   const auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
-  const auto v = [&](const char* key) { return value_of(c, key); };
+  const auto v = [&](const char* key) { return c.value(key); };
   if (c.values.empty()) return "the config's own plan";
   add("tp " + (v("parallel.tp").empty() ? "-" : v("parallel.tp")));
   if (!v("parallel.cp").empty() && v("parallel.cp") != "1") add("cp " + v("parallel.cp"));
@@ -73,6 +67,8 @@ std::string plan_text(const Candidate& c) {
   if (!v("parallel.micro_batch_size").empty()) add("mbs " + v("parallel.micro_batch_size"));
   if (!v("parallel.microbatches").empty()) add(v("parallel.microbatches") + " microbatches");
   add("recompute " + v("parallel.recompute"));
+  if (!v("parallel.cpu_offload_layers").empty() && v("parallel.cpu_offload_layers") != "0")
+    add("offload " + v("parallel.cpu_offload_layers") + " layers");
   for (const char* k : {"parallel.tp_comm_overlap", "parallel.overlap_grad_reduce", "parallel.overlap_param_gather"})
     if (v(k) == "false") add(std::string(k).substr(9) + " off");
   return s;
@@ -215,7 +211,7 @@ std::string write_search_outputs(const SearchOptions& o, const SearchResult& r, 
       if (e.status == Status::Invalid) continue;
       const Figures f = figures(e);
       std::vector<std::string> row = {std::to_string(++rank), std::to_string(e.candidate.index)};
-      for (const auto& k : keys) row.push_back(value_of(e.candidate, k));
+      for (const auto& k : keys) row.push_back(e.candidate.value(k));
       row.insert(row.end(), {to_string(e.status), replayed(e) ? num(f.step_s) : "", num(e.estimate.step_s),
                              num(f.tokens_per_s_per_gpu), num(f.mfu), num(f.peak_GiB, "%.3f"), num(r.capacity_GiB, "%g"),
                              num(f.compute_s), num(f.bubble_s), num(f.exposed_s),
@@ -246,7 +242,7 @@ std::string write_search_outputs(const SearchOptions& o, const SearchResult& r, 
     std::stable_sort(rows.begin(), rows.end(), [](const Evaluated* a, const Evaluated* b) { return a->candidate.index < b->candidate.index; });
     for (const Evaluated* e : rows) {
       std::vector<std::string> row = {std::to_string(e->candidate.index)};
-      for (const auto& k : keys) row.push_back(value_of(e->candidate, k));
+      for (const auto& k : keys) row.push_back(e->candidate.value(k));
       if (e->status == Status::Invalid) {
         row.insert(row.end(), {"1 validation", e->reason_key, e->error});
       } else {

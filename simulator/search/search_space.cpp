@@ -94,8 +94,23 @@ const std::vector<std::string>& search_keys() {
       "parallel.ep",         "schedule",           "parallel.virtual_stages",
       "parallel.zero",       "parallel.fsdp_shard_size", "parallel.micro_batch_size", "parallel.microbatches",
       "parallel.recompute",  "parallel.tp_comm_overlap", "parallel.overlap_grad_reduce",
-      "parallel.overlap_param_gather"};
+      "parallel.overlap_param_gather", "parallel.cpu_offload_layers"};
   return keys;
+}
+
+std::string Candidate::value(const std::string& key) const {
+  for (const auto& [k, v] : values)
+    if (k == key) return v;
+  return "";
+}
+
+void Candidate::set(const std::string& key, const std::string& v) {
+  for (auto& [k, old] : values)
+    if (k == key) {
+      old = v;
+      return;
+    }
+  values.emplace_back(key, v);
 }
 
 std::vector<std::string> Candidate::overrides() const {
@@ -282,6 +297,14 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
         out.push_back(base_recompute);
       return out;
     }
+    if (key == "parallel.cpu_offload_layers") {
+      // The config's offloading runs only as Megatron-LM runs it, without a pipeline or recompute
+      // (validate_plan): other plans go without it. Where none is set, the search offloads the
+      // fewest layers that make an eligible plan fit (search.cpp, layers_to_offload).
+      if (base.parallel.cpu_offload_layers == 0) return {""};
+      return pp == 1 && value_of("parallel.recompute") == "none" ? std::vector<std::string>{""}
+                                                                 : std::vector<std::string>{"0"};
+    }
     if (key == "parallel.tp_comm_overlap") return tp > 1 ? std::vector<std::string>{"true"} : std::vector<std::string>{""};
     if (key == "parallel.overlap_grad_reduce" || key == "parallel.overlap_param_gather") {
       if (as_int(value_of("parallel.zero"), 1) == 3) return {""};
@@ -306,14 +329,6 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
     return sched::path_stages(probe) != int64_t(base.parallel.stage_layers.size());
   };
 
-  // The config's activation offloading (parallel.cpu_offload_layers) runs only as Megatron-LM runs
-  // it, without a pipeline or recompute (validate_plan): any other plan goes without it.
-  const auto clears_cpu_offload = [&] {
-    if (base.parallel.cpu_offload_layers == 0 || r.values.count("parallel.cpu_offload_layers")) return false;
-    const std::string pp = value_of("parallel.pp"), recompute = value_of("parallel.recompute");
-    return (!pp.empty() && as_int(pp, base.parallel.pp) != 1) || (!recompute.empty() && recompute != "none");
-  };
-
   bool stop = false;
   const std::function<void(size_t)> walk = [&](size_t k) {
     if (stop) return;
@@ -323,7 +338,6 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
         c.index = int64_t(space.total);
         for (size_t i = 0; i < keys.size(); ++i) c.values.emplace_back(keys[i], chosen[i]);
         if (clears_stage_layers()) c.values.emplace_back("parallel.stage_layers", "[]");
-        if (clears_cpu_offload()) c.values.emplace_back("parallel.cpu_offload_layers", "0");
         space.candidates.push_back(std::move(c));
       }
       if (++space.total >= kCountCap) stop = true;

@@ -37,6 +37,8 @@ struct Candidate {
   // plan's pipeline does not fit the config's own list (enumerate_space).
   std::vector<std::pair<std::string, std::string>> values;
   std::vector<std::string> overrides() const;               // "key=value" for --set
+  std::string value(const std::string& key) const;          // "" when absent
+  void set(const std::string& key, const std::string& v);   // replaces the key's value, or adds it
 };
 
 struct Space {

@@ -403,6 +403,8 @@ TEST(ConfigErrors, CpuOffloadLayersOnlyWhereMegatronOffloads) {
           {"parallel.cpu_offload_layers", "recompute", "parallel.recompute=none"});
   rejects({"parallel.pp=1", "parallel.cpu_offload_layers=4", "schedule=gpipe"},
           {"parallel.cpu_offload_layers", "gpipe", "one microbatch"});
+  rejects({"parallel.pp=1", "parallel.cpu_offload_layers=4", "software.cuda_graphs=layers"},
+          {"parallel.cpu_offload_layers", "CUDA graphs", "software.cuda_graphs=none"});
   rejects({"parallel.pp=1", "parallel.cpu_offload_layers=4", "hardware.preset=mi300x"},
           {"hardware.host_link_GBps", "missing", "GB/s"});
   for (const char* bad : {"-1", "1.5", "nan", "1e999", "\"4\"", "[4]", "99999999"})

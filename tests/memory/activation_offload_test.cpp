@@ -60,6 +60,15 @@ TEST(ActivationOffload, TransformerEnginesReleaseAndReloadPoints) {
   EXPECT_EQ(o.peak_saved(std::vector<double>(32, 1.0), 10.0), 22.0);
   p.parallel.cpu_offload_layers = 0;
   EXPECT_EQ(ActivationOffload(p).peak_saved(std::vector<double>(32, 1.0), 10.0), 42.0);
+  EXPECT_EQ(ActivationOffload(p).copy_wait_s(1, 2, 10), 0.0);
+  // 4 layers, 2 offloaded, forward 1, backward 2, copies 10 (worked by hand): copy 0 runs 1-11,
+  // copy 1 11-21; forward 2 waits for copy 0 (11), forward 3 for copy 1 (21): ends at 22, 18 late.
+  // Backward 3 runs 0-2; before backward 2 the reload of layer 1 starts (2-12); before backward 1
+  // layer 0's (12-22); backward 1 waits until 12, backward 0 until 22: ends at 24, 16 late.
+  p.model.num_hidden_layers = 4;
+  p.parallel.cpu_offload_layers = 2;
+  EXPECT_EQ(ActivationOffload(p).copy_wait_s(1, 2, 10), 34.0);
+  EXPECT_EQ(ActivationOffload(p).copy_wait_s(1, 2, 0.5), 0.0);  // each copy within a layer: hidden
 }
 
 struct StepWait {

@@ -138,7 +138,8 @@ TEST(SearchCli, MemoryPruningIsTheRooflinesStaticEstimate) {
   const auto roofline_fits = [&](const Csv& csv, size_t row) {
     std::string sets;
     for (const std::string key : {"parallel.tp", "parallel.cp", "parallel.pp", "schedule", "parallel.virtual_stages",
-                                  "parallel.zero", "parallel.fsdp_shard_size", "parallel.micro_batch_size", "parallel.recompute"})
+                                  "parallel.zero", "parallel.fsdp_shard_size", "parallel.micro_batch_size", "parallel.recompute",
+                                  "parallel.cpu_offload_layers"})
       if (!csv.at(row, key).empty()) sets += " --set " + key + "=" + csv.at(row, key);
     const auto out = run_stepsim("roofline '" + kConfig + "' --set cluster.nodes=2" + sets + " --json");
     EXPECT_EQ(out.code, 0) << out.err;
@@ -286,6 +287,18 @@ TEST(SearchCli, ALargeSpaceIsCutAndSaysSo) {
   }
 }
 
+// A Llama 3.1 8B config on 16 H800s (512 sequences of 8192 tokens) with the `parallel` lines and
+// the schedule given, written as `name` in the process's scratch folder; returns its path.
+std::string llama8b_config(const std::string& name, const std::string& parallel, const std::string& schedule) {
+  const std::string config = stepsim::test::process_scratch().file(name);
+  std::ofstream(config) << "model:\n  config_json: " << STEPSIM_SOURCE_DIR
+                        << "/workloads/models/llama-3.1-8b.config.json\n"
+                           "train:\n  global_batch: 512\n  seq_len: 8192\n"
+                           "parallel:\n" << parallel << "schedule: " << schedule
+                        << "\nhardware:\n  preset: h800\ncluster:\n  nodes: 2\n  gpus_per_node: 8\n";
+  return config;
+}
+
 // A config's parallel.stage_layers lists one count per stage of its own pipeline: plans with as
 // many stages keep it, the others split their layers by the profile's rule (parallel.stage_layers
 // []) instead of being refused for it. Here the config runs interleaved, PP 4 x 2 virtual stages
@@ -293,12 +306,9 @@ TEST(SearchCli, ALargeSpaceIsCutAndSaysSo) {
 // schedule switch brings virtual_stages 1 there as it does for the --set.
 TEST(SearchCli, AConfigsStageLayersFitOnlyItsOwnPipeline) {
   const std::string dir = temp_dir("stage_layers"), fsdp = temp_dir("stage_layers_fsdp");
-  const std::string config = stepsim::test::process_scratch().file("search_stage_layers.yaml");
-  std::ofstream(config) << "model:\n  config_json: " << STEPSIM_SOURCE_DIR
-                        << "/workloads/models/llama-3.1-8b.config.json\n"
-                           "train:\n  global_batch: 512\n  seq_len: 8192\n"
-                           "parallel:\n  pp: 4\n  virtual_stages: 2\n  stage_layers: [4, 4, 4, 4, 4, 4, 4, 4]\n  micro_batch_size: 1\n  zero: 1\n"
-                           "schedule: interleaved\nhardware:\n  preset: h800\ncluster:\n  nodes: 2\n  gpus_per_node: 8\n";
+  const std::string config = llama8b_config(
+      "search_stage_layers.yaml",
+      "  pp: 4\n  virtual_stages: 2\n  stage_layers: [4, 4, 4, 4, 4, 4, 4, 4]\n  micro_batch_size: 1\n  zero: 1\n", "interleaved");
   const std::string pinned = "'" + config + "' --fix parallel.recompute=none --fix parallel.cp=1 --fix parallel.tp=1 --max-replays 1 -q";
   const auto r = run_stepsim("search " + pinned + " --only schedule=interleaved,fsdp -o '" + dir + "'");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -330,12 +340,8 @@ TEST(SearchCli, AConfigsStageLayersFitOnlyItsOwnPipeline) {
 // pipelined or recomputing plan being refused.
 TEST(SearchCli, AConfigsActivationOffloadStaysWhereMegatronAllowsIt) {
   const std::string dir = temp_dir("cpu_offload"), piped = temp_dir("cpu_offload_pp");
-  const std::string config = stepsim::test::process_scratch().file("search_cpu_offload.yaml");
-  std::ofstream(config) << "model:\n  config_json: " << STEPSIM_SOURCE_DIR
-                        << "/workloads/models/llama-3.1-8b.config.json\n"
-                           "train:\n  global_batch: 512\n  seq_len: 8192\n"
-                           "parallel:\n  pp: 1\n  cpu_offload_layers: 8\n  micro_batch_size: 1\n  zero: 3\n"
-                           "schedule: fsdp\nhardware:\n  preset: h800\ncluster:\n  nodes: 2\n  gpus_per_node: 8\n";
+  const std::string config = llama8b_config(
+      "search_cpu_offload.yaml", "  pp: 1\n  cpu_offload_layers: 8\n  micro_batch_size: 1\n  zero: 3\n", "fsdp");
   const std::string pinned = "'" + config + "' --fix parallel.cp=1 --fix parallel.tp=1 --max-replays 1 -q";
   const auto r = run_stepsim("search " + pinned + " --only schedule=1f1b,fsdp -o '" + dir + "'");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -354,6 +360,36 @@ TEST(SearchCli, AConfigsActivationOffloadStaysWhereMegatronAllowsIt) {
   ASSERT_EQ(p.code, 0) << p.err;
   EXPECT_NE(slurp(piped + "/best.yaml").find("cpu_offload_layers: 0"), std::string::npos);
   EXPECT_EQ(run_stepsim("simulate '" + piped + "/best.yaml' -q", "/").code, 0);
+  fs::remove(config);
+}
+
+// A plan Megatron could run by offloading activations (FSDP, no recompute) that does not fit as it
+// is gets the fewest offloaded layers that make it fit by the static estimate, as NVIDIA's GB200
+// recipes offload: one layer fewer does not fit, and the replayed plan fits.
+TEST(SearchCli, APlanThatFitsOnlyWhenOffloadingOffloadsTheFewestLayers) {
+  const std::string dir = temp_dir("offload_to_fit");
+  const std::string config =
+      llama8b_config("search_offload_to_fit.yaml", "  pp: 1\n  micro_batch_size: 4\n  zero: 3\n", "fsdp");
+  const auto r = run_stepsim("search '" + config + "' --fix parallel.cp=1 --fix parallel.tp=1 --fix schedule=fsdp "
+                             "--fix parallel.micro_batch_size=4 --fix parallel.recompute=none --fix parallel.fsdp_shard_size=0 "
+                             "--max-replays 1 -q -o '" + dir + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Csv ranked = read_csv(dir + "/search.csv");
+  ASSERT_FALSE(ranked.rows.empty());
+  const int64_t k = std::stoll(ranked.at(0, "parallel.cpu_offload_layers"));
+  EXPECT_GT(k, 0);
+  EXPECT_LT(k, 32);
+  const auto fits = [&](int64_t layers) {
+    const auto x = run_stepsim("roofline '" + dir + "/best.yaml' --json -q --set parallel.cpu_offload_layers=" +
+                               std::to_string(layers), "/");
+    EXPECT_EQ(x.code, 0) << x.err;
+    return nlohmann::json::parse(x.out)["memory"]["fits"].get<bool>();
+  };
+  EXPECT_TRUE(fits(k));
+  EXPECT_FALSE(fits(k - 1));
+  const auto again = run_stepsim("simulate '" + dir + "/best.yaml' --json -q", "/");
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_TRUE(nlohmann::json::parse(again.out)["memory"]["fits"].get<bool>());
   fs::remove(config);
 }
 

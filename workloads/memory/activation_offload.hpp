@@ -55,6 +55,28 @@ class ActivationOffload {
     return peak;
   }
 
+  // How long one microbatch's compute waits for the copies when every layer's forward takes
+  // `forward_s`, its backward `backward_s` and a layer's copy either way `copy_s`: the schedule above
+  // run on one copy stream, in closed form by recurrence (the replay times each layer and copy).
+  double copy_wait_s(double forward_s, double backward_s, double copy_s) const {
+    if (!on()) return 0;
+    std::vector<double> done(size_t(offloaded_), 0.0);
+    double t = 0, copy_free = 0;
+    for (int64_t j = 0; j < layers_; ++j) {
+      if (const int64_t r = released_before_forward_of(j); r >= 0) t = std::max(t, done[size_t(r)]);
+      t += forward_s;
+      if (offloaded(j)) copy_free = done[size_t(j)] = std::max(t, copy_free) + copy_s;
+    }
+    const double forward_wait = t - double(layers_) * forward_s;
+    t = copy_free = 0;  // every copy out ended before the last layer's forward began
+    for (int64_t j = layers_ - 1; j >= 0; --j) {
+      if (const int64_t r = reloaded_before_backward_of(j); r >= 0) copy_free = done[size_t(r)] = std::max(t, copy_free) + copy_s;
+      if (offloaded(j)) t = std::max(t, done[size_t(j)]);
+      t += backward_s;
+    }
+    return forward_wait + t - double(layers_) * backward_s;
+  }
+
  private:
   int64_t offloaded_or_none(int64_t layer) const { return offloaded(layer) ? layer : -1; }
   int64_t offloaded_ = 0;
