@@ -2,8 +2,8 @@
 # Measures the replay's speed and memory on the default DeepSeek-V3 step (or CONFIG) in the cases
 # the README's speed table lists, side by side with another commit built in a scratch worktree
 # (default: the commit before HEAD), alternating the two binaries case by case so that load on a
-# shared machine hits both alike. Prints one table: wall time, peak RSS, activities (compute ops
-# and transfers replayed), activities per wall second, the simulated step.
+# shared machine hits both alike, and which of them runs first. Prints one table: wall time, peak
+# RSS, activities (compute ops and transfers replayed), activities per wall second, the simulated step.
 #
 #   scripts/benchmark.sh [--against REV | --against-bin PATH | --alone] [--cases LIST] [CONFIG] [--set k=v ...]
 #
@@ -135,8 +135,15 @@ PY
 
 printf '%-10s %-9s %9s %9s %12s %12s %10s\n' case commit wall_s peak_MiB activities "activities/s" step_s
 IFS=, read -r -a list <<<"$cases"
+# Which binary runs first alternates from case to case: the first run of a case pays for a cold
+# machine (measured: 2048-GPU full replays 15 % slower first, whichever binary), so a case named twice
+# (--cases full,full) shows both orders.
+round=0
 for c in "${list[@]}"; do
-  for i in "${!bins[@]}"; do
+  order=("${!bins[@]}")
+  if [ "${#bins[@]}" -eq 2 ] && [ $((round % 2)) -eq 1 ]; then order=(1 0); fi
+  round=$((round + 1))
+  for i in "${order[@]}"; do
     bin=${bins[$i]}
     if [ "$c" = python ]; then
       python_case "$bin" "${labels[$i]}"
