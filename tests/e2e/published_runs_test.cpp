@@ -113,6 +113,23 @@ TEST(PublishedRuns, BlackwellRowsWithinTenPercent) {
   for (const auto& [row, measured_s] : rows) EXPECT_NEAR(predicted_step_s(row), measured_s, 0.10 * measured_s) << row;
 }
 
+// NVIDIA ran its GB200 FSDP recipes, so they fit in the GPU's 186 GiB; they do with the activations
+// their recipes offload to the Grace CPU (parallel.cpu_offload_layers: 40 of the 70B's 80 layers, 92
+// and 95 of the 405B's 126), and would not without (the static estimate, which the replay's peak
+// equals: tests/memory/activation_offload_test.cpp).
+TEST(PublishedRuns, GB200FsdpRecipesFitWithTheActivationsTheyOffload) {
+  const auto fits = [](const std::string& row, const std::string& sets) {
+    const auto r = test::run_stepsim("roofline " + std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/" + row +
+                                     ".yaml --json" + sets);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["memory"]["fits"].get<bool>();
+  };
+  for (const char* row : {"L3-X-035", "L3-X-063", "L3-X-064", "L3-X-070"}) {
+    EXPECT_TRUE(fits(row, "")) << row;
+    EXPECT_FALSE(fits(row, " --set parallel.cpu_offload_layers=0")) << row;
+  }
+}
+
 // `stepsim search` against a published recipe (issue 32): with the model, GPUs and batch of L3-X-003
 // (Llama 3 8B on 8 B200, 128 x 8192 tokens) fixed, the search's best plan must be predicted at least
 // as fast as NVIDIA's own plan, and that plan must be among the replayed candidates, within 10 % of
