@@ -277,7 +277,9 @@ void validate_cpu_offload(const Plan& p, const auto& fail) {
   if (par.recompute != Recompute::None)
     fail(k, "Megatron-LM does not offload activations it recomputes; set parallel.recompute=none or "
             "parallel.cpu_offload_layers=0");
-  if (par.split_lone_chunks)
+  // Lone chunks are split only where pipeline chunks hold MoE layers (not under FSDP).
+  const auto schedule = sched::make_schedule(p);
+  if (par.split_lone_chunks && p.model.is_moe() && !schedule->shards_parameters())
     fail(k, "offloads whole layers, and parallel.split_lone_chunks halves them; set one of them off");
   // Megatron-Bridge asserts it for per-layer graphs (gpt_full_te_layer_autocast_spec.py: "Cudagraphs
   // not supported" with cpu_offloading).
@@ -287,7 +289,7 @@ void validate_cpu_offload(const Plan& p, const auto& fail) {
   if (par.moe_overlap_ep_comm && p.model.is_moe())
     fail(k, "Transformer Engine's offload runs one microbatch at a time, and parallel.moe_overlap_ep_comm runs one "
             "microbatch's backward beside the next one's forward; set one of them off");
-  if (sched::make_schedule(p)->in_flight_microbatches(0) > 1)
+  if (schedule->in_flight_microbatches(0) > 1)
     fail(k, "Transformer Engine's offload runs one microbatch's forward and backward at a time, and schedule " +
                 std::string(p.parallel.schedule.name()) + " keeps several forwards in flight; use schedule fsdp or 1f1b");
   if (!(p.hardware.host_link_GBps > 0))

@@ -414,6 +414,11 @@ TEST(ConfigErrors, CpuOffloadLayersOnlyWhereMegatronOffloads) {
             {"--set", "hardware.host_link_GBps"});
   expect_default_rejects({"workload.kind=synthetic", "parallel.cpu_offload_layers=2"},
                          {"parallel.cpu_offload_layers", "synthetic"});
+  // DeepSeek's config splits lone pipeline chunks; FSDP runs none, so offloading is no conflict there.
+  const Plan fsdp = load_plan(default_config_path(), {"schedule=fsdp", "parallel.pp=1", "parallel.zero=3",
+                                                      "parallel.microbatches=8", "parallel.recompute=none",
+                                                      "parallel.cpu_offload_layers=40"});
+  EXPECT_EQ(fsdp.parallel.cpu_offload_layers, 40);
 }
 
 TEST(ConfigErrors, OverlapSharedExpertIsABool) {
