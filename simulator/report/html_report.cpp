@@ -76,7 +76,8 @@ Cat category(OpKind k) {
     case CommClass::Dp: return kDp;
     case CommClass::Tp: return kTp;
     case CommClass::Cp: return kCp;
-    case CommClass::Other: return kOtherComm;
+    case CommClass::Other:
+    case CommClass::Host: return kOtherComm;  // activation copies to and from host memory
     default: break;
   }
   switch (k) {
@@ -99,7 +100,7 @@ const char* part_colour(const LayerBreakdown::Part& p) {
       {"shared experts", "#7cc5b9"}, {"router", "#8da0cb"},             {"LM head / embedding", "#3d5a80"},
       {"non-matmul", "#a6bddb"},     {"other compute", "#8c6d31"},      {"exposed EP all-to-all", "#e6550d"},
       {"exposed PP send/recv", "#31a354"}, {"exposed DP / ZeRO / FSDP", "#756bb1"}, {"exposed TP", "#d6a000"},
-      {"exposed CP", "#c51b8a"},     {"exposed other", "#636363"}};
+      {"exposed CP", "#c51b8a"},     {"exposed other", "#636363"},     {"exposed host copies", "#636363"}};
   const auto it = colours.find(p.name);
   return it == colours.end() ? (p.exposed ? "#d62728" : "#2171b5") : it->second;
 }
@@ -119,6 +120,7 @@ const char* row_label(OpKind k) {
     case CommClass::Dp: return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "DP all-gather" : "DP reduce";
     case CommClass::Tp: return "TP collectives";
     case CommClass::Cp: return "CP K/V";
+    case CommClass::Host: return "host copy";
     default: return "other comm";
   }
 }
