@@ -196,6 +196,26 @@ TEST(Export, MegatronFsdpLaunchesRoundTrip) {
   }
 }
 
+// Activation offloading: Megatron's two flags written back and read again; torchtitan has no
+// such option, so its export refuses the plan by the key.
+TEST(Export, ActivationOffloadingRoundTripsThroughMegatronOnly) {
+  const Loaded first = megatron(
+      "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 16 --hidden-size 2048 "
+      "--num-attention-heads 16 --seq-length 4096 --vocab-size 32000 --swiglu --disable-bias-linear "
+      "--untie-embeddings-and-output-weights --micro-batch-size 1 --global-batch-size 64 --bf16 --use-megatron-fsdp "
+      "--data-parallel-sharding-strategy optim_grads_params --cpu-offloading --cpu-offloading-num-layers 6");
+  ASSERT_EQ(first.plan.parallel.cpu_offload_layers, 6);
+  const std::string text = importers::export_plan("megatron", first.plan);
+  EXPECT_TRUE(has_line(text, "--cpu-offloading")) << text;
+  EXPECT_TRUE(has_line(text, "--cpu-offloading-num-layers 6")) << text;
+  EXPECT_EQ(differences(first.plan, import_back("megatron", text, 0, "h100-sxm")), "");
+  Plan titan = first.plan;
+  titan.software.profile = "torchtitan";
+  titan.software.attention_kernel = AttentionKernel::Flash2;  // what a torchtitan job runs
+  expect_message(config_error_of([&] { importers::export_plan("torchtitan", titan); }),
+                 {"parallel.cpu_offload_layers", "torchtitan", "parallel.cpu_offload_layers=0"});
+}
+
 TEST(Export, TheTorchtitanTestJobRoundTrips) {
   const Loaded first = torchtitan(read(kSource + "/tests/data/torchtitan-llama3-8b.toml"), 8);
   const std::string text = importers::export_plan("torchtitan", first.plan);
