@@ -125,7 +125,7 @@ class GpuDriver {
         for (size_t s = 0; s < runs_.size(); ++s) {
           StreamRun& r = runs_[s];
           if (r.stage == Stage::Setup && r.setup_until <= deadline) {
-            if (comm_class_info(size_t(r.cur.op.tag.comm_class)).copy_engine) {
+            if (on_copy_engine(r)) {
               copy_done(int(s));
               g_.ready.push_back(uint32_t(s));
             } else {
@@ -336,7 +336,7 @@ class GpuDriver {
     // ended, posts all its sends and receives at once, and ends when every flow has.
     r.start = now();
     e_.perturb.comm_starts(g_.id, s, r.ended_on, r.taken, r.start);
-    if (comm_class_info(size_t(r.cur.op.tag.comm_class)).copy_engine) {
+    if (on_copy_engine(r)) {
       // A copy engine's transfer to or from host memory: it takes no SMs (no SM tax) and lasts
       // its setup time.
       r.stage = Stage::Setup;
@@ -420,6 +420,9 @@ class GpuDriver {
     e_.perturb.compute_done(g_.id, end);  // before complete() wakes the GPUs waiting on this op
     e_.complete(g_, s, r.cur, r.start, end);
   }
+
+  // The op runs on a copy engine (ops::CommClassInfo::copy_engine): no SMs, no flows.
+  static bool on_copy_engine(const StreamRun& r) { return comm_class_info(size_t(r.cur.op.tag.comm_class)).copy_engine; }
 
   // A copy-engine op's end: its whole time counts as moving data (exposed from its start while the
   // compute stream waits for it, as the class says).

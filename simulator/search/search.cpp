@@ -113,7 +113,17 @@ Evaluated evaluate(const std::string& text, const std::string& config, const std
   std::vector<std::string> sets = shared;
   for (const auto& s : c.overrides()) sets.push_back(s);
   try {
-    Plan plan = load_plan_text(text, config, sets);
+    Plan plan;
+    try {
+      plan = load_plan_text(text, config, sets);
+    } catch (const ConfigError& err) {
+      // The config's own offloading in a plan Megatron-LM would not offload in (validate_plan: a
+      // pipeline, recompute): that plan goes without it.
+      if (key_named(err.what()) != "parallel.cpu_offload_layers" || !c.value("parallel.cpu_offload_layers").empty()) throw;
+      e.candidate.set("parallel.cpu_offload_layers", "0");
+      sets.push_back("parallel.cpu_offload_layers=0");
+      plan = load_plan_text(text, config, sets);
+    }
     e.estimate = estimate_plan(plan);
     if (!e.estimate.fits) {
       const auto with = [&](int64_t k) {

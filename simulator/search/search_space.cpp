@@ -297,14 +297,6 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
         out.push_back(base_recompute);
       return out;
     }
-    if (key == "parallel.cpu_offload_layers") {
-      // The config's offloading runs only as Megatron-LM runs it, without a pipeline or recompute
-      // (validate_plan): other plans go without it. Where none is set, the search offloads the
-      // fewest layers that make an eligible plan fit (search.cpp, layers_to_offload).
-      if (base.parallel.cpu_offload_layers == 0) return {""};
-      return pp == 1 && value_of("parallel.recompute") == "none" ? std::vector<std::string>{""}
-                                                                 : std::vector<std::string>{"0"};
-    }
     if (key == "parallel.tp_comm_overlap") return tp > 1 ? std::vector<std::string>{"true"} : std::vector<std::string>{""};
     if (key == "parallel.overlap_grad_reduce" || key == "parallel.overlap_param_gather") {
       if (as_int(value_of("parallel.zero"), 1) == 3) return {""};

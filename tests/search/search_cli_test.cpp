@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -287,6 +288,13 @@ TEST(SearchCli, ALargeSpaceIsCutAndSaysSo) {
   }
 }
 
+// How many rows of `csv` `holds(row)` is true for.
+size_t rows_where(const Csv& csv, const std::function<bool(size_t)>& holds) {
+  size_t n = 0;
+  for (size_t i = 0; i < csv.rows.size(); ++i) n += holds(i) ? 1 : 0;
+  return n;
+}
+
 // A Llama 3.1 8B config on 16 H800s (512 sequences of 8192 tokens) with the `parallel` lines and
 // the schedule given, written as `name` in the process's scratch folder; returns its path.
 std::string llama8b_config(const std::string& name, const std::string& parallel, const std::string& schedule) {
@@ -313,13 +321,11 @@ TEST(SearchCli, AConfigsStageLayersFitOnlyItsOwnPipeline) {
   const auto r = run_stepsim("search " + pinned + " --only schedule=interleaved,fsdp -o '" + dir + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   const Csv ranked = read_csv(dir + "/search.csv"), pruned = read_csv(dir + "/pruned.csv");
-  size_t fsdp_plans = 0, same_pipeline = 0;
-  for (size_t i = 0; i < ranked.rows.size(); ++i) {
-    fsdp_plans += ranked.at(i, "schedule") == "fsdp" ? 1 : 0;
-    same_pipeline += ranked.at(i, "parallel.pp") == "4" && ranked.at(i, "parallel.virtual_stages") == "2" ? 1 : 0;
-  }
-  EXPECT_GT(fsdp_plans, 0u);
-  EXPECT_GT(same_pipeline, 0u);
+  EXPECT_GT(rows_where(ranked, [&](size_t i) { return ranked.at(i, "schedule") == "fsdp"; }), 0u);
+  EXPECT_GT(rows_where(ranked, [&](size_t i) {
+              return ranked.at(i, "parallel.pp") == "4" && ranked.at(i, "parallel.virtual_stages") == "2";
+            }),
+            0u);
   for (size_t i = 0; i < pruned.rows.size(); ++i)
     EXPECT_NE(pruned.at(i, "key"), "parallel.stage_layers") << pruned.at(i, "reason");
 
@@ -346,13 +352,8 @@ TEST(SearchCli, AConfigsActivationOffloadStaysWhereMegatronAllowsIt) {
   const auto r = run_stepsim("search " + pinned + " --only schedule=1f1b,fsdp -o '" + dir + "'");
   ASSERT_EQ(r.code, 0) << r.err;
   const Csv ranked = read_csv(dir + "/search.csv"), pruned = read_csv(dir + "/pruned.csv");
-  size_t pipelined = 0, recomputing = 0;
-  for (size_t i = 0; i < ranked.rows.size(); ++i) {
-    pipelined += ranked.at(i, "parallel.pp") != "1" ? 1 : 0;
-    recomputing += ranked.at(i, "parallel.recompute") != "none" ? 1 : 0;
-  }
-  EXPECT_GT(pipelined, 0u);
-  EXPECT_GT(recomputing, 0u);
+  EXPECT_GT(rows_where(ranked, [&](size_t i) { return ranked.at(i, "parallel.pp") != "1"; }), 0u);
+  EXPECT_GT(rows_where(ranked, [&](size_t i) { return ranked.at(i, "parallel.recompute") != "none"; }), 0u);
   for (size_t i = 0; i < pruned.rows.size(); ++i)
     EXPECT_NE(pruned.at(i, "key"), "parallel.cpu_offload_layers") << pruned.at(i, "reason");
   // The best pipelined plan's config runs without offloading; the FSDP one's keeps it.
