@@ -124,6 +124,9 @@ Evaluated evaluate(const std::string& text, const std::string& config, const std
       sets.push_back("parallel.cpu_offload_layers=0");
       plan = load_plan_text(text, config, sets);
     }
+    // The config's own count, where the plan keeps it, is shown with the plan.
+    if (plan.parallel.cpu_offload_layers > 0 && e.candidate.value("parallel.cpu_offload_layers").empty())
+      e.candidate.set("parallel.cpu_offload_layers", std::to_string(plan.parallel.cpu_offload_layers));
     e.estimate = estimate_plan(plan);
     if (!e.estimate.fits) {
       const auto with = [&](int64_t k) {
