@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <array>
 #include <cmath>
 #include <map>
@@ -65,9 +66,11 @@ constexpr CatInfo kCatInfo[kCats] = {
     {"bubble (idle, waiting for another stage or the schedule)", "#d9dce3"},
     {"exposed communication (idle, waiting for a transfer)", "#d62728"},
 };
-// Per communication class (CommClass order; None and Other have no bar of their own in the rank chart).
-constexpr CommClass kClasses[] = {CommClass::Ep, CommClass::Pp, CommClass::Dp, CommClass::Tp, CommClass::Cp};
-constexpr Cat kClassCats[] = {kEp, kPp, kDp, kTp, kCp};
+// Per communication class (CommClass order) in the rank chart; other communication and host copies
+// join them where some GPU waited on them (the chart splits the exposed time over its classes).
+constexpr std::pair<CommClass, Cat> kClasses[] = {{CommClass::Ep, kEp}, {CommClass::Pp, kPp}, {CommClass::Dp, kDp},
+                                                  {CommClass::Tp, kTp}, {CommClass::Cp, kCp}};
+constexpr std::pair<CommClass, Cat> kClassesWhenExposed[] = {{CommClass::Other, kOtherComm}, {CommClass::Host, kOtherComm}};
 
 Cat category(OpKind k) {
   switch (ops::comm_class(k)) {
@@ -471,23 +474,27 @@ json ranks_json(const Plan& plan, const SimResult& r) {
   const size_t per_bar = std::max<size_t>(1, (ranks.size() + kMaxBars - 1) / kMaxBars);
   const bool model = plan.workload.kind == WorkloadKind::Model;
   json j;
+  std::vector<std::pair<CommClass, Cat>> classes(std::begin(kClasses), std::end(kClasses));
+  for (const auto& c : kClassesWhenExposed)
+    if (std::any_of(ranks.begin(), ranks.end(), [&](const RankResult* x) { return x->exposed_s[c.first] > 0; }))
+      classes.push_back(c);
   j["classes"] = json::array();
-  for (size_t c = 0; c < std::size(kClasses); ++c)
-    j["classes"].push_back({{"name", ops::comm_class_info(size_t(kClasses[c])).label},
-                            {"color", kCatInfo[kClassCats[c]].colour}});
+  for (const auto& [c, cat] : classes)
+    j["classes"].push_back({{"name", ops::comm_class_info(size_t(c)).label}, {"color", kCatInfo[cat].colour}});
   j["axis"] = per_bar == 1 ? "simulated GPU"
                            : fmt::format("simulated GPUs (each bar: the mean of {} consecutive ones)", per_bar);
   j["rows"] = json::array();
   for (size_t i = 0; i < ranks.size(); i += per_bar) {
     const size_t n = std::min(per_bar, ranks.size() - i);
-    double step = 0, compute = 0, exposed = 0, bubble = 0, by_class[std::size(kClasses)] = {};
+    double step = 0, compute = 0, exposed = 0, bubble = 0;
+    std::vector<double> by_class(classes.size(), 0.0);
     for (size_t k = i; k < i + n; ++k) {
       const RankResult& x = *ranks[k];
       step += x.step_time_s / double(n);
       compute += x.compute_s / double(n);
       exposed += x.exposed_comm_s / double(n);
       bubble += x.bubble_s / double(n);
-      for (size_t c = 0; c < std::size(kClasses); ++c) by_class[c] += x.exposed_s[kClasses[c]] / double(n);
+      for (size_t c = 0; c < classes.size(); ++c) by_class[c] += x.exposed_s[classes[c].first] / double(n);
     }
     const int64_t a = ranks[i]->rank, b = ranks[i + n - 1]->rank;
     std::string label = n == 1 ? fmt::format("GPU {}", a) : fmt::format("GPUs {}-{}", a, b);
@@ -499,7 +506,7 @@ json ranks_json(const Plan& plan, const SimResult& r) {
                          {"compute_s", compute},
                          {"exposed_s", exposed},
                          {"bubble_s", bubble},
-                         {"exposed_by_class", std::vector<double>(std::begin(by_class), std::end(by_class))}});
+                         {"exposed_by_class", by_class}});
   }
   return j;
 }
