@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -77,9 +78,11 @@ std::string trace_event_name(const ops::Tag& t) {
   if (t.layer != ops::kNoIndex) name += fmt::format(" L{}", t.layer);
   if (t.microbatch != ops::kNoIndex) name += fmt::format(" mb{}", t.microbatch);
   if (t.half) name += fmt::format(" half{}", t.half);
-  // tp_comm_overlap's pieces of a TP block: beside the ring exchange, the middle, beside the splits.
-  static constexpr const char* pieces[] = {"", " ub-ag", " ub-mid", " ub-rs"};
-  if (t.piece > 0 && t.piece < 4) name += pieces[t.piece];
+  // tp_comm_overlap's pieces of a TP block: beside the ring exchange, the middle, beside the splits;
+  // then an attention part's pieces around CP's exchanges: before the core, the core (p2p: beside
+  // the ring), p2p's last step, after the core.
+  static constexpr const char* pieces[] = {"", " ub-ag", " ub-mid", " ub-rs", " cp-pre", " cp-core", " cp-last", " cp-post"};
+  if (t.piece > 0 && t.piece < std::size(pieces)) name += pieces[t.piece];
   return name;
 }
 
@@ -151,7 +154,7 @@ void write_chrome_trace(const SimResult& result, const TraceOptions& opt, std::o
                                    trace_kind(g.kind), ops::to_string(g.kind), phase_letter(g),
                                    index_or_null(g.layer), index_or_null(g.microbatch), int(g.chunk));
     if (g.half) args += fmt::format(R"(,"half":{})", int(g.half));
-    if (g.piece) args += fmt::format(R"(,"ub_piece":{})", int(g.piece));
+    if (g.piece) args += fmt::format(R"(,"{}":{})", g.piece < 4 ? "ub_piece" : "cp_piece", int(g.piece));
     if (g.microbatch2 != ops::kNoIndex)
       args += fmt::format(R"(,"overlaps_microbatch":{},"overlaps_chunk":{})", g.microbatch2, int(g.chunk2));
     if (s.stream == 0)

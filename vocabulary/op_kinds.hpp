@@ -45,8 +45,10 @@ enum class OpKind : uint8_t {
   TpAllGatherRing,   // parallel.tp_comm_overlap: the all-gather as a ring exchange pipelined with its GEMM
   TpReduceScatterSplit,  // parallel.tp_comm_overlap: the GEMM's output reduce-scattered split by split
   TpAllGatherWgrad,  // backward: the block's input gathered again for the column-parallel weight gradient
-  CpAllGather,       // context parallel: K and V of the whole sequence
+  CpAllGather,       // context parallel (parallel.cp_comm_type allgather): K and V of the whole sequence
   CpReduceScatter,   // their gradients
+  CpRing,            // p2p: K/V passed around the CP ring (backward: with dK/dV), beside the attention
+  CpAllToAll,        // a2a: Q, K, V (or the output, or their gradients) from a sequence to a head split
   EtpAllGather,      // expert tensor parallel: the rows an all-to-all brought, gathered over the expert-TP group
   EtpReduceScatter,  // the experts' outputs (or input gradients), reduce-scattered over it
   HostOffload,       // a layer's saved activations copied to host memory (parallel.cpu_offload_layers)
@@ -96,8 +98,10 @@ inline constexpr OpKindInfo kOpKindTable[] = {
     {"tp_allgather_ring", CommClass::Tp, "tp-allgather-ring", "chunk", "tp all-gather / reduce-scatter", ""},
     {"tp_reducescatter_split", CommClass::Tp, "tp-reducescatter-split", "chunk", "tp all-gather / reduce-scatter", ""},
     {"tp_allgather_wgrad", CommClass::Tp, "tp-allgather-wgrad", "chunk", "tp all-gather / reduce-scatter", ""},
-    {"cp_allgather", CommClass::Cp, "cp-allgather-kv", "chunk", "cp K/V all-gather", ""},
-    {"cp_reducescatter", CommClass::Cp, "cp-reducescatter-dkv", "chunk", "cp K/V all-gather", ""},
+    {"cp_allgather", CommClass::Cp, "cp-allgather-kv", "chunk", "cp exchange", ""},
+    {"cp_reducescatter", CommClass::Cp, "cp-reducescatter-dkv", "chunk", "cp exchange", ""},
+    {"cp_ring", CommClass::Cp, "cp-ring-kv", "chunk", "cp exchange", ""},
+    {"cp_alltoall", CommClass::Cp, "cp-alltoall", "chunk", "cp exchange", ""},
     {"etp_allgather", CommClass::Ep, "expert-tp-allgather", "chunk", "ep all-to-all", ""},
     {"etp_reducescatter", CommClass::Ep, "expert-tp-reducescatter", "chunk", "ep all-to-all", ""},
     {"host_offload", CommClass::Host, "host-offload", "chunk", "host copy", ""},

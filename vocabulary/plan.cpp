@@ -21,6 +21,7 @@ const char* to_string(MomentDtype d) { return name_of(kMomentDtypes, d); }
 const char* to_string(ReduceDtype d) { return name_of(kReduceDtypes, d); }
 const char* to_string(RouterDtype d) { return name_of(kRouterDtypes, d); }
 const char* to_string(FlexBackend b) { return name_of(kFlexBackends, b); }
+const char* to_string(CpCommType t) { return name_of(kCpCommTypes, t); }
 const char* to_string(HiddenAct a) { return name_of(kHiddenActs, a); }
 const char* to_string(Norm n) { return name_of(kNorms, n); }
 const char* to_string(ComputeModel c) { return name_of(kComputeModels, c); }

@@ -219,11 +219,19 @@ enum class MoeDispatcher : uint8_t { DeepEP, AllToAll, AllGather };
 // framework calls around it (moe_python_calls): DeepEP's layout, notify and Triton permutes from
 // Python; HybridEP's one C++ call for dispatch and permute and one for unpermute and combine.
 enum class FlexBackend : uint8_t { DeepEP, HybridEP };
+// How context parallelism moves the attention's tensors (Megatron-Core's --cp-comm-type, Transformer
+// Engine's attention with CP; workloads/traffic/model_parallel_comm.hpp has each one's traffic):
+// P2p (Megatron's default) passes K/V around the CP ring, each step's exchange beside the attention
+// of the step before; AllGather gathers K/V before the attention core (again in the backward) and
+// reduce-scatters dK/dV; A2a (DeepSpeed-Ulysses) swaps the sequence split for a head split with
+// all-to-alls of Q, K, V before the core and of its output after.
+enum class CpCommType : uint8_t { P2p, AllGather, A2a };
 
 struct ParallelConfig {
   int64_t pp = 1;            // pipeline ranks (DualPipeV: ranks, each holding two stages)
   int64_t tp = 1;            // tensor-parallel ranks (Megatron, with sequence parallelism)
   int64_t cp = 1;            // context-parallel ranks (a sequence split over them)
+  CpCommType cp_comm_type = CpCommType::P2p;  // how they exchange the attention's tensors
   int64_t ep = 1;            // expert-parallel group size
   int64_t expert_tp = 1;     // expert tensor parallelism (Megatron's --expert-tensor-parallel-size):
                              // each expert's matrices split over this many GPUs
@@ -688,6 +696,7 @@ const char* to_string(MomentDtype d);
 const char* to_string(ReduceDtype d);
 const char* to_string(RouterDtype d);
 const char* to_string(FlexBackend b);
+const char* to_string(CpCommType t);
 const char* to_string(HiddenAct a);
 const char* to_string(Norm n);
 const char* to_string(ComputeModel c);

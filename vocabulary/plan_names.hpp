@@ -31,6 +31,9 @@ inline constexpr Named<Recompute::Module> kRecomputeModules[] = {
 inline constexpr Named<MoeDispatcher> kMoeDispatchers[] = {
     {MoeDispatcher::DeepEP, "deepep"}, {MoeDispatcher::AllToAll, "alltoall"}, {MoeDispatcher::AllGather, "allgather"}};
 inline constexpr Named<FlexBackend> kFlexBackends[] = {{FlexBackend::DeepEP, "deepep"}, {FlexBackend::HybridEP, "hybridep"}};
+// Megatron-Core's --cp-comm-type names.
+inline constexpr Named<CpCommType> kCpCommTypes[] = {
+    {CpCommType::P2p, "p2p"}, {CpCommType::AllGather, "allgather"}, {CpCommType::A2a, "a2a"}};
 inline constexpr Named<Precision> kPrecisions[] = {{Precision::FP8, "fp8"}, {Precision::BF16, "bf16"}};
 // train.precision's values: the GEMMs' number format and, for the quantised ones, their scaling.
 struct TrainPrecisionName {

@@ -365,6 +365,9 @@ void declare_needs(std::map<std::string, Field>& f) {
                                         : "a dense model");
   };
   with_plan("parallel.moe_flex_backend", "parallel.moe_dispatcher deepep", deepep, not_deepep, "", json("deepep"));
+  with_plan(
+      "parallel.cp_comm_type", "context parallelism (parallel.cp > 1)", [](const Plan& p) { return p.parallel.cp > 1; },
+      [](const Plan&) { return std::string("parallel.cp is 1: no sequence is split"); }, "", json("p2p"));
   with_plan("parallel.moe_fp8_dispatch", "parallel.moe_dispatcher deepep", deepep, not_deepep, "", json(false));
   with_plan("parallel.moe_grouped_gemm", "an MoE model (routed experts)", moe, dense, "", json(true));
   with_plan("parallel.moe_router_dtype", "an MoE model (routed experts)", moe, dense, "", json("bf16"));
@@ -550,6 +553,8 @@ const std::map<std::string, Field>& schema() {
     f["parallel.moe_fp8_dispatch"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_fp8_dispatch)};
     f["parallel.moe_flex_backend"] =
         choice<FlexBackend>(kFlexBackends, [](Plan& p, FlexBackend v) { p.parallel.moe_flex_backend = v; });
+    f["parallel.cp_comm_type"] =
+        choice<CpCommType>(kCpCommTypes, [](Plan& p, CpCommType v) { p.parallel.cp_comm_type = v; });
     f["parallel.moe_pad_to_capacity"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_pad_to_capacity)};
     f["parallel.moe_overlap_ep_comm"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_overlap_ep_comm)};
     f["parallel.tp_comm_overlap"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::tp_comm_overlap)};

@@ -58,6 +58,7 @@ constexpr KeyAlias kAliases[] = {
     {"overlap_moe_expert_parallel_comm", "parallel.moe_overlap_ep_comm", kMegatron, ""},
     {"delay_wgrad_compute", "parallel.split_backward", kMegatron, ""},
     {"cpu_offloading_num_layers", "parallel.cpu_offload_layers", kMegatron, "with cpu_offloading: true"},
+    {"cp_comm_type", "parallel.cp_comm_type", kMegatron, "p2p, allgather or a2a"},
     {"fp8_format", "train.precision", kMegatron, "fp8"},
     {"bf16", "train.precision", kMegatron, "bf16"},
     {"exp_avg_dtype", "train.adam_moments_dtype", kMegatron, "fp32 or bf16, both moments"},

@@ -106,6 +106,15 @@ void validate_tensor_context(const Plan& p, const auto& fail) {
     if (p.train.seq_len % (2 * par.cp) != 0)
       fail("parallel.cp", "seq_len " + str(p.train.seq_len) + " must split into 2 x cp = " + str(2 * par.cp) +
                               " equal chunks (causal load balance); use a cp with 2 cp dividing it");
+    // a2a swaps the sequence split for a head split: Transformer Engine asserts that the query heads
+    // and the K/V heads each TP rank holds divide by cp (fewer K/V heads than TP ranks: one each).
+    const int64_t q_heads = m.num_attention_heads / std::max<int64_t>(1, par.tp);
+    const int64_t kv_heads = std::max<int64_t>(1, m.kv_heads() / std::max<int64_t>(1, par.tp));
+    if (par.cp_comm_type == CpCommType::A2a && (q_heads % par.cp != 0 || kv_heads % par.cp != 0))
+      fail("parallel.cp_comm_type",
+           "a2a splits the attention heads over CP, but each TP rank holds " + str(q_heads) + " query and " +
+               str(kv_heads) + " K/V heads, which cp " + str(par.cp) +
+               " does not divide; use parallel.cp_comm_type=p2p (or a cp dividing both)");
   }
   if (par.fsdp_shard_size > 0 && par.zero == 3) {  // without ZeRO-3 the key is unread: check_needs says so
     const int64_t holders = p.dp() * par.cp;  // GPUs holding the same weights

@@ -216,6 +216,7 @@ class MegatronExport {
     key_arg(parallel_, "tensor-model-parallel-size");
     key_arg(parallel_, "pipeline-model-parallel-size");
     key_arg(parallel_, "context-parallel-size");
+    if (x.cp > 1) arg(parallel_, "cp-comm-type", to_string(x.cp_comm_type));
     if (p_.model.is_moe() || x.ep != 1) key_arg(parallel_, "expert-model-parallel-size");
     if (x.tp > 1) arg(parallel_, "sequence-parallel");
     pipeline_split();

@@ -1338,13 +1338,22 @@ class MegatronImport {
                              "(norm and dropout activations sharded too); add --sequence-parallel");
     if (const Given* g = given("sequence-parallel"); g && tp == 1)
       plan_.not_imported.push_back(g->written + " (Megatron-LM turns it off at TP 1)");
+    // --cp-comm-type: one value, or one per layer (all the same here); Megatron-LM's default p2p.
     if (const Given* g = given("cp-comm-type")) {
       for (const auto& v : g->values) {
         if (!v.known()) known_value(*g);
-        if (v.text != "p2p" && v.text != "allgather")
-          fail_arg(*g, "stepsim's context parallelism moves K/V as an all-gather (the bytes of p2p's ring); " + v.text +
-                           " is not modelled: use p2p or allgather");
+        if (v.text != "p2p" && v.text != "allgather" && v.text != "a2a")
+          fail_arg(*g, v.text + " is not modelled (stepsim models p2p, allgather and a2a; a2a+p2p's two-level groups "
+                                "are not): use one of those");
+        if (v.text != g->values.front().text)
+          fail_arg(*g, "one type per layer is not modelled: give every layer the same type");
       }
+      if (cp > 1)
+        plan_.set("parallel.cp_comm_type", g->values.front().text, shown(*g), g->option.line);
+      else
+        plan_.not_imported.push_back(g->written + " (no context parallelism: --context-parallel-size is 1)");
+    } else if (cp > 1) {
+      plan_.set("parallel.cp_comm_type", "p2p", "--cp-comm-type left out: Megatron-LM's default", launch_line_);
     }
     // Sequences: the batch and the microbatch (Megatron-LM's --global-batch-size defaults to
     // micro-batch x data-parallel size).

@@ -72,6 +72,8 @@ std::vector<PlanField> launch_fields(const Plan& p) {
   if (p.train.fp8_recipe_applies())
     f.push_back({"train.fp8_recipe", to_string(p.train.fp8_recipe)});
   if (p.train.fp8_attention_applies()) f.push_back({"train.fp8_attention", p.train.fp8_attention});
+  // How CP exchanges the attention's tensors matters only where there is CP.
+  if (x.cp > 1) f.push_back({"parallel.cp_comm_type", to_string(x.cp_comm_type)});
   // Which format the parameter all-gather moves matters only where GEMMs run in a low-precision format.
   if (p.train.precision == Precision::FP8) f.push_back({"parallel.fp8_param_gather", x.fp8_param_gather});
   // How the experts run matters only where there are experts.

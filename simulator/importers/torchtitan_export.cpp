@@ -171,6 +171,13 @@ class TitanExport {
     degree("tensor_parallel_degree", x.tp);
     degree("pipeline_parallel_degree", x.pp);
     degree("context_parallel_degree", x.cp);
+    if (x.cp > 1) {
+      if (x.cp_comm_type == CpCommType::A2a)
+        refuse("parallel.cp_comm_type", "a2a", "torchtitan's context parallelism passes K/V around the ring; set "
+                                              "parallel.cp_comm_type=allgather or p2p");
+      put("parallelism", "context_parallel_rotate_method",
+          x.cp_comm_type == CpCommType::P2p ? "\"alltoall\"" : "\"allgather\"");
+    }
     if (flavour_moe_ || x.ep != 1) degree("expert_parallel_degree", x.ep);
     if (flavour_moe_) {
       put("parallelism", "expert_tensor_parallel_degree", std::to_string(x.expert_tp));

@@ -462,9 +462,18 @@ class TitanImport {
     plan_.set(key_for("tensor_parallel_degree"), tp, from(k_tp), line(k_tp));
     plan_.set(key_for("pipeline_parallel_degree"), pp, from(k_pp), line(k_pp));
     plan_.set(key_for("context_parallel_degree"), cp, from(k_cp), line(k_cp));
-    if (const auto rotate = text("parallelism.context_parallel_rotate_method"); rotate && *rotate != "allgather")
-      fail_key("parallelism.context_parallel_rotate_method",
-               "stepsim's context parallelism all-gathers K/V; the " + *rotate + " exchange is not modelled");
+    // PyTorch's ring attention: allgather (torchtitan's default) gathers K/V before the attention,
+    // alltoall passes them around the ring beside it, as Megatron's p2p does.
+    if (cp > 1) {
+      const std::string k_rotate = "parallelism.context_parallel_rotate_method";
+      const auto rotate = text(k_rotate);
+      if (rotate && *rotate != "allgather" && *rotate != "alltoall")
+        fail_key(k_rotate, "\"" + *rotate + "\" is not a rotate method torchtitan knows; use allgather or alltoall");
+      plan_.set("parallel.cp_comm_type", rotate && *rotate == "alltoall" ? "p2p" : "allgather",
+                rotate ? from(k_rotate) + (*rotate == "alltoall" ? " (a ring of K/V beside the attention: p2p)" : "")
+                       : k_rotate + " left out: torchtitan's default, allgather",
+                rotate ? line(k_rotate) : line(k_cp));
+    }
     if (is_moe(*flavour_) || ep != 1) plan_.set(key_for("expert_parallel_degree"), ep, from(k_ep), line(k_ep));
     // Expert TP (torchtitan before its removal in 2026): 1, the experts borrowing data_parallel_shard
     // x CP x TP GPUs, or the TP degree, the experts split like the dense layers and borrowing

@@ -61,7 +61,7 @@ constexpr CatInfo kCatInfo[kCats] = {
     {"PP send / recv", "#31a354"},
     {"DP / ZeRO / FSDP collectives", "#756bb1"},
     {"TP collectives", "#d6a000"},
-    {"CP K/V exchange", "#c51b8a"},
+    {"CP exchanges", "#c51b8a"},
     {"other communication", "#636363"},
     {"bubble (idle, waiting for another stage or the schedule)", "#d9dce3"},
     {"exposed communication (idle, waiting for a transfer)", "#d62728"},
@@ -122,7 +122,7 @@ const char* row_label(OpKind k) {
     case CommClass::Pp: return k == OpKind::PpRecv ? "PP recv" : "PP send";
     case CommClass::Dp: return k == OpKind::DpAllGather || k == OpKind::FsdpAllGather ? "DP all-gather" : "DP reduce";
     case CommClass::Tp: return "TP collectives";
-    case CommClass::Cp: return "CP K/V";
+    case CommClass::Cp: return "CP exchanges";
     case CommClass::Host: return "host copy";
     default: return "other comm";
   }
@@ -424,8 +424,10 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
                                                            p.cluster.leaf_nics, p.cluster.rail_optimized ? ", rail-optimised" : ""),
                                          p.cluster.nvlink_domain_gpus()));
   if (model)
-    out += row_html("parallelism", fmt::format("TP {} x PP {} ({} stages) x CP {} x DP {} = {} GPUs; EP {} (expert DP {}); ZeRO-{}{}",
-                                               layout.tp(), layout.pp(), sched::path_stages(p), layout.cp(), p.dp(), p.gpus(),
+    out += row_html("parallelism", fmt::format("TP {} x PP {} ({} stages) x CP {}{} x DP {} = {} GPUs; EP {} (expert DP {}); ZeRO-{}{}",
+                                               layout.tp(), layout.pp(), sched::path_stages(p), layout.cp(),
+                                               layout.cp() > 1 ? fmt::format(" ({})", to_string(p.parallel.cp_comm_type)) : "",
+                                               p.dp(), p.gpus(),
                                                layout.ep(), p.edp(), p.parallel.zero,
                                                p.parallel.fsdp_shard_size > 0
                                                    ? fmt::format(" (HSDP shards of {})", p.parallel.fsdp_shard_size)

@@ -84,6 +84,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"roofline.cp.bytes_per_collective", Kind::Number},
       {"roofline.cp.bytes_per_gpu", Kind::Number},
       {"roofline.cp.collectives_per_gpu", Kind::Number},
+      {"roofline.cp.comm_type", Kind::Text},
       {"roofline.cp.link_GBps", Kind::Number},
       {"roofline.cp_comm_s", Kind::Number},
       {"roofline.dp.allgather_ib_bytes", Kind::Number},

@@ -218,7 +218,8 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
              {"qkv_bytes_per_gpu", r.tpcp.tp_qkv_bytes_per_gpu},
              {"kv_head_replicas", kv_head_replicas(plan)},
              {"link_GBps", r.tpcp.tp_link_GBps}};
-  j["cp"] = {{"collectives_per_gpu", r.tpcp.cp_collectives},
+  j["cp"] = {{"comm_type", to_string(plan.parallel.cp_comm_type)},
+             {"collectives_per_gpu", r.tpcp.cp_collectives},
              {"bytes_per_collective", r.tpcp.cp_bytes_per_collective},
              {"bytes_per_gpu", r.tpcp.cp_bytes_per_gpu},
              {"link_GBps", r.tpcp.cp_link_GBps}};
@@ -311,7 +312,8 @@ std::string tp_cp_text(const Plan& plan) {
                                                 "all-gathered over TP)",
                                                 replicas, layout.tp() / replicas)
                                   : std::string(),
-                     layout.cp());
+                     layout.cp() > 1 ? fmt::format("{} ({})", layout.cp(), to_string(plan.parallel.cp_comm_type))
+                                     : std::string("1"));
 }
 
 std::string roofline_text(const Plan& plan, const Roofline& r) {
@@ -381,7 +383,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
                fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.tp_collectives,
                            r.tpcp.tp_bytes_per_collective, r.tpcp.tp_link_GBps));
   if (layout.cp() > 1)
-    out += row("CP K/V all-gathers + dK/dV RS", r.cp_comm_s,
+    out += row(fmt::format("CP exchanges ({})", to_string(plan.parallel.cp_comm_type)), r.cp_comm_s,
                fmt::format("{:.0f} of {:.4g} B per GPU at {} GB/s", r.tpcp.cp_collectives,
                            r.tpcp.cp_bytes_per_collective, r.tpcp.cp_link_GBps));
   out += row("communication", r.comm_s, fmt::format("{} of compute", pct(r.comm_s / r.compute_s)));

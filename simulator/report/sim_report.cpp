@@ -285,15 +285,19 @@ std::string explain_difference(const Plan& plan, const SimResult& r, const Roofl
                         pairs ? ", each F&B pair waiting for its neighbours' activations and gradients"
                             : "",
                         crit->exposed_s[CommClass::Dp], dp_exposure(plan));
-    if (layout.tp() > 1 || layout.cp() > 1)
-      what += fmt::format("; tensor-parallel gathers and reductions {:.3f} s, context-parallel K/V exchanges {:.3f} s "
-                          "({})",
-                          crit->exposed_s[CommClass::Tp], crit->exposed_s[CommClass::Cp],
-                          layout.tp() > 1 && plan.parallel.tp_comm_overlap
-                              ? "what userbuffers' chunked pipelines leave exposed beside their GEMMs"
-                              : layout.tp() > 1 ? "on the critical path of every layer; parallel.tp_comm_overlap=true "
-                                                       "pipelines the TP ones with their GEMMs"
-                                                     : "on the critical path of every layer");
+    if (layout.tp() > 1)
+      what += fmt::format("; tensor-parallel gathers and reductions {:.3f} s ({})", crit->exposed_s[CommClass::Tp],
+                          plan.parallel.tp_comm_overlap ? "what userbuffers' chunked pipelines leave exposed beside their GEMMs"
+                                                        : "on the critical path of every layer; parallel.tp_comm_overlap=true "
+                                                          "pipelines them with their GEMMs");
+    if (layout.cp() > 1)
+      what += fmt::format("; context-parallel exchanges {:.3f} s ({})", crit->exposed_s[CommClass::Cp],
+                          plan.parallel.cp_comm_type == CpCommType::P2p
+                              ? "p2p: what outlasts the attention steps the ring runs beside"
+                          : plan.parallel.cp_comm_type == CpCommType::AllGather
+                              ? "allgather: K/V gathered before every attention core, dK/dV reduce-scattered after; "
+                                "parallel.cp_comm_type=p2p passes them beside it"
+                              : "a2a: all-to-alls before and after every attention core");
     if (plan.parallel.cpu_offload_layers > 0)
       what += fmt::format("; activation copies to and from host memory {:.3f} s (layers 0-{} offloaded at {:g} GB/s{})",
                           crit->exposed_s[CommClass::Host], plan.parallel.cpu_offload_layers - 1,

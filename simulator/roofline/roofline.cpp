@@ -240,9 +240,13 @@ TpCpTerms tp_cp_terms(const Plan& plan) {
   t.tp_bytes_per_gpu += t.tp_qkv_bytes_per_gpu;
   const int64_t g = plan.nvlink_ranks();
   t.tp_link_GBps = layout.tp() <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
-  t.cp_collectives = per_rank * double(m.num_hidden_layers) * cp_collectives_per_layer(plan);
-  t.cp_bytes_per_collective = layout.cp() > 1 ? cp_collective_bytes(plan, micro_tokens) : 0.0;
-  t.cp_bytes_per_gpu = t.cp_collectives * t.cp_bytes_per_collective;
+  // CP's exchanges of a layer's attention (parallel.cp_comm_type: model_parallel_comm.hpp).
+  const std::vector<CpExchangeBytes> cp_exchanges = cp_exchanges_per_layer(plan, micro_tokens);
+  double cp_layer_bytes = 0;
+  for (const CpExchangeBytes& x : cp_exchanges) cp_layer_bytes += x.bytes;
+  t.cp_collectives = per_rank * double(m.num_hidden_layers) * double(cp_exchanges.size());
+  t.cp_bytes_per_gpu = per_rank * double(m.num_hidden_layers) * cp_layer_bytes;
+  t.cp_bytes_per_collective = cp_exchanges.empty() ? 0.0 : cp_layer_bytes / double(cp_exchanges.size());
   t.cp_link_GBps = layout.token_split() <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
   return t;
 }

@@ -58,7 +58,8 @@ std::string plan_text(const Candidate& c) {
   const auto v = [&](const char* key) { return c.value(key); };
   if (c.values.empty()) return "the config's own plan";
   add("tp " + (v("parallel.tp").empty() ? "-" : v("parallel.tp")));
-  if (!v("parallel.cp").empty() && v("parallel.cp") != "1") add("cp " + v("parallel.cp"));
+  if (!v("parallel.cp").empty() && v("parallel.cp") != "1")
+    add("cp " + v("parallel.cp") + (v("parallel.cp_comm_type").empty() ? "" : " (" + v("parallel.cp_comm_type") + ")"));
   add("pp " + (v("parallel.pp").empty() ? "-" : v("parallel.pp")));
   if (!v("parallel.ep").empty()) add("ep " + v("parallel.ep"));
   add(v("schedule") + (v("parallel.virtual_stages").empty() ? "" : " x" + v("parallel.virtual_stages")));

@@ -90,7 +90,7 @@ std::vector<ScheduleFacts> schedule_facts(const Plan& base) {
 
 const std::vector<std::string>& search_keys() {
   static const std::vector<std::string> keys = {
-      "parallel.tp",         "parallel.cp",        "parallel.pp",
+      "parallel.tp",         "parallel.cp",        "parallel.cp_comm_type", "parallel.pp",
       "parallel.ep",         "schedule",           "parallel.virtual_stages",
       "parallel.zero",       "parallel.fsdp_shard_size", "parallel.micro_batch_size", "parallel.microbatches",
       "parallel.recompute",  "parallel.tp_comm_overlap", "parallel.overlap_grad_reduce",
@@ -229,6 +229,13 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
         if ((c == 1 || base.train.seq_len % (2 * c) == 0) && gpus % (tp * c) == 0) out.push_back(c);
       return texts(out);
     }
+    // Context parallelism's exchange: the config's own type (Megatron's default p2p unless it sets
+    // another); `--only parallel.cp_comm_type=p2p,a2a` compares them. Without CP nothing, or p2p
+    // (inert) to clear a config's other type.
+    if (key == "parallel.cp_comm_type") {
+      if (cp == 1) return {base.parallel.cp_comm_type == CpCommType::P2p ? "" : "p2p"};
+      return {to_string(base.parallel.cp_comm_type)};
+    }
     if (key == "parallel.pp") {  // stepsim balances the stages when pp does not divide the layers
       std::vector<int64_t> out;
       if (gpus % (tp * cp) != 0) return {"1"};
@@ -335,7 +342,9 @@ Space enumerate_space(const Plan& base, const Restrictions& r, size_t limit) {
       if (++space.total >= kCountCap) stop = true;
       return;
     }
-    const auto given = r.values.find(keys[k]);
+    // --only / --fix values of the CP exchange type apply to the plans with CP; the others have none.
+    const bool inert = keys[k] == "parallel.cp_comm_type" && as_int(value_of("parallel.cp"), 1) == 1;
+    const auto given = inert ? r.values.end() : r.values.find(keys[k]);
     const std::vector<std::string> values = given != r.values.end() ? given->second : generated(keys[k]);
     if (values.empty() && space.empty_key.empty()) {
       space.empty_key = keys[k];

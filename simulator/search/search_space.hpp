@@ -58,6 +58,8 @@ inline constexpr size_t kMaxCandidates = 50000;
 //   parallel.tp           divisors of the NVLink domain dividing the attention heads, and dividing
 //                         or a multiple of the KV heads
 //   parallel.cp           1, 2, 4, 8 with 2 cp dividing seq_len and tp x cp dividing the GPUs
+//   parallel.cp_comm_type  with CP the config's own type (p2p unless it sets another; --only gives
+//                         more, applied to the plans with CP only); without CP none (p2p to clear another)
 //   parallel.pp           up to the layers, with tp x cp x pp dividing the GPUs (a pp that does not
 //                         divide the layers gets uneven stages, balanced by layer_partition)
 //   parallel.ep           (MoE) divisors of the routed experts dividing the GPUs of a stage

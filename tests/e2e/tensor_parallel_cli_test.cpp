@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -85,6 +86,36 @@ TEST(TensorParallelCli, TpCommOverlapShowsInTheReportAndTheTrace) {
   for (const char* name : {"tp-allgather-ring", "tp-reducescatter-split", "tp-allgather-wgrad", " ub-ag", " ub-mid",
                            " ub-rs", "\"ub_piece\":1"})
     EXPECT_NE(text.find(name), std::string::npos) << name;
+}
+
+// Context parallelism's exchanges by type in the report and the trace: p2p's ring beside the
+// attention's pieces, allgather's collectives, a2a's all-to-alls (the same bytes for the first two).
+TEST(TensorParallelCli, CpCommTypesShowInTheReportAndTheTrace) {
+  const stepsim::test::ScratchDir dir;
+  const std::string plan = "simulate workloads/llama-3.1-8b.yaml --set cluster.nodes=1 --set parallel.pp=1 "
+                           "--set parallel.tp=2 --set parallel.cp=4 --set train.global_batch=4 "
+                           "--set parallel.microbatches=2 --json --quiet ";
+  std::map<std::string, nlohmann::json> runs;
+  for (const char* type : {"p2p", "allgather", "a2a"}) {
+    const std::string trace = dir.file(std::string(type) + ".json");
+    const auto r = run_stepsim(plan + "--set parallel.cp_comm_type=" + type + " --trace " + trace, STEPSIM_SOURCE_DIR);
+    ASSERT_EQ(r.code, 0) << r.err;
+    runs[type] = nlohmann::json::parse(r.out);
+    EXPECT_EQ(runs[type]["roofline"]["cp"]["comm_type"], type);
+    std::ifstream in(trace);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const std::string exchange = std::string(type) == "p2p" ? "cp-ring-kv" : std::string(type) == "a2a" ? "cp-alltoall" : "cp-allgather-kv";
+    EXPECT_NE(text.find(exchange), std::string::npos) << type;
+    EXPECT_NE(text.find(" cp-core"), std::string::npos) << type;
+    EXPECT_NE(text.find("\"cp_piece\":5"), std::string::npos) << type;
+    EXPECT_EQ(text.find(" cp-last") != std::string::npos, std::string(type) == "p2p") << type;
+  }
+  EXPECT_NEAR(runs["p2p"]["cp_comm_s"].get<double>(), runs["allgather"]["cp_comm_s"].get<double>(),
+              1e-9 * runs["allgather"]["cp_comm_s"].get<double>());
+  // Inside one node the ring hides behind the attention; allgather's collectives do not.
+  EXPECT_LT(runs["p2p"]["exposed_by_kind"]["cp_s"].get<double>(), runs["allgather"]["exposed_by_kind"]["cp_s"].get<double>());
 }
 
 TEST(TensorParallelCli, BadParallelValuesAreOneLineExitTwo) {

@@ -216,6 +216,31 @@ TEST(Export, ActivationOffloadingRoundTripsThroughMegatronOnly) {
                  {"parallel.cpu_offload_layers", "torchtitan", "parallel.cpu_offload_layers=0"});
 }
 
+// parallel.cp_comm_type in both frameworks' spelling: Megatron-LM's --cp-comm-type, torchtitan's
+// context_parallel_rotate_method (alltoall is its ring; it has no a2a).
+TEST(Export, ContextParallelCommTypeRoundTrips) {
+  const Loaded first = megatron(
+      "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+      "--seq-length 4096 --vocab-size 32000 --swiglu --disable-bias-linear --micro-batch-size 1 --global-batch-size 16 "
+      "--bf16 --use-distributed-optimizer --context-parallel-size 2 --cp-comm-type a2a");
+  ASSERT_EQ(first.plan.parallel.cp_comm_type, CpCommType::A2a);
+  const std::string text = importers::export_plan("megatron", first.plan);
+  EXPECT_TRUE(has_line(text, "--cp-comm-type a2a")) << text;
+  EXPECT_EQ(differences(first.plan, import_back("megatron", text, 0, "h100-sxm")), "");
+  // torchtitan: its Llama 3 8B test job at CP 2, passing K/V around the ring.
+  std::string job = read(kSource + "/tests/data/torchtitan-llama3-8b.toml");
+  job.replace(job.find("context_parallel_degree = 1"), 27,
+              "context_parallel_degree = 2\ncontext_parallel_rotate_method = \"alltoall\"");
+  Plan titan = torchtitan(job, 8).plan;
+  ASSERT_EQ(titan.parallel.cp_comm_type, CpCommType::P2p);
+  const std::string toml = importers::export_plan("torchtitan", titan);
+  EXPECT_TRUE(has_line(toml, "context_parallel_rotate_method = \"alltoall\"")) << toml;
+  EXPECT_EQ(differences(titan, import_back("torchtitan", toml, 8, "h100-sxm")), "");
+  titan.parallel.cp_comm_type = CpCommType::A2a;
+  expect_message(config_error_of([&] { importers::export_plan("torchtitan", titan); }),
+                 {"parallel.cp_comm_type", "a2a", "allgather or p2p"});
+}
+
 TEST(Export, TheTorchtitanTestJobRoundTrips) {
   const Loaded first = torchtitan(read(kSource + "/tests/data/torchtitan-llama3-8b.toml"), 8);
   const std::string text = importers::export_plan("torchtitan", first.plan);

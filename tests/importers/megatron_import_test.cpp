@@ -531,6 +531,29 @@ TEST(MegatronImport, ActivationOffloadingAsMegatronReadsIt) {
       {"--cpu-offloading", "recomputation"});
 }
 
+// --cp-comm-type as Megatron-LM reads it: p2p (its default), allgather, a2a, one value or one per
+// layer; a2a+p2p's two-level groups are not modelled, nor a different type per layer.
+TEST(MegatronImport, ContextParallelCommTypeAsMegatronReadsIt) {
+  const auto type_of = [](const std::string& extra) {
+    return megatron(launch("--context-parallel-size 2 " + extra)).plan.parallel.cp_comm_type;
+  };
+  EXPECT_EQ(type_of(""), CpCommType::P2p);
+  EXPECT_EQ(type_of("--cp-comm-type allgather"), CpCommType::AllGather);
+  EXPECT_EQ(type_of("--cp-comm-type a2a a2a a2a a2a"), CpCommType::A2a);
+  const Loaded left_out = megatron(launch("--context-parallel-size 2"));
+  EXPECT_NE(left_out.yaml.find("Megatron-LM's default"), std::string::npos) << left_out.yaml;
+  expect_import_rejects(
+      [] { importers::import_megatron(launch("--context-parallel-size 2 --cp-comm-type a2a+p2p"), "launch.sh", {}); },
+      {"--cp-comm-type", "a2a+p2p", "not modelled"});
+  expect_import_rejects(
+      [] { importers::import_megatron(launch("--context-parallel-size 2 --cp-comm-type p2p p2p a2a p2p"), "launch.sh", {}); },
+      {"--cp-comm-type", "same type"});
+  // Without CP the flag chooses nothing: listed as not imported.
+  const Loaded no_cp = megatron(launch("--cp-comm-type a2a"));
+  EXPECT_EQ(no_cp.plan.parallel.cp, 1);
+  EXPECT_TRUE(mentions(no_cp.imported.not_imported, "--cp-comm-type"));
+}
+
 // Megatron-LM takes any subset of its seven modules (transformer_config.py); each one becomes
 // part of parallel.recompute, in the order given.
 TEST(MegatronImport, RecomputeModulesAnySubset) {

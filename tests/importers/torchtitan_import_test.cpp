@@ -70,6 +70,17 @@ TEST(TorchtitanImport, FsdpWithoutAPipelineIsZero3) {
   EXPECT_EQ(a.parallel.microbatches, 2);
 }
 
+// PyTorch's ring attention: allgather (torchtitan's default rotate method) gathers K/V before the
+// attention, alltoall passes them around the ring beside it, as Megatron's p2p does.
+TEST(TorchtitanImport, ContextParallelRotateMethod) {
+  const std::string cp = "tensor_parallel_degree = 8\ncontext_parallel_degree = 2\n";
+  EXPECT_EQ(torchtitan(job(cp), 64).plan.parallel.cp_comm_type, CpCommType::AllGather);
+  EXPECT_EQ(torchtitan(job(cp + "context_parallel_rotate_method = \"alltoall\""), 64).plan.parallel.cp_comm_type,
+            CpCommType::P2p);
+  expect_import_rejects([&] { torchtitan(job(cp + "context_parallel_rotate_method = \"ring\""), 64); },
+                        {"parallelism.context_parallel_rotate_method", "allgather or alltoall"});
+}
+
 TEST(TorchtitanImport, PipelineSchedulesAndStagesPerRank) {
   const std::string pp = "tensor_parallel_degree = 8\npipeline_parallel_degree = 4\n";
   const Plan zbv = torchtitan(job(pp + "pipeline_parallel_schedule = \"ZBVZeroBubble\""), 64).plan;

@@ -1,8 +1,9 @@
 // Tensor and context parallelism, ZeRO-2: bytes, FLOPs and memory of the model workload against
-// closed forms worked out here by hand (Megatron TP with sequence parallelism; Llama 3's K/V
-// all-gather for CP; see workloads/traffic/model_parallel_comm.hpp).
+// closed forms worked out here by hand (Megatron TP with sequence parallelism; CP's three exchange
+// types as Transformer Engine runs them; see workloads/traffic/model_parallel_comm.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "simulator/config/config_loader.hpp"
@@ -207,25 +208,68 @@ TEST(TensorParallel, WeightsPerGpuDropByTp) {
   EXPECT_NEAR(m8.activations_bytes, m1.activations_bytes / 8, 1e-9 * m1.activations_bytes);
 }
 
-TEST(ContextParallel, KvAllGatherBytesEqualTheClosedForm) {
-  // CP 4 x TP 2 on 8 GPUs: per layer and microbatch one K/V all-gather (forward) and one dK/dV
-  // reduce-scatter (backward), each (cp-1)/cp of the whole microbatch's K and V held by a TP rank:
-  // 8 KV heads / 2 x (128 + 128) x 2 bytes = 2048 bytes per token, 2 x 8192 tokens.
-  const Plan p = llama8b({"parallel.tp=2", "parallel.cp=4"});
-  const Emitted e = emit(ModelWorkload(p), 6);
-  EXPECT_EQ(e.ops.at(OpKind::CpAllGather), 32 * 2);
-  EXPECT_EQ(e.ops.at(OpKind::CpReduceScatter), 32 * 2);
-  const double bytes = 3.0 / 4.0 * 2 * kSeq * 2048;
-  for (const double b : e.out.at(OpKind::CpAllGather)) EXPECT_DOUBLE_EQ(b, bytes);
-  // TP collectives then cover this CP rank's quarter of the tokens.
-  for (const double b : e.out.at(OpKind::TpAllGather)) EXPECT_DOUBLE_EQ(b, 1.0 / 2.0 * 2 * kSeq / 4 * kHidden * 2);
-  const Roofline r = compute_roofline(p);
-  EXPECT_DOUBLE_EQ(r.tpcp.cp_collectives, 2 * 32 * 2);
-  EXPECT_DOUBLE_EQ(r.tpcp.cp_bytes_per_collective, bytes);
+TEST(ContextParallel, EachCommTypeMovesTheBytesOfItsClosedForm) {
+  // CP 4 x TP 2 on 8 GPUs, 2 microbatches of 2 sequences. A TP rank holds 4 of the 8 KV heads:
+  // 4 x (128 + 128) x 2 bytes = 2048 bytes of K and V per token; c, what one GPU sends to gather
+  // a microbatch's K and V, is (cp - 1) / cp of them over 2 x 8192 tokens.
+  const double c = 3.0 / 4.0 * 2 * kSeq * 2048;
+  const double per_layer_mb = 32 * 2;
+  // p2p (Megatron's default): the forward's ring moves c, the backward's K/V with dK/dV 2c.
+  const Plan p2p = llama8b({"parallel.tp=2", "parallel.cp=4"});
+  ASSERT_EQ(p2p.parallel.cp_comm_type, CpCommType::P2p);
+  const Emitted ring = emit(ModelWorkload(p2p), 6);
+  EXPECT_EQ(ring.ops.at(OpKind::CpRing), per_layer_mb * 2);
+  EXPECT_EQ(ring.ops.count(OpKind::CpAllGather), 0u);
+  EXPECT_EQ(std::count(ring.out.at(OpKind::CpRing).begin(), ring.out.at(OpKind::CpRing).end(), c), per_layer_mb);
+  EXPECT_EQ(std::count(ring.out.at(OpKind::CpRing).begin(), ring.out.at(OpKind::CpRing).end(), 2 * c), per_layer_mb);
+  // allgather: K/V gathered in the forward and again in the backward, dK/dV reduce-scattered: c each.
+  const Plan ag = llama8b({"parallel.tp=2", "parallel.cp=4", "parallel.cp_comm_type=allgather"});
+  const Emitted gather = emit(ModelWorkload(ag), 6);
+  EXPECT_EQ(gather.ops.at(OpKind::CpAllGather), per_layer_mb * 2);
+  EXPECT_EQ(gather.ops.at(OpKind::CpReduceScatter), per_layer_mb);
+  for (const double b : gather.out.at(OpKind::CpAllGather)) EXPECT_DOUBLE_EQ(b, c);
+  for (const double b : gather.out.at(OpKind::CpReduceScatter)) EXPECT_DOUBLE_EQ(b, c);
+  // a2a: each GPU holds a quarter of the tokens; Q, K, V of a token on a TP rank are 16 heads x 128
+  // + 2048 / 2 values (6144 bytes), the output 16 x 128 (4096 bytes); an all-to-all sends 3/4 of
+  // them, a third to each of the 3 other CP ranks. Forward Q,K,V then O; backward dO then dQ,dK,dV.
+  const Plan a2a = llama8b({"parallel.tp=2", "parallel.cp=4", "parallel.cp_comm_type=a2a"});
+  const Emitted swap = emit(ModelWorkload(a2a), 6);
+  EXPECT_EQ(swap.ops.at(OpKind::CpAllToAll), per_layer_mb * 4);
+  const double tokens = 2 * kSeq / 4, qkv = 3.0 / 4.0 * tokens * 6144 / 3, o = 3.0 / 4.0 * tokens * 4096 / 3;
+  const auto& flows = swap.out.at(OpKind::CpAllToAll);
+  EXPECT_EQ(flows.size(), size_t(per_layer_mb * 4 * 3));
+  EXPECT_EQ(std::count(flows.begin(), flows.end(), qkv), per_layer_mb * 2 * 3);
+  EXPECT_EQ(std::count(flows.begin(), flows.end(), o), per_layer_mb * 2 * 3);
+  // The roofline counts the same bytes.
+  EXPECT_DOUBLE_EQ(compute_roofline(p2p).tpcp.cp_bytes_per_gpu, per_layer_mb * 3 * c);
+  EXPECT_DOUBLE_EQ(compute_roofline(ag).tpcp.cp_bytes_per_gpu, per_layer_mb * 3 * c);
+  EXPECT_DOUBLE_EQ(compute_roofline(a2a).tpcp.cp_bytes_per_gpu, per_layer_mb * 2 * 3 * (qkv + o));
+  // CP moves tensors, not FLOPs: the same compute whichever way, and TP collectives cover this CP
+  // rank's quarter of the tokens.
+  EXPECT_NEAR(swap.compute_flops / ring.compute_flops, 1.0, 1e-12);
+  EXPECT_NEAR(gather.compute_flops / ring.compute_flops, 1.0, 1e-12);
+  for (const double b : ring.out.at(OpKind::TpAllGather)) EXPECT_DOUBLE_EQ(b, 1.0 / 2.0 * 2 * kSeq / 4 * kHidden * 2);
   // TP x CP split one replica's work over 8 GPUs: 4 sequences cost half of 8 replicas of one.
   const Plan one = llama8b({"train.global_batch=8", "parallel.microbatches=1"});
-  const double total = emit(ModelWorkload(p), 6).compute_flops * 8, total_one = emit(ModelWorkload(one), 0).compute_flops * 8;
+  const double total = ring.compute_flops * 8, total_one = emit(ModelWorkload(one), 0).compute_flops * 8;
   EXPECT_NEAR(total / (total_one / 2), 1.0, 1e-12);
+}
+
+TEST(ContextParallel, A2aNeedsHeadsThatCpDivides) {
+  // Llama 3.1 8B at TP 2: 16 query and 4 K/V heads a rank. CP 4 divides both; CP 8 not the K/V
+  // heads (Transformer Engine asserts it), so a2a is refused and p2p named as the fix.
+  EXPECT_NO_THROW(llama8b({"parallel.tp=2", "parallel.cp=4", "parallel.cp_comm_type=a2a"}));
+  try {
+    llama8b({"cluster.nodes=2", "parallel.tp=2", "parallel.cp=8", "parallel.cp_comm_type=a2a", "train.global_batch=2",
+             "parallel.microbatches=1"});
+    FAIL() << "a2a with 4 K/V heads over CP 8 accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("parallel.cp_comm_type"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("p2p"), std::string::npos) << e.what();
+  }
+  // Without CP the key has nothing to choose: refused unless left at its default.
+  EXPECT_THROW(llama8b({"parallel.cp_comm_type=a2a", "train.global_batch=8", "parallel.microbatches=1"}), ConfigError);
+  EXPECT_NO_THROW(llama8b({"parallel.cp_comm_type=p2p", "train.global_batch=8", "parallel.microbatches=1"}));
 }
 
 TEST(ZeroTwo, ReducesGradientsEveryMicrobatchAndShardsThem) {
@@ -297,11 +341,22 @@ TEST(TensorParallel, TheHostIssuesEachCollectiveOnce) {
   EXPECT_EQ(dense.at(LayerPart::AttnB), P(3, 1));
   EXPECT_EQ(dense.at(LayerPart::MlpB), P(3, 1));
   const auto ub = launches(llama8b({"parallel.tp=2", "parallel.cp=2", "parallel.tp_comm_overlap=true"}), 3);
-  EXPECT_EQ(ub.at(LayerPart::AttnF), P(1, 0));  // CP's K/V gather only; BF16: no amax
+  EXPECT_EQ(ub.at(LayerPart::AttnF), P(1, 0));  // p2p's one ring step at CP 2 only; BF16: no amax
   EXPECT_EQ(ub.at(LayerPart::MlpB), P(0, 0));
-  const auto cp = launches(llama8b({"parallel.cp=4"}), 3);  // no TP: CP's own only
-  EXPECT_EQ(cp.at(LayerPart::AttnB), P(1, 0));
+  // No TP: CP's own calls only, as Transformer Engine issues them at CP 4. p2p: a send/recv per
+  // ring step, 3 forward and 4 backward (the last sends dK/dV home); allgather: K and V gathered
+  // apart, forward and backward, and dK, dV reduce-scattered apart; a2a: one all-to-all before the
+  // core and one after.
+  const auto cp = launches(llama8b({"parallel.cp=4"}), 3);
+  EXPECT_EQ(cp.at(LayerPart::AttnF), P(3, 0));
+  EXPECT_EQ(cp.at(LayerPart::AttnB), P(4, 0));
   EXPECT_EQ(cp.at(LayerPart::MlpF), P(0, 0));
+  const auto cp_ag = launches(llama8b({"parallel.cp=4", "parallel.cp_comm_type=allgather"}), 3);
+  EXPECT_EQ(cp_ag.at(LayerPart::AttnF), P(2, 0));
+  EXPECT_EQ(cp_ag.at(LayerPart::AttnB), P(4, 0));
+  const auto cp_a2a = launches(llama8b({"parallel.cp=4", "parallel.cp_comm_type=a2a"}), 3);
+  EXPECT_EQ(cp_a2a.at(LayerPart::AttnF), P(2, 0));
+  EXPECT_EQ(cp_a2a.at(LayerPart::AttnB), P(2, 0));
   // DeepSeek-V3 at TP 2 without userbuffers, current scaling and mla_up_proj recomputed, as
   // docs/megatron-mla-audit.md counts Megatron-Core 0.14: the forward gathers the rope key and the
   // two latents and reduce-scatters the output (4, amax for q_up's and kv_up's inputs: 2); the

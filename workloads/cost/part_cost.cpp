@@ -95,9 +95,11 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
       // FLOPs of the replica's microbatch; heads split over TP, the sequence over CP.
       const double flops = k.flops / (tp * cp);
       const double d = double(qk_head_dim(plan.model) + v_head_dim(plan.model)) / 2;
-      // The kernel's rate follows the keys each query reads: the CP shard of the sequence, or the
-      // sliding window where that is shorter (FlashAttention skips the blocks outside it).
-      const double local_seq = double(plan.train.seq_len) / cp;
+      // The kernel's rate follows the keys each query reads: the CP shard of the sequence (a2a: the
+      // whole sequence on 1/cp of the heads), or the sliding window where that is shorter
+      // (FlashAttention skips the blocks outside it).
+      const bool head_split = plan.parallel.cp_comm_type == CpCommType::A2a;
+      const double local_seq = double(plan.train.seq_len) / (head_split ? 1.0 : cp);
       const double window = double(k.attention_window);
       const bool windowed = window > 0 && window < local_seq;
       // train.fp8_attention: the FP8 format's curve; a backward that does not skip the window's
@@ -109,7 +111,7 @@ PartSeconds part_seconds(const Plan& plan, const PartWork& work, const Microbatc
                               ? window_attention_flops_per_s(window, local_seq, d, backward, hw, attention)
                               : attention_flops_per_s(local_seq, d, backward, hw, attention);
       s.attention = (classes & kCostAttention) ? computed / rate : flops / (hw.bf16_tflops * 1e12);
-      s.kernels = attention_launches(k);
+      s.kernels = attention_launches(k) * cp_attention_steps(plan);  // a kernel per CP step
       s.launch = launch * s.kernels;
     } else {
       for (int i = 0; i < k.gemms; ++i) {

@@ -48,6 +48,9 @@ ModelGpuProgram::ModelGpuProgram(const ModelWorkload& workload, int64_t gpu)
   qkv_gather_ = tp_ && tp_qkv_collectives_per_layer(plan_) > 0;
   if (tp_) tp_ring_ = ring_of(layout.tp_group(gpu));
   if (cp_) cp_ring_ = ring_of(layout.cp_group(gpu));
+  if (cp_)
+    for (const int64_t g : layout.cp_group(gpu))
+      if (g != gpu) cp_peers_.push_back(g);
   etp_ = w_.plan().model.is_moe() && layout.etp() > 1;
   if (etp_) etp_ring_ = ring_of(layout.etp_group(gpu));
   // ZeRO-1: a chunk's gradients are final after the last op that runs its weight gradients.

@@ -21,8 +21,11 @@ namespace stepsim {
 // Which share of a TP block's part an op computes (parallel.tp_comm_overlap splits it around its
 // collectives): of the column-parallel GEMMs, of the row-parallel one (which may be stretched by
 // userbuffers' SM margin), and of the rest; `piece` labels it (ops::Tag::piece). Piece 0 = all.
+// Under CP the attention core is a share of its own (`core`), since the CP exchanges run beside or
+// around it; `middle` is then the rest. Pieces 4 to 7: before the core, the core beside p2p's ring
+// (or all of it), p2p's last step, after the core.
 struct TpBlockSlice {
-  double column = 1, middle = 1, row = 1;
+  double column = 1, middle = 1, row = 1, core = 1;
   uint8_t piece = 0;
 };
 
@@ -74,9 +77,9 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   // moves. Returns the share of the MLP still to run once the dispatch has arrived.
   MlpShare shared_experts_ahead(ops::OpSink& sink, int64_t layer, const sched::ChunkRef& ref, ops::OpRef attn);
   // A forward or input-gradient block with its tensor- and context-parallel collectives around it
-  // (workloads/traffic/model_parallel_comm.hpp): TP all-gather, [CP K/V all-gather], compute,
-  // [CP dK/dV reduce-scatter], TP reduce-scatter. Without TP or CP: the compute op alone. Returns
-  // the op whose completion makes the block's output available.
+  // (workloads/traffic/model_parallel_comm.hpp): TP all-gather, compute up to the attention core,
+  // [the core with CP's exchanges: cp_core], the rest, TP reduce-scatter. Without TP or CP: the
+  // compute op alone. Returns the op whose completion makes the block's output available.
   // `weight`: the part's weight gradient computed with it as one autograd op (see fused_weight);
   // the collectives after the block then wait for it too.
   ops::OpRef block(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
@@ -112,6 +115,13 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   struct Ring {
     int64_t next = 0, prev = 0;
   };
+  // The attention core of a forward or input-gradient part with context parallelism's exchanges
+  // (parallel.cp_comm_type), after `deps` (the part up to the core); returns what the rest waits for.
+  ops::OpRef cp_core(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                     const std::vector<ops::OpRef>& deps, double tokens);
+  // a2a: an all-to-all over the CP group, `bytes` sent by this GPU in all.
+  ops::OpRef cp_all_to_all(ops::OpSink& sink, ops::Phase phase, int64_t layer, const sched::ChunkRef& ref,
+                           double bytes, const std::vector<ops::OpRef>& deps);
   ops::OpRef ring_collective(ops::OpSink& sink, int stream, ops::OpKind kind, ops::Phase phase,
                                 int64_t layer, const sched::ChunkRef& ref, uint8_t channel, const Ring& ring,
                                 double bytes, const std::vector<ops::OpRef>& deps);
@@ -161,6 +171,7 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
     return ((uint64_t(uint32_t(mb)) << 20 | uint64_t(layer)) << 1 | (attention ? 1 : 0)) << 2 | half_;
   }
   Ring tp_ring_, cp_ring_, etp_ring_;
+  std::vector<int64_t> cp_peers_;  // the other GPUs of its CP group (a2a's all-to-alls)
   bool fsdp_ = false;
   ActivationOffload offload_;
   // The current microbatch's copies by layer (one microbatch is in flight when offloading).

@@ -26,9 +26,10 @@ OpRef ModelGpuProgram::compute(ops::OpSink& sink, int64_t layer, LayerPart part,
   if (c.fixed_s > 0) flops += c.fixed_s * fp8_rate;  // kernel launches (predicted model), per op
   if (share == MlpShare::SharedExperts) flops = shared + c.shared_fixed_s * fp8_rate;
   if (share == MlpShare::Rest) flops -= shared + c.shared_fixed_s * fp8_rate;
-  if (slice.piece != 0) {  // a piece of a TP block under parallel.tp_comm_overlap
+  if (slice.piece != 0) {  // a piece of a TP block (parallel.tp_comm_overlap) or of the attention around CP's exchanges
     const double column = c.column_flops_per_seq * seqs, row = c.row_flops_per_seq * seqs;
-    flops = slice.column * column + slice.middle * (flops - column - row) + slice.row * row;
+    const double core = c.core_flops_per_seq * seqs;
+    flops = slice.column * column + slice.middle * (flops - column - row - core) + slice.row * row + slice.core * core;
   }
   const bool attention = part == LayerPart::AttnF || part == LayerPart::AttnB || part == LayerPart::AttnW;
   const OpKind kind = attention ? OpKind::Attention : w_.layer_is_moe(layer) ? OpKind::MoeGemm : OpKind::DenseMlp;
@@ -71,14 +72,8 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   // Tokens of this CP rank's share of the microbatch, gathered over TP; the whole microbatch for CP.
   const double seqs = w_.sequences(gpu_, ref.mb) * share_, seq_len = double(plan_.train.seq_len);
   const double tp_bytes = tp_collective_bytes(plan_, seqs * seq_len / double(w_.layout().cp()));
-  const double cp_bytes = cp_collective_bytes(plan_, seqs * seq_len);
   const auto tp_op = [&](OpKind kind, double share, const std::vector<OpRef>& d) {
     return ring_collective(sink, st_.tp, kind, phase, layer, ref, st_.tp_channel, tp_ring_, tp_bytes * share, d);
-  };
-  const auto cp_gather = [&](std::vector<OpRef> d) {
-    if (!cp || part != LayerPart::AttnF) return d;
-    return std::vector<OpRef>{ring_collective(sink, st_.cp, OpKind::CpAllGather, phase, layer, ref, st_.cp_channel,
-                                              cp_ring_, cp_bytes, d)};
   };
   // The block's input-side GEMM: forward, the column-parallel projections the all-gather feeds;
   // backward, the row-parallel projection's input gradient, fed by the output gradient's all-gather.
@@ -90,7 +85,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   Slice rest;  // what of the part runs once the input is gathered
   if (ub) {
     Slice ahead;
-    ahead.middle = ahead.row = ahead.column = 0;
+    ahead.middle = ahead.row = ahead.column = ahead.core = 0;
     (forward ? ahead.column : ahead.row) = (n - 1.0) / n;
     ahead.piece = 1;
     compute(sink, layer, part, ref, deps, MlpShare::All, ahead);
@@ -105,10 +100,24 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
     deps = {ring_collective(sink, st_.tp, forward ? OpKind::TpAllGather : OpKind::TpReduceScatter, phase, layer, ref,
                             st_.tp_channel, tp_ring_,
                             tp_qkv_collective_bytes(plan_, seqs * seq_len / double(w_.layout().cp())), deps)};
-  deps = cp_gather(deps);
+  // Context parallelism: the part up to the attention core (forward: the column-parallel projections
+  // and the rest of the block but the output projection; backward: the output projection's input
+  // gradient and the rest but the q/k/v projections'), the core with CP's exchanges (cp_core), then
+  // what is left, which is what `rest` computes from here on.
+  if (cp) {
+    Slice before = rest;
+    before.core = 0;
+    (forward ? before.row : before.column) = 0;
+    before.piece = 4;
+    const OpRef pre = compute(sink, layer, part, ref, deps, MlpShare::All, before);
+    deps = {cp_core(sink, layer, part, ref, {pre}, seqs * seq_len)};
+    rest.middle = rest.core = 0;
+    (forward ? rest.column : rest.row) = 0;
+    rest.piece = 7;
+  }
   if (forward) {
     if (!ub) {
-      OpRef out = compute(sink, layer, part, ref, deps);
+      OpRef out = compute(sink, layer, part, ref, deps, MlpShare::All, rest);
       return tp ? tp_op(OpKind::TpReduceScatter, 1.0, {out}) : out;
     }
     // userbuffers' split pipeline: the row-parallel GEMM in kUbReduceScatterSplits splits on the SMs
@@ -119,7 +128,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
     rest.row = stretch / splits;
     const OpRef first = compute(sink, layer, part, ref, deps, MlpShare::All, rest);
     Slice tail;
-    tail.column = tail.middle = 0;
+    tail.column = tail.middle = tail.core = 0;
     tail.row = stretch * (splits - 1.0) / splits;
     tail.piece = 3;
     const OpRef last = compute(sink, layer, part, ref, {}, MlpShare::All, tail);
@@ -135,10 +144,60 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
   }
   OpRef out = compute(sink, layer, part, ref, deps, MlpShare::All, rest);
   if (weight) out = compute(sink, layer, *weight, ref, {});  // one autograd op: what follows waits for W
-  if (cp) out = ring_collective(sink, st_.cp, OpKind::CpReduceScatter, phase, layer, ref, st_.cp_channel, cp_ring_,
-                                cp_bytes, {out});
   // The input gradient's reduce-scatter, beside the weight gradient when that is its own op.
   return tp ? tp_op(OpKind::TpReduceScatter, 1.0, {out}) : out;
+}
+
+OpRef ModelGpuProgram::cp_all_to_all(ops::OpSink& sink, Phase phase, int64_t layer, const sched::ChunkRef& ref,
+                                     double bytes, const std::vector<OpRef>& deps) {
+  const double each = bytes / double(cp_peers_.size());
+  std::vector<ops::FlowSpec> out, in;
+  for (const int64_t g : cp_peers_) {
+    out.push_back({each, uint32_t(g), st_.cp_channel});
+    in.push_back({each, uint32_t(g), st_.cp_channel});
+  }
+  return sink.comm(st_.cp, tag(OpKind::CpAllToAll, phase, ref, layer, partner_, half_), std::span<const ops::FlowSpec>(out),
+                   std::span<const ops::FlowSpec>(in), std::span<const OpRef>(deps));
+}
+
+// The attention core with CP's exchanges, as model_parallel_comm.hpp lays them out per
+// parallel.cp_comm_type.
+OpRef ModelGpuProgram::cp_core(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                               const std::vector<OpRef>& deps, double tokens) {
+  const Phase phase = phase_of(part);
+  const bool forward = phase == Phase::Forward;
+  const double cp = double(w_.layout().cp());
+  Slice core;
+  core.column = core.middle = core.row = 0;
+  core.piece = 5;
+  const auto ring = [&](OpKind kind, double bytes, const std::vector<OpRef>& d) {
+    return ring_collective(sink, st_.cp, kind, phase, layer, ref, st_.cp_channel, cp_ring_, bytes, d);
+  };
+  switch (plan_.parallel.cp_comm_type) {
+    case CpCommType::P2p: {
+      // K/V (backward: with dK/dV, twice the bytes) around the ring beside cp - 1 of the cp steps;
+      // the last step waits for the last exchange.
+      const OpRef exchange = ring(OpKind::CpRing, cp_collective_bytes(plan_, tokens) * (forward ? 1.0 : 2.0), deps);
+      core.core = (cp - 1.0) / cp;
+      compute(sink, layer, part, ref, deps, MlpShare::All, core);
+      core.core = 1.0 / cp;
+      core.piece = 6;
+      return compute(sink, layer, part, ref, {exchange}, MlpShare::All, core);
+    }
+    case CpCommType::AllGather: {
+      const double bytes = cp_collective_bytes(plan_, tokens);
+      const OpRef gathered = ring(OpKind::CpAllGather, bytes, deps);
+      const OpRef out = compute(sink, layer, part, ref, {gathered}, MlpShare::All, core);
+      return forward ? out : ring(OpKind::CpReduceScatter, bytes, {out});
+    }
+    case CpCommType::A2a: {
+      // Forward: Q, K, V in, the output back; backward: the output's gradient in, dQ, dK, dV back.
+      const OpRef in = cp_all_to_all(sink, phase, layer, ref, cp_a2a_bytes(plan_, tokens, forward), deps);
+      const OpRef out = compute(sink, layer, part, ref, {in}, MlpShare::All, core);
+      return cp_all_to_all(sink, phase, layer, ref, cp_a2a_bytes(plan_, tokens, !forward), {out});
+    }
+  }
+  return compute(sink, layer, part, ref, deps, MlpShare::All, core);
 }
 
 std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {

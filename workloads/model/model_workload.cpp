@@ -110,8 +110,9 @@ void ModelWorkload::speed_of_light_costs() {
       c.routed_flops_per_row = (effective_flops(per_row.parts[part], lp, Precision::FP8, plan_.hardware) +
                                 effective_flops(per_row.parts[part], lp, Precision::BF16, plan_.hardware) * bf16_weight) /
                                double(layout_.etp());
-      PartWork column, row;
+      PartWork column, row, core;
       for (const Kernel& k : one.parts[part].kernels) {
+        if (k.cls == KernelClass::Attention) core.kernels.push_back(k);
         const TpGemmShare share = tp_gemm_share(plan_, k.name);
         Kernel piece = k;
         piece.flops = k.flops * share.column;
@@ -125,6 +126,7 @@ void ModelWorkload::speed_of_light_costs() {
       };
       c.column_flops_per_seq = at_fp8_rate(column);
       c.row_flops_per_seq = at_fp8_rate(row);
+      c.core_flops_per_seq = at_fp8_rate(core);
     }
   }
   // The LM head is one large GEMM: it gets the large-GEMM efficiency (bf16_gemm_efficiency is
@@ -159,6 +161,7 @@ void ModelWorkload::predicted_costs() {
       // The GEMMs beside the block's TP collectives (tp_comm_overlap pipelines them with those).
       c.column_flops_per_seq = s.column.gemm * fp8_rate / seqs;
       c.row_flops_per_seq = s.row.gemm * fp8_rate / seqs;
+      c.core_flops_per_seq = s.tokens.attention * fp8_rate / seqs;
     }
   }
   const HeadWork head = lm_head_passes(plan, seqs);

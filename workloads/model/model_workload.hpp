@@ -38,6 +38,9 @@ struct PartCost {
   // the row-parallel one whose output is reduce-scattered (in B parts: their input gradients).
   double column_flops_per_seq = 0;
   double row_flops_per_seq = 0;
+  // The attention core's kernels (attention parts), at the FP8 rate: what context parallelism's
+  // exchanges run beside or around (model_parallel_comm.hpp).
+  double core_flops_per_seq = 0;
   // Per op, whatever its size (sim.compute: predicted): kernel launches, all and the shared experts'.
   double fixed_s = 0;
   double shared_fixed_s = 0;

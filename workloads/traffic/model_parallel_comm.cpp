@@ -32,7 +32,17 @@ BlockLaunches tp_cp_block_launches(const Plan& plan, bool attention, bool backwa
   const RankLayout layout(plan);
   const ModelConfig& m = plan.model;
   BlockLaunches out;
-  if (attention && layout.cp() > 1) out.calls += 1;  // K/V all-gather, or the dK/dV reduce-scatter
+  // CP's exchanges, each a call: p2p a send/recv per ring step (cp - 1 forward, cp backward: the
+  // last sends dK/dV home); allgather K and V gathered apart (2 forward; 2 + the 2 reduce-scatters
+  // backward); a2a one all-to-all before the core and one after.
+  if (attention && layout.cp() > 1) {
+    const double cp = double(layout.cp());
+    switch (plan.parallel.cp_comm_type) {
+      case CpCommType::P2p: out.calls += backward ? cp : cp - 1; break;
+      case CpCommType::AllGather: out.calls += backward ? 4 : 2; break;
+      case CpCommType::A2a: out.calls += 2; break;
+    }
+  }
   if (layout.tp() <= 1 || (!attention && moe_layer)) return out;
   const bool current = fp8_layer && plan.train.fp8_recipe_applies() && plan.train.fp8_recipe == Fp8Recipe::Tensorwise;
   const bool ub = plan.parallel.tp_comm_overlap;
@@ -100,6 +110,44 @@ double cp_kv_bytes_per_token(const Plan& plan) {
 double cp_collective_bytes(const Plan& plan, double tokens) {
   const double cp = double(RankLayout(plan).cp());
   return (cp - 1.0) / cp * tokens * cp_kv_bytes_per_token(plan);
+}
+
+double cp_a2a_bytes(const Plan& plan, double tokens, bool qkv) {
+  const ModelConfig& m = plan.model;
+  const RankLayout layout(plan);
+  const double cp = double(layout.cp()), tp = double(layout.tp());
+  const double q_heads = double(m.num_attention_heads) / tp;
+  const double per_token = qkv ? q_heads * double(qk_head_dim(m)) + cp_kv_bytes_per_token(plan) / kBf16Bytes
+                               : q_heads * double(v_head_dim(m));
+  return (cp - 1.0) / cp * tokens / cp * per_token * kBf16Bytes;
+}
+
+std::vector<CpExchangeBytes> cp_exchanges_per_layer(const Plan& plan, double tokens) {
+  if (RankLayout(plan).cp() <= 1) return {};
+  const double c = cp_collective_bytes(plan, tokens);
+  switch (plan.parallel.cp_comm_type) {
+    case CpCommType::P2p:
+      return {{CpExchange::KvRing, false, c}, {CpExchange::KvDkvRing, true, 2 * c}};
+    case CpCommType::AllGather:
+      return {{CpExchange::KvAllGather, false, c}, {CpExchange::KvAllGather, true, c}, {CpExchange::DkvReduceScatter, true, c}};
+    case CpCommType::A2a: {
+      const double qkv = cp_a2a_bytes(plan, tokens, true), out = cp_a2a_bytes(plan, tokens, false);
+      return {{CpExchange::QkvAllToAll, false, qkv}, {CpExchange::OutAllToAll, false, out},
+              {CpExchange::OutAllToAll, true, out}, {CpExchange::QkvAllToAll, true, qkv}};
+    }
+  }
+  return {};
+}
+
+int cp_attention_steps(const Plan& plan) {
+  const int64_t cp = RankLayout(plan).cp();
+  if (cp <= 1) return 1;
+  switch (plan.parallel.cp_comm_type) {
+    case CpCommType::P2p: return int(cp);
+    case CpCommType::AllGather: return 2;
+    case CpCommType::A2a: return 1;
+  }
+  return 1;
 }
 
 }  // namespace stepsim

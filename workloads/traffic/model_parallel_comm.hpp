@@ -28,14 +28,29 @@
 // The backward's re-gather and input-gradient reduce-scatter overlap their GEMMs either way (TE's
 // bulk methods with the option, asynchronous NCCL without).
 //
-// Context parallelism is Llama 3's all-gather variant (Llama 3 paper, section 3.3.2): the
-// sequence is cut into 2 x cp chunks, rank i keeping chunks i and 2cp-1-i (causal load balance);
-// before the attention core each rank all-gathers K and V of the whole sequence (its TP shard of
-// the KV heads), and the backward reduce-scatters dK and dV. Neither overlaps the attention core
-// (Llama 3: the all-gather is small next to attention, so it is left exposed).
+// Context parallelism as Megatron-Core runs it through Transformer Engine's attention with CP
+// (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py), by
+// parallel.cp_comm_type. The sequence is cut into 2 x cp chunks, rank i keeping chunks i and
+// 2cp-1-i (causal load balance); c below is the K/V all-gather's bytes, (cp - 1) / cp of the
+// microbatch's K and V on a TP rank, and g the attention core's time:
+// - p2p (AttnFuncWithCPAndKVP2P, Megatron's default): K/V travel the CP ring in cp - 1 steps while
+//   the attention runs in cp steps, each step's exchange beside the step before (the first step,
+//   the local causal block, needs none). Forward: c in all, from start to end max(g, c + g/cp); the
+//   replay runs (cp-1)/cp of the core beside the exchange and the last 1/cp after it, which ends at
+//   the same time (the pair userbuffers' ring exchange uses). Backward: K/V travel again with the
+//   dK/dV accumulated so far (the first step sends K/V alone, the last dK/dV alone): 2c, the same
+//   way beside the core's backward;
+// - allgather (AttnFuncWithCPAndKVAllGather): K and V all-gathered before the core, in the
+//   forward and again in the backward (the gathered copy is not kept), dK and dV reduce-scattered
+//   after the backward's core; none of it beside the attention (3c);
+// - a2a (AttnFuncWithCPAndQKVOA2A, DeepSpeed-Ulysses): an all-to-all turns Q, K and V from a
+//   sequence split into a head split before the core, which then runs the whole sequence on 1/cp
+//   of the heads, and another turns its output back; the backward the same with dO and dQ, dK, dV.
+//   Each all-to-all sends (cp - 1) / cp of the tensors' bytes on this GPU.
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "vocabulary/plan.hpp"
 #include "vocabulary/rank_layout.hpp"
@@ -83,9 +98,29 @@ double tp_collective_bytes(const Plan& plan, double tokens);
 // (MLA: the up-projected per-head K and V, as Megatron's CP exchanges them).
 double cp_kv_bytes_per_token(const Plan& plan);
 
-// Bytes one GPU sends in one CP collective (the K/V all-gather, or the dK/dV reduce-scatter) over
-// a microbatch of `tokens` tokens (the whole sequences): (cp - 1) / cp x tokens x K/V bytes.
+// Bytes one GPU sends in one K/V all-gather or dK/dV reduce-scatter (c above; p2p's ring sends the
+// same in a pass) over a microbatch of `tokens` tokens (the whole sequences):
+// (cp - 1) / cp x tokens x K/V bytes.
 double cp_collective_bytes(const Plan& plan, double tokens);
+
+// a2a: bytes one GPU sends in the all-to-all of Q, K and V (`qkv`), or of the attention's output,
+// over a microbatch of `tokens` tokens: (cp - 1) / cp x tokens / cp x their bytes per token on a TP
+// rank (BF16; the backward's gradients the same).
+double cp_a2a_bytes(const Plan& plan, double tokens, bool qkv);
+
+// One CP exchange of a layer's attention for one microbatch: what it moves and how many bytes one
+// GPU sends in it, in pass order (forward, then backward).
+enum class CpExchange : uint8_t { KvAllGather, DkvReduceScatter, KvRing, KvDkvRing, QkvAllToAll, OutAllToAll };
+struct CpExchangeBytes {
+  CpExchange what;
+  bool backward;
+  double bytes;
+};
+std::vector<CpExchangeBytes> cp_exchanges_per_layer(const Plan& plan, double tokens);
+
+// Attention kernels one pass of the attention core runs as under CP: p2p one per ring step (cp),
+// allgather one per local chunk (2), a2a and no CP 1.
+int cp_attention_steps(const Plan& plan);
 
 // Fewer key-value heads than TP ranks (Megatron, megatron/core/transformer/attention.py: allowed
 // when the KV heads divide tp): each rank computes 1/tp of the QKV projection's columns, then
@@ -121,7 +156,5 @@ struct BlockLaunches {
 BlockLaunches tp_cp_block_launches(const Plan& plan, bool attention, bool backward, bool moe_layer, bool fp8_layer,
                                    bool recompute_up_proj);
 
-// CP collectives of one layer for one microbatch, forward and backward (0 without CP).
-inline int cp_collectives_per_layer(const Plan& plan) { return RankLayout(plan).cp() > 1 ? 2 : 0; }
 
 }  // namespace stepsim
