@@ -1340,6 +1340,7 @@ class MegatronImport {
       plan_.not_imported.push_back(g->written + " (Megatron-LM turns it off at TP 1)");
     // --cp-comm-type: one value, or one per layer (all the same here); Megatron-LM's default p2p.
     if (const Given* g = given("cp-comm-type")) {
+      if (g->values.empty()) fail_arg(*g, "no type given; write p2p, allgather or a2a");
       for (const auto& v : g->values) {
         if (!v.known()) known_value(*g);
         if (v.text != "p2p" && v.text != "allgather" && v.text != "a2a")

@@ -548,6 +548,8 @@ TEST(MegatronImport, ContextParallelCommTypeAsMegatronReadsIt) {
   expect_import_rejects(
       [] { importers::import_megatron(launch("--context-parallel-size 2 --cp-comm-type p2p p2p a2a p2p"), "launch.sh", {}); },
       {"--cp-comm-type", "same type"});
+  expect_import_rejects([] { importers::import_megatron(launch("--context-parallel-size 2 --cp-comm-type"), "launch.sh", {}); },
+                        {"--cp-comm-type", "no type given"});
   // Without CP the flag chooses nothing: listed as not imported.
   const Loaded no_cp = megatron(launch("--cp-comm-type a2a"));
   EXPECT_EQ(no_cp.plan.parallel.cp, 1);

@@ -129,6 +129,31 @@ TEST(SearchCli, TheSpaceAndItsPruningMatchTheClosedForm) {
   EXPECT_LE(std::stod(ranked.at(0, "step_time_s")), std::stod(ranked.at(1, "step_time_s")));
 }
 
+// parallel.cp_comm_type: the config's own type (p2p) on the plans with CP; --only types apply to
+// those plans alone. FSDP at PP 1 and TP 1, micro-batch 1: at CP 1 the whole group or HSDP groups
+// of 8 (16 holders), at CP 2 the same 2 (8 replicas x 2 CP ranks), so 2 + 2 plans by default and
+// 2 + 2 x 2 with both types; none invalid (32 query and 8 K/V heads divide by 2, as a2a needs).
+TEST(SearchCli, TheCpCommTypeVariesOnlyWhereThereIsCp) {
+  const std::string base = kSmall + " --only schedule=fsdp --fix parallel.tp=1 --fix parallel.pp=1 --only parallel.cp=1,2 "
+                                    "--fix parallel.recompute=none --fix parallel.micro_batch_size=1 "
+                                    "--set hardware.memory_GiB=100000 --max-replays 1 -q ";
+  for (const bool both : {false, true}) {
+    const std::string dir = temp_dir(both ? "cp_both" : "cp_own");
+    const auto r = run_stepsim("search " + base + (both ? "--only parallel.cp_comm_type=p2p,a2a " : "") + "-o '" + dir + "'");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const Csv c = read_csv(dir + "/search.csv");
+    ASSERT_EQ(c.rows.size(), both ? 6u : 4u) << r.out;
+    int p2p = 0, a2a = 0;
+    for (size_t i = 0; i < c.rows.size(); ++i) {
+      const std::string type = c.at(i, "parallel.cp_comm_type");
+      if (c.at(i, "parallel.cp") == "1") EXPECT_EQ(type, "") << i;
+      p2p += type == "p2p", a2a += type == "a2a";
+    }
+    EXPECT_EQ(p2p, 2);
+    EXPECT_EQ(a2a, both ? 2 : 0);
+  }
+}
+
 TEST(SearchCli, MemoryPruningIsTheRooflinesStaticEstimate) {
   const std::string dir = temp_dir("memory");
   const auto r = run_stepsim("search " + kCounted + " --max-replays 1 -q -o '" + dir + "'");
