@@ -79,7 +79,7 @@ struct TpCpTerms {
   double tp_qkv_bytes_per_gpu = 0;     // replicated KV heads: the QKV output's all-gather and its gradient's
   double tp_link_GBps = 0;            // NVLink when a TP group fits a node, else IB
   double cp_collectives = 0;          // per GPU per step: CP exchanges (parallel.cp_comm_type), per layer
-                                      // p2p 2 (K/V ring; K/V + dK/dV ring), allgather 3, a2a 4
+                                      // p2p 2cp - 1 (a ring step each), allgather 3, a2a 4
   double cp_bytes_per_collective = 0; // their mean: p2p and allgather move 3 x (cp-1)/cp x microbatch
                                       // tokens x K/V bytes per token of a TP rank per layer
   double cp_bytes_per_gpu = 0;

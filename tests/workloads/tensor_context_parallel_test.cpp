@@ -214,14 +214,17 @@ TEST(ContextParallel, EachCommTypeMovesTheBytesOfItsClosedForm) {
   // a microbatch's K and V, is (cp - 1) / cp of them over 2 x 8192 tokens.
   const double c = 3.0 / 4.0 * 2 * kSeq * 2048;
   const double per_layer_mb = 32 * 2;
-  // p2p (Megatron's default): the forward's ring moves c, the backward's K/V with dK/dV 2c.
+  // p2p (Megatron's default): a ring step an op. The forward's 3 exchanges move c / 3 each (c in
+  // all); the backward's 4 move K/V alone, K/V with dK/dV twice, dK/dV alone: c/3, 2c/3, 2c/3, c/3
+  // (2c in all).
   const Plan p2p = llama8b({"parallel.tp=2", "parallel.cp=4"});
   ASSERT_EQ(p2p.parallel.cp_comm_type, CpCommType::P2p);
   const Emitted ring = emit(ModelWorkload(p2p), 6);
-  EXPECT_EQ(ring.ops.at(OpKind::CpRing), per_layer_mb * 2);
+  EXPECT_EQ(ring.ops.at(OpKind::CpRing), per_layer_mb * 7);
   EXPECT_EQ(ring.ops.count(OpKind::CpAllGather), 0u);
-  EXPECT_EQ(std::count(ring.out.at(OpKind::CpRing).begin(), ring.out.at(OpKind::CpRing).end(), c), per_layer_mb);
-  EXPECT_EQ(std::count(ring.out.at(OpKind::CpRing).begin(), ring.out.at(OpKind::CpRing).end(), 2 * c), per_layer_mb);
+  const auto& steps = ring.out.at(OpKind::CpRing);
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), c / 3), per_layer_mb * 5);
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), 2 * c / 3), per_layer_mb * 2);
   // allgather: K/V gathered in the forward and again in the backward, dK/dV reduce-scattered: c each.
   const Plan ag = llama8b({"parallel.tp=2", "parallel.cp=4", "parallel.cp_comm_type=allgather"});
   const Emitted gather = emit(ModelWorkload(ag), 6);

@@ -117,7 +117,7 @@ class ModelGpuProgram : public sched::ScheduledGpuProgram {
   };
   // The attention core of a forward or input-gradient part with context parallelism's exchanges
   // (parallel.cp_comm_type), after `deps` (the part up to the core); returns what the rest waits for.
-  ops::OpRef cp_core(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+  std::vector<ops::OpRef> cp_core(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
                      const std::vector<ops::OpRef>& deps, double tokens);
   // a2a: an all-to-all over the CP group, `bytes` sent by this GPU in all.
   ops::OpRef cp_all_to_all(ops::OpSink& sink, ops::Phase phase, int64_t layer, const sched::ChunkRef& ref,

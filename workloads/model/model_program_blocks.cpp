@@ -110,7 +110,7 @@ OpRef ModelGpuProgram::block(ops::OpSink& sink, int64_t layer, LayerPart part, c
     (forward ? before.row : before.column) = 0;
     before.piece = 4;
     const OpRef pre = compute(sink, layer, part, ref, deps, MlpShare::All, before);
-    deps = {cp_core(sink, layer, part, ref, {pre}, seqs * seq_len)};
+    deps = cp_core(sink, layer, part, ref, {pre}, seqs * seq_len);
     rest.middle = rest.core = 0;
     (forward ? rest.column : rest.row) = 0;
     rest.piece = 7;
@@ -162,11 +162,11 @@ OpRef ModelGpuProgram::cp_all_to_all(ops::OpSink& sink, Phase phase, int64_t lay
 
 // The attention core with CP's exchanges, as model_parallel_comm.hpp lays them out per
 // parallel.cp_comm_type.
-OpRef ModelGpuProgram::cp_core(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
-                               const std::vector<OpRef>& deps, double tokens) {
+std::vector<OpRef> ModelGpuProgram::cp_core(ops::OpSink& sink, int64_t layer, LayerPart part, const sched::ChunkRef& ref,
+                                            const std::vector<OpRef>& deps, double tokens) {
   const Phase phase = phase_of(part);
   const bool forward = phase == Phase::Forward;
-  const double cp = double(w_.layout().cp());
+  const int64_t cp = w_.layout().cp();
   Slice core;
   core.column = core.middle = core.row = 0;
   core.piece = 5;
@@ -175,29 +175,41 @@ OpRef ModelGpuProgram::cp_core(ops::OpSink& sink, int64_t layer, LayerPart part,
   };
   switch (plan_.parallel.cp_comm_type) {
     case CpCommType::P2p: {
-      // K/V (backward: with dK/dV, twice the bytes) around the ring beside cp - 1 of the cp steps;
-      // the last step waits for the last exchange.
-      const OpRef exchange = ring(OpKind::CpRing, cp_collective_bytes(plan_, tokens) * (forward ? 1.0 : 2.0), deps);
-      core.core = (cp - 1.0) / cp;
-      compute(sink, layer, part, ref, deps, MlpShare::All, core);
-      core.core = 1.0 / cp;
-      core.piece = 6;
-      return compute(sink, layer, part, ref, {exchange}, MlpShare::All, core);
+      // Transformer Engine's loop, an op per ring step: step i's attention kernel (1/cp of the core)
+      // beside the exchange that brings the next step's K/V, each exchange forwarding what the one
+      // before brought (so a slow hop paces every rank of the ring, step by step). Backward, the
+      // exchange also carries the dK/dV accumulated so far, which waits for the step's kernel: the
+      // first sends K/V alone, the middle ones both (twice the bytes), the last dK/dV alone, and
+      // what follows waits for it.
+      const double step_bytes = cp_collective_bytes(plan_, tokens) / double(cp - 1);
+      core.core = 1.0 / double(cp);
+      std::vector<OpRef> brought = deps;  // what step i's kernel waits for
+      OpRef kernel{}, exchange{};
+      for (int64_t i = 0; i < cp; ++i) {
+        const bool sends = !forward || i < cp - 1;
+        std::vector<OpRef> before = brought;
+        if (!forward && i > 0) before.push_back(kernel);
+        if (sends) exchange = ring(OpKind::CpRing, forward || i == 0 || i == cp - 1 ? step_bytes : 2 * step_bytes, before);
+        core.piece = i == cp - 1 ? 6 : 5;
+        kernel = compute(sink, layer, part, ref, brought, MlpShare::All, core);
+        if (sends) brought = {exchange};
+      }
+      return forward ? std::vector<OpRef>{kernel} : std::vector<OpRef>{kernel, exchange};
     }
     case CpCommType::AllGather: {
       const double bytes = cp_collective_bytes(plan_, tokens);
       const OpRef gathered = ring(OpKind::CpAllGather, bytes, deps);
       const OpRef out = compute(sink, layer, part, ref, {gathered}, MlpShare::All, core);
-      return forward ? out : ring(OpKind::CpReduceScatter, bytes, {out});
+      return {forward ? out : ring(OpKind::CpReduceScatter, bytes, {out})};
     }
     case CpCommType::A2a: {
       // Forward: Q, K, V in, the output back; backward: the output's gradient in, dQ, dK, dV back.
       const OpRef in = cp_all_to_all(sink, phase, layer, ref, cp_a2a_bytes(plan_, tokens, forward), deps);
       const OpRef out = compute(sink, layer, part, ref, {in}, MlpShare::All, core);
-      return cp_all_to_all(sink, phase, layer, ref, cp_a2a_bytes(plan_, tokens, !forward), {out});
+      return {cp_all_to_all(sink, phase, layer, ref, cp_a2a_bytes(plan_, tokens, !forward), {out})};
     }
   }
-  return compute(sink, layer, part, ref, deps, MlpShare::All, core);
+  return {compute(sink, layer, part, ref, deps, MlpShare::All, core)};
 }
 
 std::vector<OpRef> ModelGpuProgram::after(OpRef prev) const {

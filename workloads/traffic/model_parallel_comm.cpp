@@ -127,7 +127,16 @@ std::vector<CpExchangeBytes> cp_exchanges_per_layer(const Plan& plan, double tok
   const double c = cp_collective_bytes(plan, tokens);
   switch (plan.parallel.cp_comm_type) {
     case CpCommType::P2p:
-      return {{CpExchange::KvRing, false, c}, {CpExchange::KvDkvRing, true, 2 * c}};
+    {
+      // A ring step each: forward cp - 1 of K/V; backward K/V, then K/V with dK/dV, then dK/dV.
+      const int64_t cp = RankLayout(plan).cp();
+      const double e = c / double(cp - 1);
+      std::vector<CpExchangeBytes> out(size_t(cp - 1), {CpExchange::KvRing, false, e});
+      out.push_back({CpExchange::KvRing, true, e});
+      for (int64_t i = 1; i < cp - 1; ++i) out.push_back({CpExchange::KvDkvRing, true, 2 * e});
+      out.push_back({CpExchange::DkvRing, true, e});
+      return out;
+    }
     case CpCommType::AllGather:
       return {{CpExchange::KvAllGather, false, c}, {CpExchange::KvAllGather, true, c}, {CpExchange::DkvReduceScatter, true, c}};
     case CpCommType::A2a: {

@@ -33,13 +33,13 @@
 // parallel.cp_comm_type. The sequence is cut into 2 x cp chunks, rank i keeping chunks i and
 // 2cp-1-i (causal load balance); c below is the K/V all-gather's bytes, (cp - 1) / cp of the
 // microbatch's K and V on a TP rank, and g the attention core's time:
-// - p2p (AttnFuncWithCPAndKVP2P, Megatron's default): K/V travel the CP ring in cp - 1 steps while
-//   the attention runs in cp steps, each step's exchange beside the step before (the first step,
-//   the local causal block, needs none). Forward: c in all, from start to end max(g, c + g/cp); the
-//   replay runs (cp-1)/cp of the core beside the exchange and the last 1/cp after it, which ends at
-//   the same time (the pair userbuffers' ring exchange uses). Backward: K/V travel again with the
-//   dK/dV accumulated so far (the first step sends K/V alone, the last dK/dV alone): 2c, the same
-//   way beside the core's backward;
+// - p2p (AttnFuncWithCPAndKVP2P, Megatron's default): the attention runs as cp kernels (steps), each
+//   beside the exchange that brings the next step's K/V from the ring neighbour (c / (cp - 1)), each
+//   exchange forwarding what the one before brought, so a slow hop paces the whole ring. Forward:
+//   cp - 1 exchanges, c in all; with equal steps (cp-1) max(g/cp, c/(cp-1)) + g/cp. Backward: K/V
+//   travel again with the dK/dV accumulated so far, which each exchange takes from the step before
+//   (the first sends K/V alone, the last dK/dV alone, home): cp exchanges, 2c in all, and what
+//   follows waits for the last;
 // - allgather (AttnFuncWithCPAndKVAllGather): K and V all-gathered before the core, in the
 //   forward and again in the backward (the gathered copy is not kept), dK and dV reduce-scattered
 //   after the backward's core; none of it beside the attention (3c);
@@ -109,8 +109,8 @@ double cp_collective_bytes(const Plan& plan, double tokens);
 double cp_a2a_bytes(const Plan& plan, double tokens, bool qkv);
 
 // One CP exchange of a layer's attention for one microbatch: what it moves and how many bytes one
-// GPU sends in it, in pass order (forward, then backward).
-enum class CpExchange : uint8_t { KvAllGather, DkvReduceScatter, KvRing, KvDkvRing, QkvAllToAll, OutAllToAll };
+// GPU sends in it, in pass order (forward, then backward); p2p's ring one per step.
+enum class CpExchange : uint8_t { KvAllGather, DkvReduceScatter, KvRing, KvDkvRing, DkvRing, QkvAllToAll, OutAllToAll };
 struct CpExchangeBytes {
   CpExchange what;
   bool backward;
