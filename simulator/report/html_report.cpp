@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <utility>
 #include <array>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 #include "simulator/io/json_text.hpp"
 #include "simulator/report/html/assets.hpp"

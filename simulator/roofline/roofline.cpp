@@ -241,12 +241,12 @@ TpCpTerms tp_cp_terms(const Plan& plan) {
   const int64_t g = plan.nvlink_ranks();
   t.tp_link_GBps = layout.tp() <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
   // CP's exchanges of a layer's attention (parallel.cp_comm_type: model_parallel_comm.hpp).
-  const std::vector<CpExchangeBytes> cp_exchanges = cp_exchanges_per_layer(plan, micro_tokens);
-  double cp_layer_bytes = 0;
-  for (const CpExchangeBytes& x : cp_exchanges) cp_layer_bytes += x.bytes;
-  t.cp_collectives = per_rank * double(m.num_hidden_layers) * double(cp_exchanges.size());
+  double cp_layer_bytes = 0, cp_layer_exchanges = 0;
+  for (const bool backward : {false, true})
+    for (const CpExchangeBytes& x : cp_exchanges(plan, micro_tokens, backward)) cp_layer_bytes += x.bytes, ++cp_layer_exchanges;
+  t.cp_collectives = per_rank * double(m.num_hidden_layers) * cp_layer_exchanges;
   t.cp_bytes_per_gpu = per_rank * double(m.num_hidden_layers) * cp_layer_bytes;
-  t.cp_bytes_per_collective = cp_exchanges.empty() ? 0.0 : cp_layer_bytes / double(cp_exchanges.size());
+  t.cp_bytes_per_collective = cp_layer_exchanges > 0 ? cp_layer_bytes / cp_layer_exchanges : 0.0;
   t.cp_link_GBps = layout.token_split() <= g ? plan.hardware.nvlink_GBps : plan.hardware.ib_GBps;
   return t;
 }

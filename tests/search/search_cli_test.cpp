@@ -59,6 +59,13 @@ Csv read_csv(const std::string& path) {
   return c;
 }
 
+// How many rows of `csv` `holds(row)` is true for.
+size_t rows_where(const Csv& csv, const std::function<bool(size_t)>& holds) {
+  size_t n = 0;
+  for (size_t i = 0; i < csv.rows.size(); ++i) n += holds(i) ? 1 : 0;
+  return n;
+}
+
 // The shipped config on 16 GPUs (2 nodes of 8).
 const std::string kSmall = "'" + kConfig + "' --gpus 16";
 
@@ -143,14 +150,10 @@ TEST(SearchCli, TheCpCommTypeVariesOnlyWhereThereIsCp) {
     ASSERT_EQ(r.code, 0) << r.err;
     const Csv c = read_csv(dir + "/search.csv");
     ASSERT_EQ(c.rows.size(), both ? 6u : 4u) << r.out;
-    int p2p = 0, a2a = 0;
-    for (size_t i = 0; i < c.rows.size(); ++i) {
-      const std::string type = c.at(i, "parallel.cp_comm_type");
-      if (c.at(i, "parallel.cp") == "1") EXPECT_EQ(type, "") << i;
-      p2p += type == "p2p", a2a += type == "a2a";
-    }
-    EXPECT_EQ(p2p, 2);
-    EXPECT_EQ(a2a, both ? 2 : 0);
+    const auto type = [&](size_t i) { return c.at(i, "parallel.cp_comm_type"); };
+    EXPECT_EQ(rows_where(c, [&](size_t i) { return c.at(i, "parallel.cp") == "1" && type(i) != ""; }), 0u);
+    EXPECT_EQ(rows_where(c, [&](size_t i) { return type(i) == "p2p"; }), 2u);
+    EXPECT_EQ(rows_where(c, [&](size_t i) { return type(i) == "a2a"; }), both ? 2u : 0u);
   }
 }
 
@@ -311,13 +314,6 @@ TEST(SearchCli, ALargeSpaceIsCutAndSaysSo) {
     EXPECT_EQ(ranked.at(i, "parallel.tp"), "1");
     EXPECT_EQ(ranked.at(i, "parallel.pp"), "1");
   }
-}
-
-// How many rows of `csv` `holds(row)` is true for.
-size_t rows_where(const Csv& csv, const std::function<bool(size_t)>& holds) {
-  size_t n = 0;
-  for (size_t i = 0; i < csv.rows.size(); ++i) n += holds(i) ? 1 : 0;
-  return n;
 }
 
 // A Llama 3.1 8B config on 16 H800s (512 sequences of 8192 tokens) with the `parallel` lines and

@@ -173,23 +173,22 @@ std::vector<OpRef> ModelGpuProgram::cp_core(ops::OpSink& sink, int64_t layer, La
   const auto ring = [&](OpKind kind, double bytes, const std::vector<OpRef>& d) {
     return ring_collective(sink, st_.cp, kind, phase, layer, ref, st_.cp_channel, cp_ring_, bytes, d);
   };
+  const std::vector<CpExchangeBytes> exchanges = cp_exchanges(plan_, tokens, !forward);
   switch (plan_.parallel.cp_comm_type) {
     case CpCommType::P2p: {
       // Transformer Engine's loop, an op per ring step: step i's attention kernel (1/cp of the core)
       // beside the exchange that brings the next step's K/V, each exchange forwarding what the one
       // before brought (so a slow hop paces every rank of the ring, step by step). Backward, the
-      // exchange also carries the dK/dV accumulated so far, which waits for the step's kernel: the
-      // first sends K/V alone, the middle ones both (twice the bytes), the last dK/dV alone, and
-      // what follows waits for it.
-      const double step_bytes = cp_collective_bytes(plan_, tokens) / double(cp - 1);
+      // exchange also carries the dK/dV accumulated so far, which waits for the step's kernel, and
+      // what follows waits for the last exchange (dK/dV home).
       core.core = 1.0 / double(cp);
       std::vector<OpRef> brought = deps;  // what step i's kernel waits for
       OpRef kernel{}, exchange{};
       for (int64_t i = 0; i < cp; ++i) {
-        const bool sends = !forward || i < cp - 1;
+        const bool sends = size_t(i) < exchanges.size();
         std::vector<OpRef> before = brought;
         if (!forward && i > 0) before.push_back(kernel);
-        if (sends) exchange = ring(OpKind::CpRing, forward || i == 0 || i == cp - 1 ? step_bytes : 2 * step_bytes, before);
+        if (sends) exchange = ring(OpKind::CpRing, exchanges[size_t(i)].bytes, before);
         core.piece = i == cp - 1 ? 6 : 5;
         kernel = compute(sink, layer, part, ref, brought, MlpShare::All, core);
         if (sends) brought = {exchange};
@@ -197,16 +196,15 @@ std::vector<OpRef> ModelGpuProgram::cp_core(ops::OpSink& sink, int64_t layer, La
       return forward ? std::vector<OpRef>{kernel} : std::vector<OpRef>{kernel, exchange};
     }
     case CpCommType::AllGather: {
-      const double bytes = cp_collective_bytes(plan_, tokens);
-      const OpRef gathered = ring(OpKind::CpAllGather, bytes, deps);
+      const OpRef gathered = ring(OpKind::CpAllGather, exchanges.front().bytes, deps);
       const OpRef out = compute(sink, layer, part, ref, {gathered}, MlpShare::All, core);
-      return {forward ? out : ring(OpKind::CpReduceScatter, bytes, {out})};
+      return {forward ? out : ring(OpKind::CpReduceScatter, exchanges.back().bytes, {out})};
     }
     case CpCommType::A2a: {
       // Forward: Q, K, V in, the output back; backward: the output's gradient in, dQ, dK, dV back.
-      const OpRef in = cp_all_to_all(sink, phase, layer, ref, cp_a2a_bytes(plan_, tokens, forward), deps);
+      const OpRef in = cp_all_to_all(sink, phase, layer, ref, exchanges.front().bytes, deps);
       const OpRef out = compute(sink, layer, part, ref, {in}, MlpShare::All, core);
-      return {cp_all_to_all(sink, phase, layer, ref, cp_a2a_bytes(plan_, tokens, !forward), {out})};
+      return {cp_all_to_all(sink, phase, layer, ref, exchanges.back().bytes, {out})};
     }
   }
   return {compute(sink, layer, part, ref, deps, MlpShare::All, core)};

@@ -32,17 +32,11 @@ BlockLaunches tp_cp_block_launches(const Plan& plan, bool attention, bool backwa
   const RankLayout layout(plan);
   const ModelConfig& m = plan.model;
   BlockLaunches out;
-  // CP's exchanges, each a call: p2p a send/recv per ring step (cp - 1 forward, cp backward: the
-  // last sends dK/dV home); allgather K and V gathered apart (2 forward; 2 + the 2 reduce-scatters
-  // backward); a2a one all-to-all before the core and one after.
-  if (attention && layout.cp() > 1) {
-    const double cp = double(layout.cp());
-    switch (plan.parallel.cp_comm_type) {
-      case CpCommType::P2p: out.calls += backward ? cp : cp - 1; break;
-      case CpCommType::AllGather: out.calls += backward ? 4 : 2; break;
-      case CpCommType::A2a: out.calls += 2; break;
-    }
-  }
+  // CP's exchanges (cp_exchanges), each a call; allgather's gather K and V apart, and reduce-scatter
+  // dK and dV apart, so two calls each.
+  if (attention && layout.cp() > 1)
+    out.calls += double(cp_exchanges(plan, 1.0, backward).size()) *
+                 (plan.parallel.cp_comm_type == CpCommType::AllGather ? 2.0 : 1.0);
   if (layout.tp() <= 1 || (!attention && moe_layer)) return out;
   const bool current = fp8_layer && plan.train.fp8_recipe_applies() && plan.train.fp8_recipe == Fp8Recipe::Tensorwise;
   const bool ub = plan.parallel.tp_comm_overlap;
@@ -122,27 +116,27 @@ double cp_a2a_bytes(const Plan& plan, double tokens, bool qkv) {
   return (cp - 1.0) / cp * tokens / cp * per_token * kBf16Bytes;
 }
 
-std::vector<CpExchangeBytes> cp_exchanges_per_layer(const Plan& plan, double tokens) {
-  if (RankLayout(plan).cp() <= 1) return {};
+std::vector<CpExchangeBytes> cp_exchanges(const Plan& plan, double tokens, bool backward) {
+  const int64_t cp = RankLayout(plan).cp();
+  if (cp <= 1) return {};
   const double c = cp_collective_bytes(plan, tokens);
   switch (plan.parallel.cp_comm_type) {
-    case CpCommType::P2p:
-    {
+    case CpCommType::P2p: {
       // A ring step each: forward cp - 1 of K/V; backward K/V, then K/V with dK/dV, then dK/dV.
-      const int64_t cp = RankLayout(plan).cp();
       const double e = c / double(cp - 1);
-      std::vector<CpExchangeBytes> out(size_t(cp - 1), {CpExchange::KvRing, false, e});
-      out.push_back({CpExchange::KvRing, true, e});
-      for (int64_t i = 1; i < cp - 1; ++i) out.push_back({CpExchange::KvDkvRing, true, 2 * e});
-      out.push_back({CpExchange::DkvRing, true, e});
+      if (!backward) return std::vector<CpExchangeBytes>(size_t(cp - 1), {CpExchange::KvRing, e});
+      std::vector<CpExchangeBytes> out = {{CpExchange::KvRing, e}};
+      for (int64_t i = 1; i < cp - 1; ++i) out.push_back({CpExchange::KvDkvRing, 2 * e});
+      out.push_back({CpExchange::DkvRing, e});
       return out;
     }
     case CpCommType::AllGather:
-      return {{CpExchange::KvAllGather, false, c}, {CpExchange::KvAllGather, true, c}, {CpExchange::DkvReduceScatter, true, c}};
+      if (!backward) return {{CpExchange::KvAllGather, c}};
+      return {{CpExchange::KvAllGather, c}, {CpExchange::DkvReduceScatter, c}};
     case CpCommType::A2a: {
       const double qkv = cp_a2a_bytes(plan, tokens, true), out = cp_a2a_bytes(plan, tokens, false);
-      return {{CpExchange::QkvAllToAll, false, qkv}, {CpExchange::OutAllToAll, false, out},
-              {CpExchange::OutAllToAll, true, out}, {CpExchange::QkvAllToAll, true, qkv}};
+      if (!backward) return {{CpExchange::QkvAllToAll, qkv}, {CpExchange::OutAllToAll, out}};
+      return {{CpExchange::OutAllToAll, out}, {CpExchange::QkvAllToAll, qkv}};
     }
   }
   return {};

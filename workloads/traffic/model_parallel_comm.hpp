@@ -108,15 +108,15 @@ double cp_collective_bytes(const Plan& plan, double tokens);
 // rank (BF16; the backward's gradients the same).
 double cp_a2a_bytes(const Plan& plan, double tokens, bool qkv);
 
-// One CP exchange of a layer's attention for one microbatch: what it moves and how many bytes one
-// GPU sends in it, in pass order (forward, then backward); p2p's ring one per step.
+// The CP exchanges of one pass of a layer's attention for one microbatch (the forward's, or the
+// backward's), in the order they run: what each moves and the bytes one GPU sends in it; p2p's
+// ring one per step. The replay emits them, the roofline and the host's call count read them.
 enum class CpExchange : uint8_t { KvAllGather, DkvReduceScatter, KvRing, KvDkvRing, DkvRing, QkvAllToAll, OutAllToAll };
 struct CpExchangeBytes {
   CpExchange what;
-  bool backward;
   double bytes;
 };
-std::vector<CpExchangeBytes> cp_exchanges_per_layer(const Plan& plan, double tokens);
+std::vector<CpExchangeBytes> cp_exchanges(const Plan& plan, double tokens, bool backward);
 
 // Attention kernels one pass of the attention core runs as under CP: p2p one per ring step (cp),
 // allgather one per local chunk (2), a2a and no CP 1.
