@@ -380,6 +380,14 @@ struct HardwareConfig {
   // scaled_dot_product_attention runs on Hopper unless it prefers cuDNN's), from a published benchmark;
   // unset = no figure (refused).
   AttentionCurve attention_flash2;
+  // cuDNN's fused attention gets faster from release to release: attention_fwd_tflops and its
+  // siblings are the curve of release attention_cudnn_version (cuDNN's own integer: 92200 = 9.22.0;
+  // 0 = not stated), attention_early the curve an earlier release (attention_early_cudnn_version)
+  // measured on this GPU. A software profile that ships a release older than the first runs the
+  // second (software.cudnn_version; cost::attention_format).
+  int64_t attention_cudnn_version = 0;
+  AttentionCurve attention_early;
+  int64_t attention_early_cudnn_version = 0;
   const AttentionCurve& attention_curve(LowPrecision f) const { return f == LowPrecision::Mxfp8 ? attention_mxfp8 : attention_fp8; }
   // Whether the FP8 attention backward skips the key tiles outside a sliding window, as the BF16
   // kernels do; false where the published kernel computes every causal tile (cuDNN 9.22 on GB200).
@@ -472,6 +480,9 @@ struct SoftwareConfig {
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
   // Charged by the MoE dispatcher (parallel.moe_dispatcher), not by the per-op cost model.
   int64_t host_syncs_per_moe_layer = 0;
+  // The cuDNN release the framework's containers ship (cuDNN's own integer: 91002 = 9.10.2; 0 = not
+  // stated): it picks the GPU preset's attention curve of that release (HardwareConfig::attention_early).
+  int64_t cudnn_version = 0;
   // Whether an MoE layer's backward all-to-all (the dispatch's gradient) leaves only after the
   // experts' weight gradients: the dispatcher is an autograd node after Transformer Engine's
   // linears, whose backward computes input and weight gradients in one call (Megatron-Core's

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "simulator/io/json_text.hpp"
+#include "workloads/cost/attention_cost.hpp"
 #include "vocabulary/config_error.hpp"
 
 namespace stepsim::calib {
@@ -136,6 +137,10 @@ Calibration calibrate(const traces::ProfileSummary& trace, const Plan& plan) {
     throw ConfigError("software.attention_kernel: calibrate fits the fused kernel's attention rates "
                       "(hardware.attention_fwd_tflops, attention_bwd_tflops), which flash2 does not read; set "
                       "software.attention_kernel=fused");
+  if (plan.sim.compute == ComputeModel::Predicted && cost::attention_format(plan) == cost::AttentionFormat::Bf16EarlyCudnn)
+    throw ConfigError("software.cudnn_version: calibrate fits the preset curve's attention rates "
+                      "(hardware.attention_fwd_tflops, attention_bwd_tflops), and this cuDNN release runs the preset's "
+                      "earlier curve (hardware.attention_early_*); set software.cudnn_version=0");
   if (plan.sim.compute == ComputeModel::Predicted) return calibrate_predicted(trace, plan);
   const CaptureSol sol = capture_sol(plan);
   const PhaseMap real = capture_real(trace);

@@ -170,6 +170,8 @@ bool model_key_must_be_positive(const std::string& k) {
 void apply_bounds(std::map<std::string, Field>& f) {
   const std::string size = "a larger size would overflow the model's arithmetic or exhaust memory";
   const std::string time = "a larger count would make the replay exhaust memory or run for days";
+  const std::string kCudnnVersionWhy =
+      "cuDNN's own integer (major x 10000 + minor x 100 + patch: 91002 for 9.10.2), as cudnn.backend_version() prints it";
   struct Bound {
     const char* key;
     double min, max;
@@ -278,6 +280,13 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.attention_flash2_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.attention_flash2_fwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"hardware.attention_flash2_bwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_early_fwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_early_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
+      {"hardware.attention_early_fwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_early_bwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
+      {"hardware.attention_cudnn_version", 0, 999999, kCudnnVersionWhy},
+      {"hardware.attention_early_cudnn_version", 0, 999999, kCudnnVersionWhy},
+      {"software.cudnn_version", 0, 999999, kCudnnVersionWhy},
       {"software.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.looped_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
@@ -622,13 +631,15 @@ const std::map<std::string, Field>& schema() {
              {"peak_fp4_tflops", &HardwareConfig::peak_fp4_tflops},
              {"gemm_nvfp4_peak_share", &HardwareConfig::gemm_nvfp4_peak_share}})
       f[std::string("hardware.") + key] = {Kind::PositiveNumber, into(&Plan::hardware, member)};
-    // The FP8 attention curves (train.fp8_attention) and FlashAttention-2's (software.attention_kernel
-    // flash2): hardware.attention_{fp8,mxfp8,flash2}_{fwd,bwd}_{tflops,seq_half}.
+    // The FP8 attention curves (train.fp8_attention), FlashAttention-2's (software.attention_kernel
+    // flash2) and an earlier cuDNN release's (software.cudnn_version):
+    // hardware.attention_{fp8,mxfp8,flash2,early}_{fwd,bwd}_{tflops,seq_half}.
     using Curve = HardwareConfig::AttentionCurve;
     for (const auto& [format, curve] : std::initializer_list<std::pair<const char*, Curve HardwareConfig::*>>{
              {"fp8", &HardwareConfig::attention_fp8},
              {"mxfp8", &HardwareConfig::attention_mxfp8},
-             {"flash2", &HardwareConfig::attention_flash2}})
+             {"flash2", &HardwareConfig::attention_flash2},
+             {"early", &HardwareConfig::attention_early}})
       for (const auto& [what, kind, member] : std::initializer_list<std::tuple<const char*, Kind, double Curve::*>>{
                {"fwd_tflops", Kind::PositiveNumber, &Curve::fwd_tflops},
                {"bwd_tflops", Kind::PositiveNumber, &Curve::bwd_tflops},
@@ -636,6 +647,10 @@ const std::map<std::string, Field>& schema() {
                {"bwd_seq_half", Kind::NonNegativeNumber, &Curve::bwd_seq_half}})
         f[std::string("hardware.attention_") + format + "_" + what] = {
             kind, [c = curve, m = member](Plan& p, const json& v) { (p.hardware.*c).*m = v.get<double>(); }};
+    f["hardware.attention_cudnn_version"] = {Kind::NonNegativeInt,
+                                              into(&Plan::hardware, &HardwareConfig::attention_cudnn_version)};
+    f["hardware.attention_early_cudnn_version"] = {Kind::NonNegativeInt,
+                                                    into(&Plan::hardware, &HardwareConfig::attention_early_cudnn_version)};
     f["hardware.attention_fp8_bwd_skips_window"] = {Kind::Bool,
                                                      into(&Plan::hardware, &HardwareConfig::attention_fp8_bwd_skips_window)};
 
@@ -663,6 +678,7 @@ const std::map<std::string, Field>& schema() {
         choice<AttentionKernel>(kAttentionKernels, [](Plan& p, AttentionKernel v) { p.software.attention_kernel = v; });
     f["software.pipeline_split"] =
         choice<PipelineSplit>(kPipelineSplits, [](Plan& p, PipelineSplit v) { p.software.pipeline_split = v; });
+    f["software.cudnn_version"] = {Kind::NonNegativeInt, into(&Plan::software, &SoftwareConfig::cudnn_version)};
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
                                               into(&Plan::software, &SoftwareConfig::host_syncs_per_moe_layer)};
     f["software.moe_wgrad_before_dispatch"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::moe_wgrad_before_dispatch)};
@@ -1209,8 +1225,18 @@ void apply_hardware_layers(json& root, const std::string& source, const std::fil
     if (!std::filesystem::exists(p, ec))
       throw ConfigError(source + ": hardware.preset: the preset file " + p.string() +
                         " is missing; reinstall the workloads/hardware folder");
-    const json preset = read_hardware_file(p, "a hardware preset", "hardware.preset");
-    if (set_keys.count("hardware.preset")) switch_to_preset(hw, preset, name.get<std::string>(), source, set_keys, notes);
+    json preset = read_hardware_file(p, "a hardware preset", "hardware.preset");
+    // A config, --set or calibrated profile that gives the BF16 attention curve itself states the
+    // rate its software runs at: the preset's release label and its earlier release's curve
+    // (attention_cudnn_version, attention_early_*) would override or mislabel it, so neither is taken.
+    const bool switching = set_keys.count("hardware.preset") > 0;
+    bool own_curve = false;
+    for (const char* k : {"attention_fwd_tflops", "attention_bwd_tflops", "attention_seq_half"})
+      own_curve = own_curve || (switching ? set_keys.count(std::string("hardware.") + k) > 0 : hw.contains(k));
+    if (own_curve && preset.is_object())
+      for (auto it = preset.begin(); it != preset.end();)
+        it = it.key() == "attention_cudnn_version" || it.key().starts_with("attention_early_") ? preset.erase(it) : std::next(it);
+    if (switching) switch_to_preset(hw, preset, name.get<std::string>(), source, set_keys, notes);
     else fill_unset(hw, preset, "hardware.preset " + name.get<std::string>(), notes);
   }
 }

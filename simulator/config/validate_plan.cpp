@@ -385,6 +385,33 @@ void validate_compute_model(const Plan& p, const auto& fail) {
                " has no published rate for it; set hardware.attention_flash2_{fwd,bwd}_{tflops,seq_half} from a kernel "
                "benchmark, or software.attention_kernel=fused (the preset's fused kernel, e.g. cuDNN's)");
   }
+  // An earlier cuDNN release's curve needs its own release and the preset curve's release to be
+  // told apart; cuDNN's versions are integers of 4 digits (8.9.7: 8907) or more (9.10.2: 91002).
+  for (const auto& [key, v] : {std::pair{"hardware.attention_cudnn_version", h.attention_cudnn_version},
+                               std::pair{"hardware.attention_early_cudnn_version", h.attention_early_cudnn_version},
+                               std::pair{"software.cudnn_version", p.software.cudnn_version}})
+    if (v > 0 && v < 1000)
+      fail(key, std::to_string(v) + " is no cuDNN version: give cuDNN's own integer (major x 10000 + minor x 100 + "
+                                    "patch: 91002 for 9.10.2; 8907 for 8.9.7), or 0 for none");
+  const HardwareConfig::AttentionCurve& early = h.attention_early;
+  if (early.fwd_tflops > 0 || early.bwd_tflops > 0 || early.fwd_seq_half > 0 || early.bwd_seq_half > 0 ||
+      h.attention_early_cudnn_version > 0) {
+    const std::pair<const char*, bool> needs[] = {
+        {"hardware.attention_early_fwd_tflops", early.fwd_tflops > 0},
+        {"hardware.attention_early_bwd_tflops", early.bwd_tflops > 0},
+        {"hardware.attention_early_cudnn_version", h.attention_early_cudnn_version > 0},
+        {"hardware.attention_cudnn_version", h.attention_cudnn_version > 0}};
+    for (const auto& [key, ok] : needs)
+      if (!ok)
+        fail(key, "missing: hardware.attention_early_* is the BF16 attention curve an earlier cuDNN release measured "
+                  "on this GPU, read where software.cudnn_version is older than hardware.attention_cudnn_version; "
+                  "set its rates, its release and the preset curve's release, or leave attention_early_* out");
+    if (h.attention_early_cudnn_version >= h.attention_cudnn_version)
+      fail("hardware.attention_early_cudnn_version",
+           std::to_string(h.attention_early_cudnn_version) + " is not older than hardware.attention_cudnn_version " +
+               std::to_string(h.attention_cudnn_version) +
+               ": the early curve is an earlier release's; swap them, or leave attention_early_* out");
+  }
   const std::pair<const char*, bool> unread[] = {
       {"hardware.gemm_efficiency", h.gemm_efficiency != 1},
       {"hardware.wgrad_gemm_efficiency", h.wgrad_gemm_efficiency != 0},

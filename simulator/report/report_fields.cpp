@@ -253,6 +253,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.moe_layer_host_s", Kind::Number},
       {"software.alltoall_dispatch_launches", Kind::Number},
       {"software.host_syncs_per_moe_layer", Kind::Number},
+      {"software.cudnn_version", Kind::Number},
       {"software.moe_wgrad_before_dispatch", Kind::Flag},
       {"software.kernel_launch_s", Kind::Number},
       {"software.mxfp8_efficiency", Kind::Number},

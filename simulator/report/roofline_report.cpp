@@ -33,6 +33,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"attention_kernel", to_string(sw.attention_kernel)},
                    {"pipeline_split", to_string(sw.pipeline_split)},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
+                   {"cudnn_version", sw.cudnn_version},
                    {"moe_wgrad_before_dispatch", sw.moe_wgrad_before_dispatch},
                    {"grouped_gemm_per_expert", sw.grouped_gemm_per_expert},
                    {"fp8_weight_cache", sw.fp8_weight_cache},
@@ -93,11 +94,29 @@ std::string software_text(const Plan& plan) {
               : std::string());
 }
 
+namespace {
+// cuDNN's integer as its release: 91002 -> 9.10.2 (cuDNN 9 on: x 10000), 8907 -> 8.9.7 (cuDNN 8: x 1000).
+std::string cudnn_text(int64_t v) {
+  if (v >= 90000) return fmt::format("{}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+  return fmt::format("{}.{}.{}", v / 1000, v / 100 % 10, v % 100);
+}
+}  // namespace
+
 std::string attention_rates_text(const Plan& plan) {
   const HardwareConfig& hw = plan.hardware;
-  const std::string bf16 = fmt::format("{:g} / {:g} TFLOP/s forward / backward", hw.attention_fwd_tflops, hw.attention_bwd_tflops);
+  const std::string bf16 =
+      fmt::format("{:g} / {:g} TFLOP/s forward / backward", hw.attention_fwd_tflops, hw.attention_bwd_tflops) +
+      (hw.attention_cudnn_version > 0 ? fmt::format(" (cuDNN {}'s curve)", cudnn_text(hw.attention_cudnn_version)) : std::string());
   // The kernel and format the cost model runs (cost::attention_format: one home for that choice).
   switch (cost::attention_format(plan)) {
+    case cost::AttentionFormat::Bf16EarlyCudnn:
+      return fmt::format("in cuDNN {} at {:g} / {:g} TFLOP/s forward / backward, half rate at {:g} / {:g} keys "
+                         "(software.cudnn_version {} ships a release older than the preset's cuDNN {} curve, {:g} / {:g}){}",
+                         cudnn_text(hw.attention_early_cudnn_version), hw.attention_early.fwd_tflops,
+                         hw.attention_early.bwd_tflops, hw.attention_early.fwd_seq_half, hw.attention_early.bwd_seq_half,
+                         plan.software.cudnn_version, cudnn_text(hw.attention_cudnn_version), hw.attention_fwd_tflops,
+                         hw.attention_bwd_tflops,
+                         plan.model.sliding_window > 0 ? ", sliding-window layers at its rate for S = W" : "");
     case cost::AttentionFormat::Bf16:
       if (plan.model.sliding_window <= 0) return "at " + bf16;
       // A sliding-window model's BF16 layers run at R x W / (W + K), K each pass's window constant.

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "simulator/config/config_loader.hpp"
+#include "workloads/cost/attention_cost.hpp"
 #include "tests/config/config_test_util.hpp"
 
 namespace stepsim {
@@ -126,6 +128,43 @@ TEST(SoftwareProfile, TheAttentionKernelIsTheReleases) {
                  {"hardware.attention_flash2_fwd_tflops", "no published rate", "software.attention_kernel=fused"});
   EXPECT_EQ(load_plan(kLlama, {"software.profile=torchtitan", "hardware.preset=b200"}).software.attention_kernel,
             AttentionKernel::Flash2);
+}
+
+// cuDNN's attention kernels got faster between releases: the B200 and GB200 presets hold the curve of
+// cuDNN 9.22 and an earlier one of 9.10.2; NeMo 25.02-25.07's containers ship cuDNN 9.7 to 9.10 and
+// run the earlier curve, Megatron-Bridge's (not stated) and every Hopper preset (one curve) the later.
+TEST(SoftwareProfile, TheCudnnReleasePicksTheAttentionCurve) {
+  const auto format = [&](const std::vector<std::string>& sets) {
+    std::vector<std::string> all = {"hardware.preset=b200"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    return cost::attention_format(load_plan(kLlama, all));
+  };
+  using F = cost::AttentionFormat;
+  EXPECT_EQ(load_plan(kLlama, {"software.profile=nemo-25"}).software.cudnn_version, 91002);
+  EXPECT_EQ(format({"software.profile=nemo-25"}), F::Bf16EarlyCudnn);
+  EXPECT_EQ(format({"software.profile=nemo-25", "hardware.preset=gb200"}), F::Bf16EarlyCudnn);
+  EXPECT_EQ(format({"software.profile=megatron-bridge"}), F::Bf16);
+  EXPECT_EQ(format({"software.cudnn_version=92199"}), F::Bf16EarlyCudnn);
+  EXPECT_EQ(format({"software.cudnn_version=92200"}), F::Bf16);
+  EXPECT_EQ(format({"software.cudnn_version=0"}), F::Bf16);
+  EXPECT_EQ(format({"software.profile=nemo-25", "hardware.preset=h100-sxm"}), F::Bf16);
+  // A config that gives the curve itself states its rate: the preset's early curve is not taken.
+  const Plan own = load_plan(kLlama, {"hardware.preset=b200", "software.profile=nemo-25", "hardware.attention_fwd_tflops=1000"});
+  EXPECT_EQ(cost::attention_format(own), F::Bf16);
+  EXPECT_EQ(own.hardware.attention_cudnn_version, 0);
+  EXPECT_FALSE(own.hardware.attention_early.set());
+  EXPECT_DOUBLE_EQ(own.hardware.attention_fwd_tflops, 1000);
+  // Versions are cuDNN's own integers; an early curve needs its release and the later curve's.
+  expect_message(config_error_of([&] { load_plan(kLlama, {"hardware.preset=b200", "software.cudnn_version=9.10"}); }),
+                 {"--set", "software.cudnn_version", "integer"});
+  expect_message(config_error_of([&] { load_plan(kLlama, {"hardware.preset=b200", "software.cudnn_version=910"}); }),
+                 {"software.cudnn_version", "910 is no cuDNN version", "91002 for 9.10.2"});
+  expect_message(config_error_of([&] { load_plan(kLlama, {"hardware.attention_early_fwd_tflops=900"}); }),
+                 {"hardware.attention_early_bwd_tflops", "missing", "leave attention_early_* out"});
+  expect_message(config_error_of([&] {
+                   load_plan(kLlama, {"hardware.preset=b200", "hardware.attention_early_cudnn_version=92200"});
+                 }),
+                 {"hardware.attention_early_cudnn_version", "92200 is not older than", "92200"});
 }
 
 TEST(SoftwareProfile, AProfileFileIsAPath) {

@@ -199,6 +199,29 @@ TEST(AttentionCost, Fp8AndMxfp8FollowCuDnnsPublishedGb200FiguresWithinSixPercent
           << int(r.format) << " " << r.backward << " " << seqs[i];
 }
 
+// cuDNN-frontend's B200 run of cuDNN 9.10.2 (benchmark/sdpa_benchmark_bf16_training, June 2025:
+// PyTorch's SDPA calling cuDNN, causal, 128 query / 8 KV heads, head dim 128), TFLOP/s at S = 2048 ..
+// 32768, times that benchmark's frontend / PyTorch ratio at 32k (forward 1437 / 1430, backward
+// 1196 / 1126). A plan whose software ships a release older than the b200 preset's curve
+// (software.cudnn_version 91002 < hardware.attention_cudnn_version 92200) runs the preset's early
+// curve, fitted to these ten points: each within 11 % (the fit's worst is 10.5 %), and at 8k well
+// below the later release's curve (1474 / 1175 there).
+TEST(AttentionCost, AnEarlierCudnnReleaseFollowsItsPublishedB200FiguresWithinElevenPercent) {
+  const Plan plan = load_plan(default_config_path(), {"hardware.preset=b200", "software.cudnn_version=91002"});
+  ASSERT_EQ(cost::attention_format(plan), cost::AttentionFormat::Bf16EarlyCudnn);
+  const HardwareConfig& hw = plan.hardware;
+  const double seqs[] = {2048, 4096, 8192, 16384, 32768};
+  const double forward[] = {525.475, 897.309, 1211.140, 1358.566, 1435.072};
+  const double backward[] = {383.705, 709.138, 945.440, 1074.499, 1132.387};
+  const auto early = cost::AttentionFormat::Bf16EarlyCudnn;
+  for (int i = 0; i < 5; ++i) {
+    const double fwd = forward[i] * 1437 / 1430, bwd = backward[i] * 1196 / 1126;
+    EXPECT_NEAR(cost::attention_flops_per_s(seqs[i], 128, false, hw, early) / 1e12, fwd, 0.11 * fwd) << seqs[i];
+    EXPECT_NEAR(cost::attention_flops_per_s(seqs[i], 128, true, hw, early) / 1e12, bwd, 0.11 * bwd) << seqs[i];
+  }
+  EXPECT_LT(cost::attention_flops_per_s(8192, 128, false, hw, early), 0.8 * cost::attention_flops_per_s(8192, 128, false, hw));
+}
+
 // The same benchmark's GPT-OSS run (gpt_oss/gb200/gpt_oss_20260424_100011.csv: window 128, head
 // dim 64, 128 heads, batch 2, S = 4096): the FP8 backward takes 1.731 ms and the MXFP8 one 2.080 ms,
 // the BF16 one 0.465 ms: cuDNN's FP8 backward computes every causal tile. stepsim's window FLOPs,

@@ -5,8 +5,13 @@
 namespace stepsim::cost {
 
 AttentionFormat attention_format(const Plan& plan) {
-  if (!plan.train.runs_fp8_attention())
-    return plan.software.attention_kernel == AttentionKernel::Flash2 ? AttentionFormat::Flash2Bf16 : AttentionFormat::Bf16;
+  if (!plan.train.runs_fp8_attention()) {
+    if (plan.software.attention_kernel == AttentionKernel::Flash2) return AttentionFormat::Flash2Bf16;
+    const HardwareConfig& hw = plan.hardware;
+    const bool older = plan.software.cudnn_version > 0 && hw.attention_cudnn_version > 0 &&
+                       plan.software.cudnn_version < hw.attention_cudnn_version;
+    return older && hw.attention_early.set() ? AttentionFormat::Bf16EarlyCudnn : AttentionFormat::Bf16;
+  }
   return plan.train.low_precision == LowPrecision::Mxfp8 ? AttentionFormat::Mxfp8 : AttentionFormat::Fp8;
 }
 
@@ -25,9 +30,9 @@ double attention_flops_per_s(double seq, double head_dim, bool backward, const H
   if (format == AttentionFormat::Bf16)
     return curve_flops_per_s(backward ? hw.attention_bwd_tflops : hw.attention_fwd_tflops, seq, hw.attention_seq_half, head_dim, hw);
   const HardwareConfig::AttentionCurve& c =
-      format == AttentionFormat::Flash2Bf16
-          ? hw.attention_flash2
-          : hw.attention_curve(format == AttentionFormat::Mxfp8 ? LowPrecision::Mxfp8 : LowPrecision::Fp8);
+      format == AttentionFormat::Flash2Bf16       ? hw.attention_flash2
+      : format == AttentionFormat::Bf16EarlyCudnn ? hw.attention_early
+                                                  : hw.attention_curve(format == AttentionFormat::Mxfp8 ? LowPrecision::Mxfp8 : LowPrecision::Fp8);
   return curve_flops_per_s(backward ? c.bwd_tflops : c.fwd_tflops, seq, backward ? c.bwd_seq_half : c.fwd_seq_half, head_dim, hw);
 }
 
@@ -52,7 +57,8 @@ double attention_seconds(double flops, double seq, double head_dim, bool backwar
 
 double attention_bwd_computed_flops(double window_flops, double seq, double window, AttentionFormat format,
                                     const HardwareConfig& hw) {
-  if (format == AttentionFormat::Bf16 || format == AttentionFormat::Flash2Bf16 || hw.attention_fp8_bwd_skips_window ||
+  if (format == AttentionFormat::Bf16 || format == AttentionFormat::Bf16EarlyCudnn ||
+      format == AttentionFormat::Flash2Bf16 || hw.attention_fp8_bwd_skips_window ||
       window <= 0 || window >= seq)
     return window_flops;
   return window_flops * (seq * seq / 2.0) / (seq * window - window * window / 2.0);

@@ -11,9 +11,11 @@
 
 namespace stepsim::cost {
 
-// The attention core's kernel and number format: BF16 in the preset's fused kernel, BF16 in
-// FlashAttention-2 (software.attention_kernel flash2), or the plan's FP8 format under train.fp8_attention.
-enum class AttentionFormat : uint8_t { Bf16, Flash2Bf16, Fp8, Mxfp8 };
+// The attention core's kernel and number format: BF16 in the preset's fused kernel, the same kernel
+// as an earlier cuDNN release ran it (software.cudnn_version older than the preset's curve, where the
+// preset has that release's curve: hardware.attention_early), BF16 in FlashAttention-2
+// (software.attention_kernel flash2), or the plan's FP8 format under train.fp8_attention.
+enum class AttentionFormat : uint8_t { Bf16, Bf16EarlyCudnn, Flash2Bf16, Fp8, Mxfp8 };
 AttentionFormat attention_format(const Plan& plan);
 
 // FLOP/s of the causal kernel over `seq` keys at head dimension `head_dim`.
@@ -25,7 +27,7 @@ double attention_flops_per_s(double seq, double head_dim, bool backward, const H
 // curve's form with each pass's own constant fitted to published windowed timings
 // (docs/sliding-window-attention-audit.md), never above the causal rate at `seq`, so a window as
 // long as the sequence costs what the causal layer costs. FP8 and FlashAttention-2: the curve's
-// causal rate at S = W (no windowed figure was found).
+// causal rate at S = W (no windowed figure was found); an earlier cuDNN release's curve likewise.
 double window_attention_flops_per_s(double window, double seq, double head_dim, bool backward, const HardwareConfig& hw,
                                     AttentionFormat format = AttentionFormat::Bf16);
 
