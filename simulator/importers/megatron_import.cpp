@@ -340,6 +340,7 @@ constexpr ArgSpec kArgs[] = {
     {"enable-cuda-graph", Arity::Flag, Role::Use},
     {"cuda-graph-impl", Arity::One, Role::Use},
     {"cuda-graph-scope", Arity::Many, Role::Use},
+    {"cuda-graph-modules", Arity::Many, Role::Use},  // --cuda-graph-scope's name after core 0.17
     {"cuda-graph-warmup-steps", Arity::One, Role::NoCost},
     {"external-cuda-graph", Arity::Flag, Role::Use},
     {"deterministic-mode", Arity::Flag, Role::NoCost},
@@ -694,6 +695,7 @@ class MegatronImport {
         {"cuda-graph-impl", "megatron-bridge"}, {"overlap-moe-expert-parallel-comm", "megatron-bridge"},
         {"moe-flex-dispatcher-backend", "megatron-bridge"},  // core 0.16
         {"mla-down-proj-fusion", "megatron-bridge"},         // core 0.17
+        {"cuda-graph-modules", "megatron-bridge"},           // after core 0.17
         {"delay-wgrad-compute", "nemo-25"},     {"fp8-recipe", "nemo-25"},
         {"moe-router-dtype", "nemo-25"},  // core_r0.12
         {"cross-entropy-fusion-impl", "nemo-25"}, {"moe-enable-deepep", "nemo-25"},
@@ -713,9 +715,18 @@ class MegatronImport {
       plan_.set("software.fused.cross_entropy", true, shown(*g), g->option.line);
     // CUDA graphs: per layer (--enable-cuda-graph, --external-cuda-graph, --cuda-graph-impl
     // transformer_engine or local) or the whole iteration (--cuda-graph-scope full_iteration).
+    // Megatron-LM after core 0.17 names the scopes --cuda-graph-modules (--cuda-graph-scope kept as
+    // its deprecated spelling; the two together are refused); "full" is the whole layer, as no scope.
     const Given* impl = given("cuda-graph-impl");
     const std::string impl_text = impl ? known_value(*impl).text : "";
-    const Given* scope = given("cuda-graph-scope");
+    const Given* old_scope = given("cuda-graph-scope");
+    const Given* new_scope = given("cuda-graph-modules");
+    if (old_scope && new_scope)
+      fail_arg(*new_scope, "Megatron-LM refuses it beside " + shown(*old_scope) + " (its deprecated name); keep one");
+    const Given* scope = new_scope ? new_scope : old_scope;
+    if (scope && scope->values.empty())
+      fail_arg(*scope, "no scope given (Megatron-LM's argparse needs one); write attn, mlp, moe, moe_router, "
+                       "moe_preprocess or full_iteration, or leave it out for whole layers");
     bool full = false;
     std::vector<std::string> parts;  // the per-layer graphs' scopes (software.cuda_graph_scope)
     if (scope)
@@ -725,6 +736,7 @@ class MegatronImport {
           full = true;
           continue;
         }
+        if (v.text == "full") continue;  // the whole layer: no scope
         if (!value_of(kGraphScopes, v.text)) {
           std::string names;
           for (const auto& n : kGraphScopes) names += std::string(names.empty() ? "" : ", ") + n.name;
@@ -1559,6 +1571,11 @@ class MegatronImport {
     const Given* method = given("recompute-method");
     const Given* count = given("recompute-num-layers");
     const Given* modules = given("recompute-modules");
+    // Megatron-Core up to 0.15 read an empty --recompute-modules as no module (nargs '*'), later
+    // releases refuse it (nargs '+'): neither is its default, core_attn, so it is refused here.
+    if (modules && modules->values.empty())
+      fail_arg(*modules, "no module given (Megatron-Core up to 0.15 recomputes none, later releases refuse it); write "
+                         "the modules, or leave it out for Megatron-LM's default, core_attn");
     // The deprecated --moe-layer-recompute is selective recompute of the moe module (Megatron-LM's
     // transformer_config.py turns it into that, and refuses it with full granularity).
     const Given* moe_layer = given("moe-layer-recompute");

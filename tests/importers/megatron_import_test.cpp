@@ -113,6 +113,22 @@ TEST(MegatronImport, CudaGraphScopesBecomeScopedLayerGraphs) {
   // And back out: the export names the same scopes.
   const std::string text = importers::export_plan("megatron", scoped.plan);
   EXPECT_NE(text.find("--cuda-graph-scope attn moe_router"), std::string::npos) << text;
+  // Megatron-LM after core 0.17 spells them --cuda-graph-modules (a release newer than r0.14: the
+  // megatron-bridge profile); "full" is the whole layer; the two spellings together are refused.
+  const Loaded modules = megatron(launch("--cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_router"));
+  EXPECT_EQ(modules.plan.software.cuda_graphs, CudaGraphs::Layers);
+  EXPECT_EQ(modules.plan.software.cuda_graph_scope, kGraphAttn | kGraphMoeRouter);
+  EXPECT_FALSE(mentions(modules.imported.unknown, "--cuda-graph-modules"));
+  EXPECT_EQ(megatron(launch("--enable-cuda-graph --cuda-graph-modules attn")).plan.software.profile, "megatron-bridge");
+  EXPECT_EQ(megatron(launch("--enable-cuda-graph --cuda-graph-scope full")).plan.software.cuda_graph_scope, 0);
+  EXPECT_EQ(megatron(launch("--cuda-graph-impl local --cuda-graph-modules full_iteration")).plan.software.cuda_graphs,
+            CudaGraphs::FullIteration);
+  expect_import_rejects(
+      [] { megatron(launch("--cuda-graph-impl transformer_engine --cuda-graph-scope attn --cuda-graph-modules attn")); },
+      {"--cuda-graph-modules attn", "--cuda-graph-scope attn", "keep one"});
+  // argparse needs a value (nargs '+'): an empty list is refused, not read as whole layers.
+  for (const std::string empty : {"--cuda-graph-scope", "--cuda-graph-modules"})
+    expect_import_rejects([&] { megatron(launch("--enable-cuda-graph " + empty)); }, {empty, "no scope given", "leave it out"});
 }
 
 TEST(MegatronImport, UnknownArgumentsAreListedAndNoCostOnesNoted) {
@@ -152,6 +168,11 @@ TEST(MegatronImport, UnmodelledArgumentsAreRefusedNamingThem) {
   refused("--recompute-granularity selective --recompute-modules core_attn mlps",
           {"--recompute-modules core_attn mlps", "unknown module \"mlps\"", "core_attn moe_act layernorm mla_up_proj mlp moe shared_experts"});
   refused("--attention-backend unfused", {"--attention-backend unfused", "FlashAttention"});
+  // Megatron-Core up to 0.15 read an empty module list as none recomputed, later releases refuse it:
+  // never its default (core_attn), which the importer took it for.
+  refused("--recompute-granularity selective --recompute-modules",
+          {"--recompute-modules", "no module given", "core_attn"});
+  refused("--recompute-modules --recompute-granularity selective", {"--recompute-modules", "no module given"});
 }
 
 // The layers of each pipeline stage as Megatron-LM places them, kept exactly (stepsim rebalanced
