@@ -170,7 +170,7 @@ bool model_key_must_be_positive(const std::string& k) {
 void apply_bounds(std::map<std::string, Field>& f) {
   const std::string size = "a larger size would overflow the model's arithmetic or exhaust memory";
   const std::string time = "a larger count would make the replay exhaust memory or run for days";
-  const std::string kCudnnVersionWhy =
+  const std::string cudnn_version =
       "cuDNN's own integer (major x 10000 + minor x 100 + patch: 91002 for 9.10.2), as cudnn.backend_version() prints it";
   struct Bound {
     const char* key;
@@ -284,9 +284,9 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"hardware.attention_early_bwd_tflops", 1e-3, 1e6, "a rate outside 1 GFLOP/s .. 1 EFLOP/s per GPU is a unit mistake"},
       {"hardware.attention_early_fwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
       {"hardware.attention_early_bwd_seq_half", 0, 1 << 24, "a sequence length; longer than train.seq_len's bound is a unit mistake"},
-      {"hardware.attention_cudnn_version", 0, 999999, kCudnnVersionWhy},
-      {"hardware.attention_early_cudnn_version", 0, 999999, kCudnnVersionWhy},
-      {"software.cudnn_version", 0, 999999, kCudnnVersionWhy},
+      {"hardware.attention_cudnn_version", 0, 999999, cudnn_version},
+      {"hardware.attention_early_cudnn_version", 0, 999999, cudnn_version},
+      {"software.cudnn_version", 0, 999999, cudnn_version},
       {"software.kernel_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.host_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},
       {"software.looped_launch_s", 0, 1e-2, "10 ms per kernel is 1000x any launch or framework overhead measured"},

@@ -59,6 +59,12 @@ std::string moe_host_text(const Plan& plan) {
                      sw.moe_layer_host_s / MoePythonCalls::kFlexTotal * 1e6, MoePythonCalls::kFlexTotal, calls.forward,
                      calls.backward);
 }
+
+// cuDNN's integer as its release: 91002 -> 9.10.2 (cuDNN 9 on: x 10000), 8907 -> 8.9.7 (cuDNN 8: x 1000).
+std::string cudnn_text(int64_t v) {
+  if (v >= 90000) return fmt::format("{}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+  return fmt::format("{}.{}.{}", v / 1000, v / 100 % 10, v % 100);
+}
 }  // namespace
 
 std::string software_text(const Plan& plan) {
@@ -78,6 +84,8 @@ std::string software_text(const Plan& plan) {
                               ? " (" + graph_scope_text(sw.cuda_graph_scope) + " only; the rest eager)"
                               : std::string()),
                      fused.empty() ? "none" : fused) +
+         (sw.cudnn_version > 0 ? fmt::format(", cuDNN {} (software.cudnn_version)", cudnn_text(sw.cudnn_version))
+                               : std::string()) +
          (sw.fused_elementwise ? std::string()
                                : ", norms, RoPE and the gated activation as eager composite ops (software.fused.elementwise false)") +
          moe_host_text(plan) +
@@ -94,13 +102,6 @@ std::string software_text(const Plan& plan) {
               : std::string());
 }
 
-namespace {
-// cuDNN's integer as its release: 91002 -> 9.10.2 (cuDNN 9 on: x 10000), 8907 -> 8.9.7 (cuDNN 8: x 1000).
-std::string cudnn_text(int64_t v) {
-  if (v >= 90000) return fmt::format("{}.{}.{}", v / 10000, v / 100 % 100, v % 100);
-  return fmt::format("{}.{}.{}", v / 1000, v / 100 % 10, v % 100);
-}
-}  // namespace
 
 std::string attention_rates_text(const Plan& plan) {
   const HardwareConfig& hw = plan.hardware;

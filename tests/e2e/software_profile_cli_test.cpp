@@ -68,6 +68,12 @@ TEST(SoftwareProfileCli, TheTextReportNamesTheRelease) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("software: NeMo 25"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("software.profile nemo-25"), std::string::npos);
+  // Its cuDNN release (nemo-25: 91002), and on a B200 the attention curve that release runs.
+  EXPECT_NE(r.out.find("cuDNN 9.10.2 (software.cudnn_version)"), std::string::npos) << r.out;
+  const auto b200 = test::run_stepsim("simulate " + kLlama + " --quiet --set software.profile=nemo-25 --set hardware.preset=b200");
+  EXPECT_EQ(b200.code, 0) << b200.err;
+  EXPECT_NE(b200.out.find("attention in cuDNN 9.10.2 at 1753 / 1433 TFLOP/s"), std::string::npos) << b200.out;
+  EXPECT_NE(b200.out.find("older than the preset's cuDNN 9.22.0 curve, 1670 / 1331"), std::string::npos) << b200.out;
 }
 
 // The MoE block's framework host time is stated with its per-call rate and the block's calls:
