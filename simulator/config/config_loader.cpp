@@ -78,6 +78,7 @@ struct Field {
   double min = 0;  // numbers: the smallest accepted value when above 0 (rates, efficiencies)
   double max = 0;  // 0 = the kind's default bound
   std::string why = {};  // why the bound exists, for the message
+  std::string form = {};  // how a value is written, where a natural spelling is refused (9.10 for cuDNN 9.10)
   std::optional<Need> need = {};  // when the key is read at all (declare_needs)
 };
 
@@ -307,6 +308,9 @@ void apply_bounds(std::map<std::string, Field>& f) {
     field.max = b.max;
     field.why = b.why;
   }
+  // A release written as its dotted name (9.10, "9.10.2") reads as a float or a string.
+  for (const char* key : {"hardware.attention_cudnn_version", "hardware.attention_early_cudnn_version", "software.cudnn_version"})
+    f.at(key).form = cudnn_version;
 }
 
 // Every key that some setting makes meaningful, with that setting (see Need): one rule, checked
@@ -486,6 +490,7 @@ const std::vector<std::string>& profile_default_keys() {
   static const std::vector<std::string> keys = {
       "parallel.tp_comm_overlap", "parallel.overlap_grad_reduce", "parallel.overlap_param_gather",
       "parallel.overlap_shared_expert", "parallel.grad_reduce_dtype", "train.fp8_recipe",
+      "parallel.fp8_param_gather",  // after train.fp8_recipe, whose value decides whether it reaches the plan
       // parallel.moe_dispatcher: the release's MoE token dispatcher (one more row here when the key exists).
   };
   return keys;
@@ -820,7 +825,8 @@ json check_value(const std::string& where, const std::string& key, const Field& 
       if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
           std::abs(v.get<double>()) > max)
         fail("must be at most " + number_text(max) + because + ", got " + describe(v));
-      if (!v.is_number_integer()) fail("expected an integer, got " + describe(v));
+      if (!v.is_number_integer())
+        fail("expected an integer" + (field.form.empty() ? "" : ", " + field.form) + ", got " + describe(v));
       if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
         fail("must be at most " + number_text(max) + because + ", got " + describe(v));
       const auto x = v.get<int64_t>();
@@ -1306,12 +1312,24 @@ void apply_software_layers(json& root, const std::string& source, const std::fil
 // A release's defaults (software.defaults.KEY) for the keys the config and --set leave unset, where
 // the plan reads the key at all (its Need holds). overlap_param_gather stays on when a config turns
 // overlap_grad_reduce off: Megatron-Core's DDP takes either alone, as the releases' recipes do.
+// A default of parallel.fp8_param_gather follows NVIDIA's precision recipes (NeMo 2's and
+// Megatron-Bridge's mixed_precision.py): delayed and current scaling and MXFP8 set it, blockwise
+// (subchannel) and NVFP4 do not, and NeMo turns it off under Megatron's FSDP (ZeRO-3).
+bool profile_default_reaches(const std::string& key, const Plan& plan) {
+  if (key != "parallel.fp8_param_gather") return true;
+  const TrainConfig& t = plan.train;
+  const bool recipe_gathers = t.low_precision == LowPrecision::Mxfp8 ||
+                              (t.low_precision == LowPrecision::Fp8 && t.fp8_recipe != Fp8Recipe::Blockwise);
+  return recipe_gathers && plan.parallel.zero != 3;
+}
+
 void apply_profile_defaults(Plan& plan, const std::map<std::string, json>& leaves) {
   for (const auto& key : profile_default_keys()) {
     const auto d = leaves.find("software.defaults." + key);
     if (d == leaves.end() || leaves.count(key)) continue;
     const Field& field = schema().at(key);
     if (field.need && field.need->holds && !field.need->holds(plan)) continue;
+    if (!profile_default_reaches(key, plan)) continue;
     field.store(plan, d->second);
   }
 }

@@ -1682,12 +1682,17 @@ class MegatronImport {
       // --fp8-param-gather: the FP8 GEMMs' weights kept, and all-gathered, in FP8 (MXFP8 ones gathered in
       // BF16 all the same: Plan::gathered_weight_bytes). Megatron-LM turns it off under FSDP2 with
       // Transformer Engine 2 (arguments.py: "FSDP2 FP8 param gather is not supported yet").
-      if (const Given* pg = given("fp8-param-gather")) {
-        if (flag("use-torch-fsdp2"))
-          plan_.not_imported.push_back(pg->written + " (Megatron-LM turns it off under --use-torch-fsdp2 with "
-                                                     "Transformer Engine 2: BF16 gathers)");
-        else
-          plan_.set("parallel.fp8_param_gather", true, shown(*pg), pg->option.line);
+      // Written either way: a software profile's default (nemo-25's recipes gather in FP8) must not
+      // stand in for a launch that leaves the flag off.
+      const Given* pg = given("fp8-param-gather");
+      if (pg && flag("use-torch-fsdp2")) {
+        plan_.not_imported.push_back(pg->written + " (Megatron-LM turns it off under --use-torch-fsdp2 with "
+                                                   "Transformer Engine 2: BF16 gathers)");
+        plan_.set("parallel.fp8_param_gather", false, shown(*pg) + " under --use-torch-fsdp2: off", pg->option.line);
+      } else if (pg) {
+        plan_.set("parallel.fp8_param_gather", true, shown(*pg), pg->option.line);
+      } else {
+        plan_.set("parallel.fp8_param_gather", false, "no --fp8-param-gather (Megatron-LM's default: off)");
       }
       // --fp8-dot-product-attention: the attention core in FP8 (per-tensor, or MXFP8 under the MXFP8
       // recipe); Transformer Engine's block-scaling recipe is not modelled with it.

@@ -156,7 +156,7 @@ TEST(SoftwareProfile, TheCudnnReleasePicksTheAttentionCurve) {
   EXPECT_DOUBLE_EQ(own.hardware.attention_fwd_tflops, 1000);
   // Versions are cuDNN's own integers; an early curve needs its release and the later curve's.
   expect_message(config_error_of([&] { load_plan(kLlama, {"hardware.preset=b200", "software.cudnn_version=9.10"}); }),
-                 {"--set", "software.cudnn_version", "integer"});
+                 {"--set", "software.cudnn_version", "integer", "91002 for 9.10.2"});
   expect_message(config_error_of([&] { load_plan(kLlama, {"hardware.preset=b200", "software.cudnn_version=910"}); }),
                  {"software.cudnn_version", "910 is no cuDNN version", "91002 for 9.10.2"});
   expect_message(config_error_of([&] { load_plan(kLlama, {"hardware.attention_early_fwd_tflops=900"}); }),
@@ -185,6 +185,34 @@ TEST(SoftwareProfile, ACalibratedHardwareProfileCarriesTheLaunchCostItFitted) {
                            {"hardware.profile=" + source_path("workloads/hardware/h800-predicted-calibrated.yaml")});
   EXPECT_NEAR(p.software.kernel_launch_s, 6.142e-6, 1e-9);
   EXPECT_EQ(p.software.name, "calibrated from train.json");
+}
+
+// NeMo 25's performance scripts run FP8 with bf16_with_fp8_mixed (fp8_params, so fp8_param_gather)
+// and grad_reduce_in_fp32 False (scripts/performance/utils.py at r2.3.0); NVIDIA's blockwise recipe
+// sets fp8_param_gather False, and the scripts drop it under Megatron's FSDP. The nemo-25 profile's
+// defaults follow, each where those recipes would set it; a config's own key wins.
+TEST(SoftwareProfile, NemoRecipesGatherPerTensorFp8WeightsInFp8AndReduceGradientsInBf16) {
+  const std::string nemo = "software.profile=nemo-25";
+  const Plan fp8 = load_plan(kLlama, {nemo, "train.precision=fp8"});
+  EXPECT_TRUE(fp8.parallel.fp8_param_gather);
+  EXPECT_EQ(fp8.parallel.grad_reduce_dtype, ReduceDtype::BF16);
+  EXPECT_TRUE(load_plan(kLlama, {nemo, "train.precision=fp8", "train.fp8_recipe=delayed"}).parallel.fp8_param_gather);
+  EXPECT_TRUE(load_plan(kLlama, {nemo, "train.precision=mxfp8", "hardware.preset=b200"}).parallel.fp8_param_gather);
+  EXPECT_FALSE(load_plan(kLlama, {nemo, "train.precision=fp8", "train.fp8_recipe=blockwise"}).parallel.fp8_param_gather);
+  EXPECT_FALSE(load_plan(kLlama, {nemo, "train.precision=nvfp4", "hardware.preset=b200"}).parallel.fp8_param_gather);
+  EXPECT_FALSE(load_plan(kLlama, {nemo, "train.precision=fp8", "parallel.zero=3", "schedule=fsdp"}).parallel.fp8_param_gather);
+  EXPECT_FALSE(load_plan(kLlama, {nemo, "train.precision=fp8", "parallel.fp8_param_gather=false"}).parallel.fp8_param_gather);
+  // BF16 GEMMs have no FP8 weights to gather: the default is left out, silently; gradients in BF16.
+  const Plan bf16 = load_plan(kLlama, {nemo, "train.precision=bf16"});
+  EXPECT_FALSE(bf16.parallel.fp8_param_gather);
+  EXPECT_EQ(bf16.parallel.grad_reduce_dtype, ReduceDtype::BF16);
+  for (const auto& n : bf16.notes) EXPECT_EQ(n.find("fp8_param_gather"), std::string::npos) << n;
+  // NeMo 24's Grok-1 recipes too (configure.sh's model.fp8_params, grok1_314b.yaml's grad_sync_dtype bf16).
+  const Plan nemo24 = load_plan(kLlama, {"software.profile=nemo-24", "train.precision=fp8"});
+  EXPECT_TRUE(nemo24.parallel.fp8_param_gather);
+  EXPECT_EQ(nemo24.parallel.grad_reduce_dtype, ReduceDtype::BF16);
+  // Megatron-Core r0.8's profile keeps Megatron-LM's defaults.
+  EXPECT_FALSE(load_plan(kLlama, {"software.profile=megatron-core-r0.8", "train.precision=fp8"}).parallel.fp8_param_gather);
 }
 
 // Megatron-Bridge's performance recipes reduce gradients in BF16 (grad_reduce_in_fp32 False), where
