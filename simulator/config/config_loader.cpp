@@ -826,7 +826,7 @@ json check_value(const std::string& where, const std::string& key, const Field& 
           std::abs(v.get<double>()) > max)
         fail("must be at most " + number_text(max) + because + ", got " + describe(v));
       if (!v.is_number_integer())
-        fail("expected an integer" + (field.form.empty() ? "" : ", " + field.form) + ", got " + describe(v));
+        fail("expected " + (field.form.empty() ? std::string("an integer") : field.form) + ", got " + describe(v));
       if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
         fail("must be at most " + number_text(max) + because + ", got " + describe(v));
       const auto x = v.get<int64_t>();

@@ -211,6 +211,10 @@ TEST(SoftwareProfile, NemoRecipesGatherPerTensorFp8WeightsInFp8AndReduceGradient
   const Plan nemo24 = load_plan(kLlama, {"software.profile=nemo-24", "train.precision=fp8"});
   EXPECT_TRUE(nemo24.parallel.fp8_param_gather);
   EXPECT_EQ(nemo24.parallel.grad_reduce_dtype, ReduceDtype::BF16);
+  // Megatron-Bridge's precision configs set it too (current scaling, MXFP8; not NVFP4).
+  EXPECT_TRUE(load_plan(kLlama, {"software.profile=megatron-bridge", "train.precision=fp8"}).parallel.fp8_param_gather);
+  EXPECT_FALSE(load_plan(kLlama, {"software.profile=megatron-bridge", "train.precision=nvfp4", "hardware.preset=b200"})
+                   .parallel.fp8_param_gather);
   // Megatron-Core r0.8's profile keeps Megatron-LM's defaults.
   EXPECT_FALSE(load_plan(kLlama, {"software.profile=megatron-core-r0.8", "train.precision=fp8"}).parallel.fp8_param_gather);
 }

@@ -170,12 +170,17 @@ TEST(TensorParallel, Fp8WeightsHeldAsTheFrameworkKeepsThem) {
   };
   const Held bf16 = held({"train.precision=bf16", "parallel.fp8_stash=false"});
   EXPECT_DOUBLE_EQ(bf16.weights, 2 * bf16.all);
-  const Held h100 = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=h100-sxm"});
+  // Without --fp8-param-gather: BF16 weights and Transformer Engine's cached FP8 copy (and its
+  // transpose on Hopper) beside them.
+  const Held h100 = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=h100-sxm",
+                          "parallel.fp8_param_gather=false"});
   EXPECT_DOUBLE_EQ(h100.weights, 2 * h100.all + 2 * h100.fp8);
-  const Held b200 = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=b200"});
+  const Held b200 = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=b200",
+                          "parallel.fp8_param_gather=false"});
   EXPECT_DOUBLE_EQ(b200.weights, 2 * b200.all + 1 * b200.fp8);
-  const Held params = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=b200",
-                            "parallel.fp8_param_gather=true"});
+  // With it (the megatron-bridge profile's default for per-tensor FP8, as its precision configs set
+  // it): the FP8 GEMMs' weights in FP8 alone, one byte a value.
+  const Held params = held({"train.precision=fp8", "train.fp8_recipe=tensorwise", "hardware.preset=b200"});
   EXPECT_DOUBLE_EQ(params.weights, 2 * params.all - 1 * params.fp8);
   const Held mx = held({"train.precision=mxfp8", "hardware.preset=b200", "parallel.fp8_param_gather=true"});
   EXPECT_DOUBLE_EQ(mx.weights, 2 * mx.all + (2 * (1 + 1.0 / 32) - 2) * mx.fp8);
