@@ -1682,13 +1682,13 @@ class MegatronImport {
       // --fp8-param-gather: the FP8 GEMMs' weights kept, and all-gathered, in FP8 (MXFP8 ones gathered in
       // BF16 all the same: Plan::gathered_weight_bytes). Megatron-LM turns it off under FSDP2 with
       // Transformer Engine 2 (arguments.py: "FSDP2 FP8 param gather is not supported yet").
-      // Written either way: a software profile's default (nemo-25's recipes gather in FP8) must not
-      // stand in for a launch that leaves the flag off.
+      // Written either way: a software profile's default (the NeMo and Megatron-Bridge recipes gather
+      // in FP8) must not stand in for a launch that leaves the flag off.
       const Given* pg = given("fp8-param-gather");
       if (pg && flag("use-torch-fsdp2")) {
         plan_.not_imported.push_back(pg->written + " (Megatron-LM turns it off under --use-torch-fsdp2 with "
                                                    "Transformer Engine 2: BF16 gathers)");
-        plan_.set("parallel.fp8_param_gather", false, shown(*pg) + " under --use-torch-fsdp2: off", pg->option.line);
+        plan_.set("parallel.fp8_param_gather", false, "off under --use-torch-fsdp2", pg->option.line);
       } else if (pg) {
         plan_.set("parallel.fp8_param_gather", true, shown(*pg), pg->option.line);
       } else {

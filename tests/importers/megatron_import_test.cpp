@@ -700,6 +700,13 @@ TEST(MegatronImport, PrecisionFlags) {
   replicated.erase(replicated.find("--use-distributed-optimizer "), 28);
   expect_import_rejects([&] { importers::import_megatron(replicated, "launch.sh", {}); },
                         {"--fp8-param-gather", "distributed optimizer", "add --use-distributed-optimizer"});
+  // Under --use-torch-fsdp2 Megatron-LM turns it off: said, and written off so that no profile's
+  // default gathers in FP8 for it.
+  std::string fsdp2 = launch("--use-torch-fsdp2 --untie-embeddings-and-output-weights --fp8-format hybrid --fp8-param-gather");
+  fsdp2.erase(fsdp2.find("--use-distributed-optimizer "), 28);
+  const Loaded fsdp2_gather = megatron(fsdp2);
+  EXPECT_FALSE(fsdp2_gather.plan.parallel.fp8_param_gather);
+  EXPECT_TRUE(mentions(fsdp2_gather.imported.not_imported, "--use-torch-fsdp2")) << fsdp2_gather.yaml;
   std::string none = launch();
   none.erase(none.find("--bf16 "), 7);
   expect_import_rejects([&] { importers::import_megatron(none, "launch.sh", {}); }, {"no --bf16", "FP32", "add --bf16"});
