@@ -444,9 +444,13 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
   if (model) {
     out += row_html("batch", fmt::format("{} sequences x {} tokens = {} tokens per step", p.train.global_batch,
                                          p.train.seq_len, p.train.tokens_per_step()));
-    out += row_html("precision", fmt::format("{} GEMMs; stashed activations {}; Adam moments {}",
+    // What the data-parallel collectives move: the gradients' format, and the low-precision weights
+    // kept and gathered in their own (parallel.fp8_param_gather; often a release's default).
+    const std::string gathered = p.parallel.fp8_param_gather ? "; the GEMMs' weights kept and gathered in their format" : "";
+    out += row_html("precision", fmt::format("{} GEMMs; stashed activations {}; Adam moments {}; gradients reduced in {}{}",
                                              precision_text(p.train), p.parallel.fp8_stash ? "FP8" : "BF16",
-                                             p.train.adam_moments_dtype == MomentDtype::FP32 ? "FP32" : "BF16"));
+                                             p.train.adam_moments_dtype == MomentDtype::FP32 ? "FP32" : "BF16",
+                                             p.parallel.grad_reduce_dtype == ReduceDtype::BF16 ? "BF16" : "FP32", gathered));
     out += row_html("recompute", to_string(p.parallel.recompute));
     out += row_html("routing", fmt::format("{} (seed {})", to_string(p.scenario.routing), p.scenario.seed));
   }

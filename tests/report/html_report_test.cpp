@@ -215,6 +215,40 @@ TEST(HtmlReport, OpsOfAlternatingKindsAreMergedToTheCapKeepingEachKindsTime) {
   EXPECT_NE(browser.dom.find("ops merged (attention"), std::string::npos) << browser.dom.substr(0, 2000);
 }
 
+// The plan table says what the data-parallel collectives move, a release's defaults included: NeMo
+// 25's recipes reduce gradients in BF16 and keep and gather FP8 weights in FP8; Megatron-Core r0.8's
+// launches reduce in FP32 and gather BF16.
+TEST(HtmlReport, ThePrecisionRowNamesTheGradientAndWeightFormatsTheCollectivesMove) {
+  const auto precision_row = [](std::vector<std::string> sets) {
+    const Plan plan = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml", sets);
+    SimResult r;
+    r.step_time_s = 1;
+    r.workload = "llama";
+    r.mode = "full";
+    RankResult rank;
+    rank.rank = 0;
+    rank.step_time_s = 1;
+    rank.compute_s = 1;
+    r.ranks.push_back(rank);
+    HtmlReportInput in;
+    in.plan = &plan;
+    in.result = &r;
+    in.command = "stepsim report";
+    in.version = "stepsim test";
+    std::ostringstream out;
+    write_html_report(in, out);
+    const std::string html = out.str();
+    const size_t at = html.find(">precision<");
+    return at == std::string::npos ? std::string() : html.substr(at, html.find("</tr>", at) - at);
+  };
+  const std::string nemo = precision_row({"software.profile=nemo-25", "train.precision=fp8"});
+  EXPECT_NE(nemo.find("gradients reduced in BF16"), std::string::npos) << nemo;
+  EXPECT_NE(nemo.find("weights kept and gathered in their format"), std::string::npos) << nemo;
+  const std::string r08 = precision_row({"software.profile=megatron-core-r0.8", "train.precision=fp8"});
+  EXPECT_NE(r08.find("gradients reduced in FP32"), std::string::npos) << r08;
+  EXPECT_EQ(r08.find("gathered"), std::string::npos) << r08;
+}
+
 TEST(HtmlReport, EscapesMarkupAndKeepsUtf8Printable) {
   EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
   EXPECT_EQ(html_escape("caf\xc3\xa9"), "caf\xc3\xa9");
