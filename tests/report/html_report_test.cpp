@@ -32,6 +32,31 @@ IdleSpan idle(int32_t rank, uint8_t classes, double a, double b) { return {rank,
 
 constexpr uint8_t kEp = 1u << unsigned(ops::CommClass::Ep), kPp = 1u << unsigned(ops::CommClass::Pp);
 
+// One GPU whose step is all compute: what the page's plan-level parts need (tests add spans).
+SimResult one_gpu_result(double step_s, const std::string& workload) {
+  SimResult r;
+  r.step_time_s = step_s;
+  r.workload = workload;
+  r.mode = "full";
+  RankResult rank;
+  rank.rank = 0;
+  rank.step_time_s = step_s;
+  rank.compute_s = step_s;
+  r.ranks.push_back(rank);
+  return r;
+}
+
+std::string html_page(const Plan& plan, const SimResult& r) {
+  HtmlReportInput in;
+  in.plan = &plan;
+  in.result = &r;
+  in.command = "stepsim report";
+  in.version = "stepsim test";
+  std::ostringstream out;
+  write_html_report(in, out);
+  return out.str();
+}
+
 TEST(LayerBreakdown, WaitsAreChargedToTheOpThatRanAfterThemPerGpuHoldingTheLayer) {
   SimResult r;
   // GPU 0: layer 3's attention and experts, a wait on EP before the experts, a wait on EP and PP
@@ -82,15 +107,7 @@ nlohmann::json page_data(const std::string& html) {
 
 TEST(HtmlReport, ATimelineTooLargeIsMergedToTheCapAndThePageSaysSo) {
   const Plan plan = load_plan(default_config_path(), {"workload.kind=synthetic", "parallel.pp=2"});
-  SimResult r;
-  r.step_time_s = 10;
-  r.workload = "synthetic";
-  r.mode = "full";
-  RankResult rank;
-  rank.rank = 0;
-  rank.step_time_s = 10;
-  rank.compute_s = 10;
-  r.ranks.push_back(rank);
+  SimResult r = one_gpu_result(10, "synthetic");
   // 200,000 ops of 40 us, 10 us apart, alternating two kinds every 1,000 ops.
   const size_t n = 200000;
   for (size_t i = 0; i < n; ++i) {
@@ -98,14 +115,7 @@ TEST(HtmlReport, ATimelineTooLargeIsMergedToTheCapAndThePageSaysSo) {
     r.spans.push_back(span(0, (i / 1000) % 2 ? OpKind::Attention : OpKind::DenseMlp, uint16_t(i % 60), a, a + 40e-6));
   }
   r.has_spans = true;
-  HtmlReportInput in;
-  in.plan = &plan;
-  in.result = &r;
-  in.command = "stepsim report";
-  in.version = "stepsim test";
-  std::ostringstream out;
-  write_html_report(in, out);
-  const std::string html = out.str();
+  const std::string html = html_page(plan, r);
   const auto data = page_data(html);
   const auto& rows = data["timeline"]["rows"];
   ASSERT_EQ(rows.size(), 1u);
@@ -128,10 +138,9 @@ TEST(HtmlReport, ATimelineTooLargeIsMergedToTheCapAndThePageSaysSo) {
 
   // Under the cap, every op is its own block.
   r.spans.resize(1000);
-  std::ostringstream small;
-  write_html_report(in, small);
-  EXPECT_EQ(page_data(small.str())["timeline"]["rows"][0]["ev"].size(), 8u * 1000);
-  EXPECT_NE(small.str().find("every op is drawn"), std::string::npos);
+  const std::string small = html_page(plan, r);
+  EXPECT_EQ(page_data(small)["timeline"]["rows"][0]["ev"].size(), 8u * 1000);
+  EXPECT_NE(small.find("every op is drawn"), std::string::npos);
 }
 
 // Ops whose kinds alternate op by op (attention, MLP, attention, ...) never form a run of one kind,
@@ -140,15 +149,7 @@ TEST(HtmlReport, ATimelineTooLargeIsMergedToTheCapAndThePageSaysSo) {
 // blocks that keep each kind's time.
 TEST(HtmlReport, OpsOfAlternatingKindsAreMergedToTheCapKeepingEachKindsTime) {
   const Plan plan = load_plan(default_config_path(), {"workload.kind=synthetic", "parallel.pp=2"});
-  SimResult r;
-  r.step_time_s = 10;
-  r.workload = "synthetic";
-  r.mode = "full";
-  RankResult rank;
-  rank.rank = 0;
-  rank.step_time_s = 10;
-  rank.compute_s = 10;
-  r.ranks.push_back(rank);
+  SimResult r = one_gpu_result(10, "synthetic");
   // 200,000 ops of 40 us every 50 us on the compute stream, their kinds alternating, a 10 us
   // bubble after each; and on a second row 4 streams' sends of 200 us each, overlapping, every 50 us.
   const size_t n = 200000;
@@ -159,14 +160,7 @@ TEST(HtmlReport, OpsOfAlternatingKindsAreMergedToTheCapKeepingEachKindsTime) {
     r.spans.push_back(span(0, OpKind::PpSend, ops::kNoIndex, a, a + 200e-6, uint8_t(1 + i % 4)));
   }
   r.has_spans = true;
-  HtmlReportInput in;
-  in.plan = &plan;
-  in.result = &r;
-  in.command = "stepsim report";
-  in.version = "stepsim test";
-  std::ostringstream out;
-  write_html_report(in, out);
-  const std::string html = out.str();
+  const std::string html = html_page(plan, r);
   const auto data = page_data(html);
   const auto& tl = data["timeline"];
   const auto& rows = tl["rows"];
@@ -221,23 +215,7 @@ TEST(HtmlReport, OpsOfAlternatingKindsAreMergedToTheCapKeepingEachKindsTime) {
 TEST(HtmlReport, ThePrecisionRowNamesTheGradientAndWeightFormatsTheCollectivesMove) {
   const auto precision_row = [](std::vector<std::string> sets) {
     const Plan plan = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml", sets);
-    SimResult r;
-    r.step_time_s = 1;
-    r.workload = "llama";
-    r.mode = "full";
-    RankResult rank;
-    rank.rank = 0;
-    rank.step_time_s = 1;
-    rank.compute_s = 1;
-    r.ranks.push_back(rank);
-    HtmlReportInput in;
-    in.plan = &plan;
-    in.result = &r;
-    in.command = "stepsim report";
-    in.version = "stepsim test";
-    std::ostringstream out;
-    write_html_report(in, out);
-    const std::string html = out.str();
+    const std::string html = html_page(plan, one_gpu_result(1, "llama"));
     const size_t at = html.find(">precision<");
     return at == std::string::npos ? std::string() : html.substr(at, html.find("</tr>", at) - at);
   };
