@@ -1314,7 +1314,8 @@ void apply_software_layers(json& root, const std::string& source, const std::fil
 // overlap_grad_reduce off: Megatron-Core's DDP takes either alone, as the releases' recipes do.
 // A default of parallel.fp8_param_gather follows NVIDIA's precision recipes (NeMo 2's and
 // Megatron-Bridge's mixed_precision.py): delayed and current scaling and MXFP8 set it, blockwise
-// (subchannel) and NVFP4 do not, and NeMo turns it off under Megatron's FSDP (ZeRO-3).
+// (subchannel) and NVFP4 do not (Megatron-Bridge from v0.5.0 gathers NVFP4 through fp4_param_gather
+// instead; a config of such a release says so), and NeMo turns it off under Megatron's FSDP (ZeRO-3).
 bool profile_default_reaches(const std::string& key, const Plan& plan) {
   if (key != "parallel.fp8_param_gather") return true;
   const TrainConfig& t = plan.train;
