@@ -485,15 +485,33 @@ const std::vector<std::string>& software_profiles() {
 
 // Config keys a software profile may default (software.defaults.KEY): the options a release's own
 // recipes turn on. A config or --set that gives the key wins; a default whose key the plan does not
-// read (tp_comm_overlap at TP 1) is left out silently.
-const std::vector<std::string>& profile_default_keys() {
-  static const std::vector<std::string> keys = {
-      "parallel.tp_comm_overlap", "parallel.overlap_grad_reduce", "parallel.overlap_param_gather",
-      "parallel.overlap_shared_expert", "parallel.grad_reduce_dtype", "train.fp8_recipe",
-      "parallel.fp8_param_gather",  // after train.fp8_recipe, whose value decides whether it reaches the plan
+// read (tp_comm_overlap at TP 1) is left out silently, and so is one outside the plans the recipes set
+// it for (`reaches`).
+struct ProfileDefault {
+  std::string key;
+  std::function<bool(const Plan&)> reaches = {};  // unset: every plan that reads the key
+};
+
+// NVIDIA's precision recipes (NeMo 2's and Megatron-Bridge's mixed_precision.py) keep and gather the
+// GEMMs' weights in their format for delayed and current scaling and MXFP8, not for blockwise
+// (subchannel) or NVFP4 (Megatron-Bridge from v0.5.0 gathers NVFP4 through fp4_param_gather instead; a
+// config of such a release says so), and NeMo turns it off under Megatron's FSDP (ZeRO-3).
+bool recipes_gather_low_precision_weights(const Plan& plan) {
+  const TrainConfig& t = plan.train;
+  const bool format = t.low_precision == LowPrecision::Mxfp8 ||
+                      (t.low_precision == LowPrecision::Fp8 && t.fp8_recipe != Fp8Recipe::Blockwise);
+  return format && plan.parallel.zero != 3;
+}
+
+const std::vector<ProfileDefault>& profile_defaults() {
+  static const std::vector<ProfileDefault> defaults = {
+      {"parallel.tp_comm_overlap"}, {"parallel.overlap_grad_reduce"}, {"parallel.overlap_param_gather"},
+      {"parallel.overlap_shared_expert"}, {"parallel.grad_reduce_dtype"}, {"train.fp8_recipe"},
+      // After train.fp8_recipe, whose value decides whether it reaches the plan.
+      {"parallel.fp8_param_gather", recipes_gather_low_precision_weights},
       // parallel.moe_dispatcher: the release's MoE token dispatcher (one more row here when the key exists).
   };
-  return keys;
+  return defaults;
 }
 
 // The shipped GPU presets: workloads/hardware/<name>.yaml, each a hardware: map.
@@ -743,7 +761,8 @@ const std::map<std::string, Field>& schema() {
     declare_needs(f);
     // A profile's defaults: each key's type and range, stored only where the config leaves the key
     // unset (apply_profile_defaults).
-    for (const auto& key : profile_default_keys()) {
+    for (const ProfileDefault& pd : profile_defaults()) {
+      const std::string& key = pd.key;
       Field d = f.at(key);
       d.store = [](Plan&, const json&) {};
       d.need.reset();
@@ -1312,25 +1331,13 @@ void apply_software_layers(json& root, const std::string& source, const std::fil
 // A release's defaults (software.defaults.KEY) for the keys the config and --set leave unset, where
 // the plan reads the key at all (its Need holds). overlap_param_gather stays on when a config turns
 // overlap_grad_reduce off: Megatron-Core's DDP takes either alone, as the releases' recipes do.
-// A default of parallel.fp8_param_gather follows NVIDIA's precision recipes (NeMo 2's and
-// Megatron-Bridge's mixed_precision.py): delayed and current scaling and MXFP8 set it, blockwise
-// (subchannel) and NVFP4 do not (Megatron-Bridge from v0.5.0 gathers NVFP4 through fp4_param_gather
-// instead; a config of such a release says so), and NeMo turns it off under Megatron's FSDP (ZeRO-3).
-bool profile_default_reaches(const std::string& key, const Plan& plan) {
-  if (key != "parallel.fp8_param_gather") return true;
-  const TrainConfig& t = plan.train;
-  const bool recipe_gathers = t.low_precision == LowPrecision::Mxfp8 ||
-                              (t.low_precision == LowPrecision::Fp8 && t.fp8_recipe != Fp8Recipe::Blockwise);
-  return recipe_gathers && plan.parallel.zero != 3;
-}
-
 void apply_profile_defaults(Plan& plan, const std::map<std::string, json>& leaves) {
-  for (const auto& key : profile_default_keys()) {
+  for (const auto& [key, reaches] : profile_defaults()) {
     const auto d = leaves.find("software.defaults." + key);
     if (d == leaves.end() || leaves.count(key)) continue;
     const Field& field = schema().at(key);
     if (field.need && field.need->holds && !field.need->holds(plan)) continue;
-    if (!profile_default_reaches(key, plan)) continue;
+    if (reaches && !reaches(plan)) continue;
     field.store(plan, d->second);
   }
 }

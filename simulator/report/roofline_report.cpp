@@ -102,7 +102,6 @@ std::string software_text(const Plan& plan) {
               : std::string());
 }
 
-
 std::string attention_rates_text(const Plan& plan) {
   const HardwareConfig& hw = plan.hardware;
   const std::string bf16 =
