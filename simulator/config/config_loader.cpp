@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -516,7 +517,7 @@ const std::vector<ProfileDefault>& profile_defaults() {
 
 // The shipped GPU presets: workloads/hardware/<name>.yaml, each a hardware: map.
 const std::vector<std::string>& hardware_presets() {
-  static const std::vector<std::string> names = {"h800", "h100-sxm", "h200", "b200", "gb200", "mi300x"};
+  static const std::vector<std::string> names = {"h800", "h100-sxm", "h200", "b200", "gb200", "b300", "gb300", "mi300x"};
   return names;
 }
 
@@ -1729,11 +1730,11 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
     const HardwareConfig& hw = plan.hardware;
     if (plan.train.low_precision == LowPrecision::Mxfp8 && !(hw.gemm_mxfp8_peak_share > 0))
       throw ConfigError(source + ": train.precision: mxfp8 needs block-scaled FP8 tensor cores, and " + hw.name +
-                        " has no hardware.gemm_mxfp8_peak_share; use fp8, or set that share (the b200 and gb200 presets have one)");
+                        " has no hardware.gemm_mxfp8_peak_share; use fp8, or set that share (the Blackwell presets have one)");
     if (plan.train.low_precision == LowPrecision::Nvfp4 && !(hw.peak_fp4_tflops > 0 && hw.gemm_nvfp4_peak_share > 0))
       throw ConfigError(source + ": train.precision: nvfp4 needs FP4 tensor cores, and " + hw.name +
                         " has no hardware.peak_fp4_tflops and gemm_nvfp4_peak_share; use fp8, or set them "
-                        "(the b200 and gb200 presets have them)");
+                        "(the Blackwell presets have them)");
   }
   // DeepSeek-V3 kept Adam's moments in BF16 (report 3.3.4); PyTorch, Megatron and torchtitan in FP32.
   if (!leaves.count("train.adam_moments_dtype"))
@@ -1741,13 +1742,17 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   // Like model.config_json, a relative load file is found next to the config.
   if (!plan.scenario.load_file.empty() && std::filesystem::path(plan.scenario.load_file).is_relative())
     plan.scenario.load_file = (base_dir / plan.scenario.load_file).string();
-  // A preset is a GPU; the rack it sits in is the cluster's. The gb200 preset's name says NVL72,
-  // so a plan that leaves the domain at one node is told.
-  if (root.contains("hardware") && root["hardware"].is_object() && root["hardware"].value("preset", json()) == json("gb200") &&
-      !leaves.count("cluster.nvlink_domain"))
-    plan.notes.push_back("hardware.preset gb200 leaves cluster.nvlink_domain at one node (" +
-                         std::to_string(plan.cluster.gpus_per_node) +
-                         " GPUs); a GB200 NVL72 rack is cluster.nvlink_domain=72");
+  // A preset is a GPU; the rack it sits in is the cluster's. The gb200 and gb300 presets' names say
+  // NVL72, so a plan that leaves the domain at one node is told.
+  const json preset = root.contains("hardware") && root["hardware"].is_object() ? root["hardware"].value("preset", json()) : json();
+  if ((preset == json("gb200") || preset == json("gb300")) && !leaves.count("cluster.nvlink_domain")) {
+    const std::string name = preset.get<std::string>();
+    std::string rack = name;
+    for (char& c : rack) c = char(std::toupper(static_cast<unsigned char>(c)));
+    plan.notes.push_back("hardware.preset " + name + " leaves cluster.nvlink_domain at one node (" +
+                         std::to_string(plan.cluster.gpus_per_node) + " GPUs); a " + rack +
+                         " NVL72 rack is cluster.nvlink_domain=72");
+  }
   validate_plan(plan);
   check_recompute_modules(source, plan);
   // After the plan's structure holds (schedule fsdp without pp=1 is that error first), every key

@@ -27,6 +27,8 @@ const Datasheet kSheets[] = {
     {"h800", 1979, 989, 80, 50, 200},      {"h100-sxm", 1979, 989, 80, 50, 450},
     {"h200", 1979, 989, 141, 50, 450},     {"b200", 4500, 2250, 180, 50, 900},
     {"gb200", 5000, 2500, 186, 50, 900},   {"mi300x", 2614.9, 1307.4, 192, 50, 448},
+    // Blackwell Ultra: HGX B300 (2.1 TB over 8 GPUs) and GB300 NVL72 (20 TB over 72), ConnectX-8.
+    {"b300", 4500, 2250, 270, 100, 900},   {"gb300", 5000, 2500, 279, 100, 900},
 };
 
 TEST(HardwarePreset, EveryPresetMatchesItsDatasheet) {
@@ -134,23 +136,28 @@ TEST(HardwarePreset, PresetGivenWithSetReplacesTheFilesGpuKeys) {
 // The gb200 preset's name says NVL72, but the rack is a cluster key: the README and a note both
 // say the domain stays one node unless cluster.nvlink_domain=72 is set.
 TEST(HardwarePreset, Gb200SaysItsNvlinkDomainIsOneNodeUnlessSet) {
-  const auto has_note = [](const Plan& p) {
-    for (const auto& n : p.notes)
-      if (n.find("hardware.preset gb200 leaves cluster.nvlink_domain at one node (8 GPUs)") != std::string::npos) return true;
-    return false;
-  };
-  const Plan eight = load_plan(default_yaml(), {"hardware.preset=gb200"});
-  EXPECT_EQ(eight.nvlink_ranks(), 8);
-  EXPECT_TRUE(has_note(eight));
-  const Plan rack = load_plan(default_yaml(), {"hardware.preset=gb200", "cluster.nvlink_domain=72"});
-  EXPECT_EQ(rack.nvlink_ranks(), 64);  // one EP-64 group per 72-GPU rack
-  EXPECT_FALSE(has_note(rack));
-  EXPECT_FALSE(has_note(load_plan(default_yaml(), {"hardware.preset=b200"})));
+  for (const std::string preset : {"gb200", "gb300"}) {
+    SCOPED_TRACE(preset);
+    const auto has_note = [&](const Plan& p) {
+      for (const auto& n : p.notes)
+        if (n.find("hardware.preset " + preset + " leaves cluster.nvlink_domain at one node (8 GPUs)") != std::string::npos &&
+            n.find("NVL72 rack is cluster.nvlink_domain=72") != std::string::npos)
+          return true;
+      return false;
+    };
+    const Plan eight = load_plan(default_yaml(), {"hardware.preset=" + preset});
+    EXPECT_EQ(eight.nvlink_ranks(), 8);
+    EXPECT_TRUE(has_note(eight));
+    const Plan rack = load_plan(default_yaml(), {"hardware.preset=" + preset, "cluster.nvlink_domain=72"});
+    EXPECT_EQ(rack.nvlink_ranks(), 64);  // one EP-64 group per 72-GPU rack
+    EXPECT_FALSE(has_note(rack));
+  }
+  for (const char* hgx : {"b200", "b300"}) EXPECT_TRUE(load_plan(default_yaml(), {std::string("hardware.preset=") + hgx}).notes.empty());
 }
 
 TEST(HardwarePreset, UnknownPresetIsOneLineError) {
   test::expect_default_rejects({"hardware.preset=h900"},
-                               {"--set", "hardware.preset", "h900", "h800, h100-sxm, h200, b200, gb200, mi300x"});
+                               {"--set", "hardware.preset", "h900", "h800, h100-sxm, h200, b200, gb200, b300, gb300, mi300x"});
   test::expect_text_rejects(replaced(default_text(), "preset: h800", "preset: A100"), "bad.yaml",
                             {"bad.yaml", "hardware.preset", "A100", "use one of"});
 }
@@ -162,10 +169,11 @@ TEST(HardwarePreset, UnknownPresetIsOneLineError) {
 TEST(HardwarePreset, BlockScaledFormatsNeedABlackwellPreset) {
   test::expect_default_rejects({"sim.compute=predicted", "train.precision=mxfp8"},
                                {"train.precision: mxfp8", "H800", "hardware.gemm_mxfp8_peak_share", "use fp8",
-                                "the b200 and gb200 presets have one"});
+                                "the Blackwell presets have one"});
   test::expect_default_rejects({"sim.compute=predicted", "train.precision=nvfp4"},
                                {"train.precision: nvfp4", "H800", "hardware.peak_fp4_tflops", "use fp8"});
-  for (const auto& [preset, fp4] : {std::pair<const char*, double>{"b200", 9000}, {"gb200", 10000}}) {
+  // Blackwell Ultra: HGX B300's 105 PFLOP/s dense FP4 per 8 GPUs; GB300's 15 dense (NVIDIA's blog).
+  for (const auto& [preset, fp4] : {std::pair<const char*, double>{"b200", 9000}, {"gb200", 10000}, {"b300", 13125}, {"gb300", 15000}}) {
     SCOPED_TRACE(preset);
     const Plan p = load_plan(default_yaml(), {std::string("hardware.preset=") + preset, "sim.compute=predicted", "train.precision=nvfp4"});
     EXPECT_EQ(p.hardware.peak_fp4_tflops, fp4);

@@ -87,7 +87,7 @@ TEST(TimeSplitSweep, SchedulesOnASmallMoe) {
 }
 
 TEST(TimeSplitSweep, Presets) {
-  for (const char* preset : {"h800", "h100-sxm", "h200", "b200", "gb200", "mi300x"}) {
+  for (const char* preset : {"h800", "h100-sxm", "h200", "b200", "gb200", "b300", "gb300", "mi300x"}) {
     check_plan(std::string("workloads/megatron/gpt-1.7b.yaml --set hardware.preset=") + preset);
     check_plan(kSmallMoe + " --set hardware.preset=" + preset);
   }

@@ -3,6 +3,7 @@
 // express is refused by name. Expected arguments are read off the source files by hand.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -389,7 +390,12 @@ TEST(Export, ThePublishedRunsExportToTheirFramework) {
     }
     // Read back on the plan's own Blackwell preset: MXFP8 and NVFP4 plans load only on a GPU with those
     // tensor cores (any other machine stands in, as the machine is not compared).
-    const std::string preset = as_run.hardware.name == "B200" ? "b200" : as_run.hardware.name == "GB200" ? "gb200" : "";
+    std::string preset;
+    for (const char* blackwell : {"b200", "gb200", "b300", "gb300"}) {
+      std::string name = blackwell;
+      for (char& c : name) c = char(std::toupper(static_cast<unsigned char>(c)));
+      if (as_run.hardware.name == name) preset = blackwell;
+    }
     const Plan again = import_back(tool, text, as_run.gpus(), preset, as_run.cluster.gpus_per_node,
                                    importers::machine_overrides(as_run));
     EXPECT_EQ(differences(as_run, again), "");
@@ -398,11 +404,12 @@ TEST(Export, ThePublishedRunsExportToTheirFramework) {
     ++exported;
   }
   // Every published run but the 36 Grok-1 rows of the D1 / D2 recipes, which write hidden_act: geglu,
-  // and the 9 NVFP4 Llama rows on GB200 (L3-X-034 to 056); the 6 Qwen3 MXFP8 rows of Megatron-Bridge
-  // 26.06 and later on GB200 (QW-X-012 to 017) run without host syncs.
+  // and the 18 NVFP4 Llama rows on GB200 and GB300 (L3-X-034 to 056, 073 to 095); the 13 Qwen3 MXFP8
+  // rows under a full-iteration graph (GB200 QW-X-012 to 017, B300 QW-X-030, GB300 QW-X-039 to 044)
+  // run without host syncs.
   EXPECT_EQ(geglu, 36);
-  EXPECT_EQ(nvfp4, 9);
-  EXPECT_EQ(no_sync, 6);
+  EXPECT_EQ(nvfp4, 18);
+  EXPECT_EQ(no_sync, 13);
   EXPECT_EQ(exported, files - geglu - nvfp4);
   EXPECT_GE(files, 90);
 }
