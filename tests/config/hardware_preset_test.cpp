@@ -133,9 +133,9 @@ TEST(HardwarePreset, PresetGivenWithSetReplacesTheFilesGpuKeys) {
   EXPECT_FALSE(r.notes.empty());
 }
 
-// The gb200 preset's name says NVL72, but the rack is a cluster key: the README and a note both
-// say the domain stays one node unless cluster.nvlink_domain=72 is set.
-TEST(HardwarePreset, Gb200SaysItsNvlinkDomainIsOneNodeUnlessSet) {
+// The gb200 and gb300 presets' names say NVL72, but the rack is a cluster key: the README and a note
+// both say the domain stays one node unless cluster.nvlink_domain=72 is set; the HGX parts say nothing.
+TEST(HardwarePreset, Nvl72PresetsSayTheirNvlinkDomainIsOneNodeUnlessSet) {
   for (const std::string preset : {"gb200", "gb300"}) {
     SCOPED_TRACE(preset);
     const auto has_note = [&](const Plan& p) {
