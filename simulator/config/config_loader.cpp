@@ -4,7 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -1745,14 +1744,10 @@ Plan build_checked_plan(json root, const std::string& source, const std::filesys
   // A preset is a GPU; the rack it sits in is the cluster's. The gb200 and gb300 presets' names say
   // NVL72, so a plan that leaves the domain at one node is told.
   const json preset = root.contains("hardware") && root["hardware"].is_object() ? root["hardware"].value("preset", json()) : json();
-  if ((preset == json("gb200") || preset == json("gb300")) && !leaves.count("cluster.nvlink_domain")) {
-    const std::string name = preset.get<std::string>();
-    std::string rack = name;
-    for (char& c : rack) c = char(std::toupper(static_cast<unsigned char>(c)));
-    plan.notes.push_back("hardware.preset " + name + " leaves cluster.nvlink_domain at one node (" +
-                         std::to_string(plan.cluster.gpus_per_node) + " GPUs); a " + rack +
+  if ((preset == json("gb200") || preset == json("gb300")) && !leaves.count("cluster.nvlink_domain"))
+    plan.notes.push_back("hardware.preset " + preset.get<std::string>() + " leaves cluster.nvlink_domain at one node (" +
+                         std::to_string(plan.cluster.gpus_per_node) + " GPUs); a " + plan.hardware.name +
                          " NVL72 rack is cluster.nvlink_domain=72");
-  }
   validate_plan(plan);
   check_recompute_modules(source, plan);
   // After the plan's structure holds (schedule fsdp without pp=1 is that error first), every key

@@ -3,7 +3,6 @@
 // express is refused by name. Expected arguments are read off the source files by hand.
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -391,11 +390,9 @@ TEST(Export, ThePublishedRunsExportToTheirFramework) {
     // Read back on the plan's own Blackwell preset: MXFP8 and NVFP4 plans load only on a GPU with those
     // tensor cores (any other machine stands in, as the machine is not compared).
     std::string preset;
-    for (const char* blackwell : {"b200", "gb200", "b300", "gb300"}) {
-      std::string name = blackwell;
-      for (char& c : name) c = char(std::toupper(static_cast<unsigned char>(c)));
+    for (const auto& [name, blackwell] : {std::pair<const char*, const char*>{"B200", "b200"}, {"GB200", "gb200"},
+                                          {"B300", "b300"}, {"GB300", "gb300"}})
       if (as_run.hardware.name == name) preset = blackwell;
-    }
     const Plan again = import_back(tool, text, as_run.gpus(), preset, as_run.cluster.gpus_per_node,
                                    importers::machine_overrides(as_run));
     EXPECT_EQ(differences(as_run, again), "");
