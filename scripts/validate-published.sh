@@ -71,7 +71,9 @@ for file in "$dir"/$glob.yaml; do
         $r.roofline.plan.precision,
         "\($r.roofline.plan.tp)/\($r.roofline.plan.pp)/\($r.roofline.plan.cp)\($vp)",
         $r.software.profile + (if $r.software.cuda_graphs != "none" then ", graphs " + $r.software.cuda_graphs + (if ($r.software.cuda_graph_scope // "") != "" then " (" + $r.software.cuda_graph_scope + ")" else "" end) else "" end),
-        "\($m) s",
+        (if $r.roofline.reported_step_from_tflops_per_gpu != null
+         then "\($m * 1000 | round / 1000) s (from \($r.roofline.reported_step_from_tflops_per_gpu) TFLOP/s)"
+         else "\($m) s" end),
         "\($r.step_time_s * 1000 | round / 1000) s",
         "\($e * 1000 | round / 10) %",
         ([ $terms[] | (.s * 1000 | round / 1000 | tostring) ] | join(" / ")),

@@ -37,6 +37,7 @@ std::string graph_scope_text(uint8_t scope) {
 }
 const char* to_string(AttentionKernel k) { return name_of(kAttentionKernels, k); }
 const char* to_string(PipelineSplit p) { return name_of(kPipelineSplits, p); }
+const char* to_string(MegatronFlops f) { return name_of(kMegatronFlops, f); }
 const char* to_string(Fp8Recipe r) { return name_of(kFp8Recipes, r); }
 const char* precision_name(const TrainConfig& t) {
   if (t.precision == Precision::BF16) return "bf16";

@@ -132,6 +132,9 @@ struct TrainConfig {
   // at the preset's FP8 attention rates (workloads/cost/attention_cost.hpp).
   bool fp8_attention = false;
   double reported_step_s = 0;  // the user's measured step, for the reports' comparison; 0 = none
+  // Or the TFLOP/s per GPU the run logged, in its release's Megatron FLOP count
+  // (software.megatron_flops): the step is that count over it (reported_step_s wins); 0 = none.
+  double reported_tflops_per_gpu = 0;
   MomentDtype adam_moments_dtype = MomentDtype::FP32;  // default bf16 for MLA (DeepSeek) models, fp32 otherwise
   int64_t tokens_per_step() const { return global_batch * seq_len; }
   // Whether train.fp8_recipe applies: per-tensor or 1x128 FP8 GEMMs (MXFP8 and NVFP4 scale by blocks of their own).
@@ -430,6 +433,13 @@ enum class AttentionKernel : uint8_t { Fused, Flash2 };
 // so), or torchtitan's (the embedding and the head each counted as one layer).
 enum class PipelineSplit : uint8_t { Balanced, Megatron, Torchtitan };
 
+// Which Megatron-Core release's FLOP count the run's logged TFLOP/s per GPU use
+// (software.megatron_flops; megatron/training/training.py num_floating_point_operations): r0.8's
+// (through 0.11) counts the attention scores over all S x S, v0.12's (0.12 on, and
+// Megatron-Bridge's flop_utils.py) only the causal half. MLA is counted as v0.12 counts it either
+// way (r0.8 had no MLA count).
+enum class MegatronFlops : uint8_t { R08, V012 };
+
 // The framework release that runs the step (software.profile: workloads/software/NAME.yaml): what
 // a GPU preset cannot know. Each profile cites its sources; reports name it.
 struct SoftwareConfig {
@@ -476,6 +486,7 @@ struct SoftwareConfig {
   uint8_t cuda_graph_scope = 0;  // GraphScope bits under cuda_graphs layers; 0 = whole layers
   AttentionKernel attention_kernel = AttentionKernel::Fused;
   PipelineSplit pipeline_split = PipelineSplit::Balanced;
+  MegatronFlops megatron_flops = MegatronFlops::R08;
   // Host-device synchronisations per MoE layer and microbatch in the forward (a dispatcher copying
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
   // Charged by the MoE dispatcher (parallel.moe_dispatcher), not by the per-op cost model.
@@ -716,6 +727,7 @@ const char* to_string(CudaGraphs g);
 std::string graph_scope_text(uint8_t scope);
 const char* to_string(AttentionKernel k);
 const char* to_string(PipelineSplit p);
+const char* to_string(MegatronFlops f);
 const char* to_string(Fp8Recipe r);
 // train.precision as configs write it: bf16, fp8, mxfp8 or nvfp4.
 const char* precision_name(const TrainConfig& t);

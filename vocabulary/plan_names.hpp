@@ -59,6 +59,7 @@ inline constexpr Named<AttentionKernel> kAttentionKernels[] = {{AttentionKernel:
 inline constexpr Named<PipelineSplit> kPipelineSplits[] = {{PipelineSplit::Balanced, "balanced"},
                                                            {PipelineSplit::Megatron, "megatron"},
                                                            {PipelineSplit::Torchtitan, "torchtitan"}};
+inline constexpr Named<MegatronFlops> kMegatronFlops[] = {{MegatronFlops::R08, "r0.8"}, {MegatronFlops::V012, "v0.12"}};
 inline constexpr Named<MomentDtype> kMomentDtypes[] = {{MomentDtype::FP32, "fp32"}, {MomentDtype::BF16, "bf16"}};
 inline constexpr Named<ReduceDtype> kReduceDtypes[] = {{ReduceDtype::FP32, "fp32"}, {ReduceDtype::BF16, "bf16"}};
 inline constexpr Named<RouterDtype> kRouterDtypes[] = {{RouterDtype::BF16, "bf16"}, {RouterDtype::FP32, "fp32"}};

@@ -11,6 +11,7 @@
 #include "simulator/io/json_text.hpp"
 #include "simulator/io/output_file.hpp"
 #include "simulator/plot/chart.hpp"
+#include "simulator/roofline/roofline.hpp"
 
 namespace stepsim {
 
@@ -27,8 +28,7 @@ int run_explain(const Plan& plan, bool json, bool quiet, const std::string& png_
     chart.y_label = "step time (s)";
     if (x.reported_step_s > 0) {
       chart.reference = x.reported_step_s;
-      chart.reference_label = fmt::format("{} {:.1f} s", plan.train.reported_step_s > 0 ? "reported" : "DeepSeek reported",
-                                          x.reported_step_s);
+      chart.reference_label = fmt::format("{} {:.1f} s", reported_step_label(plan), x.reported_step_s);
     }
     for (const auto& s : x.steps) {
       const auto kind = s.kind == calib::WaterfallStep::Kind::Total       ? plot::WaterfallBar::Kind::Total

@@ -255,6 +255,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
       {"workload.fb_s", 0, 1e6, "a chunk of over 11 days is a unit mistake"},
       {"workload.send_bytes", 0, 1e15, "a petabyte per send is a unit mistake"},
       {"train.reported_step_s", 1e-6, 1e7, "a step outside a microsecond .. 4 months is a unit mistake"},
+      {"train.reported_tflops_per_gpu", 1e-3, 1e6, "TFLOP/s per GPU outside 0.001 .. 1,000,000 is a unit mistake"},
       {"hardware.hbm_GBps", 1, 1e6, "a memory bandwidth outside 1 GB/s .. 1 PB/s is a unit mistake"},
       {"hardware.hbm_efficiency", 0.01, 1, "a share of the HBM bandwidth; below 1 % is a unit mistake"},
       {"hardware.gemm_bf16_peak_share", 0.01, 1, "a share of the dense peak; below 1 % is a unit mistake"},
@@ -555,6 +556,7 @@ const std::map<std::string, Field>& schema() {
     f["train.adam_moments_dtype"] =
         choice<MomentDtype>(kMomentDtypes, [](Plan& p, MomentDtype v) { p.train.adam_moments_dtype = v; });
     f["train.reported_step_s"] = {Kind::PositiveNumber, into(&Plan::train, &TrainConfig::reported_step_s)};
+    f["train.reported_tflops_per_gpu"] = {Kind::PositiveNumber, into(&Plan::train, &TrainConfig::reported_tflops_per_gpu)};
 
     f["parallel.pp"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::pp)};
     f["parallel.ep"] = {Kind::PositiveInt, into(&Plan::parallel, &ParallelConfig::ep)};
@@ -701,6 +703,8 @@ const std::map<std::string, Field>& schema() {
         choice<AttentionKernel>(kAttentionKernels, [](Plan& p, AttentionKernel v) { p.software.attention_kernel = v; });
     f["software.pipeline_split"] =
         choice<PipelineSplit>(kPipelineSplits, [](Plan& p, PipelineSplit v) { p.software.pipeline_split = v; });
+    f["software.megatron_flops"] =
+        choice<MegatronFlops>(kMegatronFlops, [](Plan& p, MegatronFlops v) { p.software.megatron_flops = v; });
     f["software.cudnn_version"] = {Kind::NonNegativeInt, into(&Plan::software, &SoftwareConfig::cudnn_version)};
     f["software.host_syncs_per_moe_layer"] = {Kind::NonNegativeInt,
                                               into(&Plan::software, &SoftwareConfig::host_syncs_per_moe_layer)};

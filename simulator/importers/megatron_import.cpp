@@ -111,6 +111,7 @@ constexpr ArgSpec kArgs[] = {
     {"moe-router-bias-update-rate", Arity::One, Role::NoCost},
     {"moe-router-pre-softmax", Arity::Flag, Role::NoCost},
     {"moe-router-dtype", Arity::One, Role::Use},
+    {"moe-router-force-load-balancing", Arity::Flag, Role::Use},
     {"moe-input-jitter-eps", Arity::One, Role::NoCost},
     {"moe-per-layer-logging", Arity::Flag, Role::NoCost},
     {"moe-token-drop-policy", Arity::One, Role::NoCost},
@@ -1167,7 +1168,7 @@ class MegatronImport {
                             "moe-router-num-groups", "moe-router-group-topk", "moe-token-dispatcher-type",
                             "moe-shared-expert-overlap", "expert-tensor-parallel-size", "moe-grouped-gemm",
                             "moe-enable-deepep", "moe-flex-dispatcher-backend", "moe-expert-capacity-factor",
-                            "moe-pad-expert-input-to-capacity", "moe-router-dtype"})
+                            "moe-pad-expert-input-to-capacity", "moe-router-dtype", "moe-router-force-load-balancing"})
         if (const Given* g = given(n)) plan_.not_imported.push_back(g->written + " (without --num-experts the model has no experts)");
       if (const Given* g = given("overlap-moe-expert-parallel-comm"))
         problem_arg(*g, "Megatron-LM runs it only with expert parallelism (--num-experts, --expert-model-parallel-size); "
@@ -1199,6 +1200,10 @@ class MegatronImport {
     }
     expert_parallelism();
     router_dtype();
+    // Benchmarks force every expert its mean load (router.py: random logits in place of the learned
+    // ones), which is stepsim's balanced routing.
+    if (const Given* g = given("moe-router-force-load-balancing"))
+      plan_.set("scenario.routing", "balanced", shown(*g) + ": every expert its mean load", g->option.line);
     if (const Given* g = given("moe-shared-expert-overlap")) plan_.set("parallel.overlap_shared_expert", true, shown(*g), g->option.line);
   }
 

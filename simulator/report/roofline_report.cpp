@@ -32,6 +32,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"cuda_graph_scope", graph_scope_text(sw.cuda_graph_scope)},
                    {"attention_kernel", to_string(sw.attention_kernel)},
                    {"pipeline_split", to_string(sw.pipeline_split)},
+                   {"megatron_flops", to_string(sw.megatron_flops)},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
                    {"cudnn_version", sw.cudnn_version},
                    {"moe_wgrad_before_dispatch", sw.moe_wgrad_before_dispatch},
@@ -159,9 +160,14 @@ nlohmann::json roofline_json(const Plan& plan, const Roofline& r) {
   j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
   j["remote_nodes"] = r.routing.remote_nodes;
   j["ep_share_of_compute"] = r.ep_share_of_compute;
-  // Only for DeepSeek-V3 (its published cost) or a step the user measured (train.reported_step_s).
+  // Only for DeepSeek-V3 (its published cost) or a step the user measured (train.reported_step_s, or
+  // derived from a logged train.reported_tflops_per_gpu).
   j["reported_step_s"] = r.reported_step_s > 0 ? nlohmann::json(r.reported_step_s) : nlohmann::json();
   j["speedup_vs_reported"] = r.reported_step_s > 0 ? nlohmann::json(r.speedup_vs_reported) : nlohmann::json();
+  // Where it comes from: a step the run printed, or its logged TFLOP/s in the release's count.
+  j["reported_step_from_tflops_per_gpu"] = plan.train.reported_step_s <= 0 && plan.train.reported_tflops_per_gpu > 0
+                                               ? nlohmann::json(plan.train.reported_tflops_per_gpu)
+                                               : nlohmann::json();
   j["mfu"] = r.mfu;
   j["achieved_tflops_per_gpu"] = r.achieved_tflops_per_gpu;
   j["peak_tflops"] = r.peak_tflops;
@@ -433,7 +439,9 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   out += fmt::format("  MFU {} of the {:g} TFLOP/s dense {} peak; {:.0f} TFLOP/s of model FLOPs achieved per GPU\n",
                      pct(r.mfu), r.peak_tflops, precision_name(plan.train), r.achieved_tflops_per_gpu);
   if (r.reported_step_s > 0)
-    out += row(plan.train.reported_step_s > 0 ? "reported (train.reported_step_s)" : "DeepSeek reported (180K GPU-h/T tok)",
+    out += row(plan.train.reported_step_s > 0          ? "reported (train.reported_step_s)"
+               : plan.train.reported_tflops_per_gpu > 0 ? "reported (train.reported_tflops_per_gpu)"
+                                                        : "DeepSeek reported (180K GPU-h/T tok)",
                r.reported_step_s, fmt::format("{:.2f}x slower than this roofline", r.speedup_vs_reported));
   out += "\nFSDP (PP 1, ZeRO-3) on the same cluster: exposed communication share of the step\n ";
   for (const auto& pt : r.fsdp_sweep) out += fmt::format("  m={}: {}", pt.microbatches, pct(pt.exposed_share));

@@ -156,8 +156,8 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   const bool model = plan.workload.kind == WorkloadKind::Model && r.step_time_s > 0;
   j["mfu"] = model ? mfu(plan, roof, r.step_time_s) : 0.0;
   j["achieved_tflops_per_gpu"] = model ? roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12 : 0.0;
-  // The step's FLOPs as Megatron-LM counts them (full S^2 attention), per GPU per second: what its
-  // logs report, to compare with published Megatron throughputs like with like.
+  // The step's FLOPs as Megatron-LM counts them (its release's count: software.megatron_flops), per
+  // GPU per second: what its logs report, to compare with published Megatron throughputs like with like.
   j["megatron_tflops_per_gpu"] = model && roof.terms.megatron_flops > 0
                                      ? nlohmann::json(roof.terms.megatron_flops / r.step_time_s / double(plan.gpus()) / 1e12)
                                      : nlohmann::json();
@@ -407,9 +407,15 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
                      r.step_time_s, roof.step_time_s, 100.0 * (r.step_time_s / roof.step_time_s - 1.0),
                      pct(s.exposed.mean / r.step_time_s), pct(s.bubble.mean / s.compute.mean),
                      roof.tokens_per_step / r.step_time_s / double(plan.gpus()));
-  out += fmt::format("MFU {} of the {:g} TFLOP/s dense {} peak ({:.0f} TFLOP/s of model FLOPs per GPU; roofline {})\n",
+  // Megatron's own count beside it: what that release's logs print (software.megatron_flops).
+  const std::string megatron =
+      roof.terms.megatron_flops > 0
+          ? fmt::format(", {:.0f} in Megatron-Core {}'s count (software.megatron_flops)",
+                        roof.terms.megatron_flops / r.step_time_s / double(plan.gpus()) / 1e12, to_string(plan.software.megatron_flops))
+          : "";
+  out += fmt::format("MFU {} of the {:g} TFLOP/s dense {} peak ({:.0f} TFLOP/s of model FLOPs per GPU{}; roofline {})\n",
                      pct(mfu(plan, roof, r.step_time_s)), roof.peak_tflops, precision_name(plan.train),
-                     roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12, pct(roof.mfu));
+                     roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12, megatron, pct(roof.mfu));
   const std::string why = explain_difference(plan, r, roof);
   if (!why.empty()) out += why + "\n";
   out += compute_breakdown_text(plan, r);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "workloads/traffic/ep_traffic.hpp"
 
 #include "platforms/topology.hpp"
@@ -404,8 +406,19 @@ Roofline compute_roofline(const Plan& plan) {
 
 double reported_step_s(const Plan& plan) {
   if (plan.train.reported_step_s > 0) return plan.train.reported_step_s;
+  // A logged TFLOP/s per GPU is the release's FLOP count over the step: invert it.
+  if (plan.train.reported_tflops_per_gpu > 0 && megatron_flops(plan) > 0)
+    return megatron_flops(plan) / (plan.train.reported_tflops_per_gpu * 1e12 * double(plan.gpus()));
   if (!is_deepseek_v3(plan.model)) return 0;
   return kDeepSeekGpuHoursPerTrillionTokens * 3600.0 / 1e12 * double(plan.train.tokens_per_step()) / double(plan.gpus());
+}
+
+std::string reported_step_label(const Plan& plan) {
+  if (plan.train.reported_step_s > 0) return "reported";
+  if (plan.train.reported_tflops_per_gpu > 0)
+    return fmt::format("reported {:g} TFLOP/s per GPU (Megatron-Core {}'s count)", plan.train.reported_tflops_per_gpu,
+                       to_string(plan.software.megatron_flops));
+  return "DeepSeek reported";
 }
 
 double megatron_flops(const Plan& plan) {
@@ -433,10 +446,12 @@ double megatron_flops(const Plan& plan) {
     for (int64_t l = 0; l < m.num_hidden_layers; ++l) per_token += attention + mlp(l);
     return b * s * per_token;
   }
-  // Megatron-Core r0.8's count (the Megatron table's release): attention scores over all S^2.
+  // Megatron-Core r0.8's count (the Megatron table's release) takes the attention scores over all
+  // S^2; v0.12's only the causal half (software.megatron_flops).
   const double groups = double(m.kv_heads());
   const double query_ratio = double(qk_head_dim(m)) * heads / h;
-  const double attention = 12 * h * h * (1 + groups / heads + s / h) * query_ratio;
+  const double scores = plan.software.megatron_flops == MegatronFlops::V012 ? s / h / 2 : s / h;
+  const double attention = 12 * h * h * (1 + groups / heads + scores) * query_ratio;
   for (int64_t l = 0; l < m.num_hidden_layers; ++l) per_token += attention + mlp(l);
   return b * s * per_token;
 }

@@ -167,9 +167,13 @@ struct Roofline {
 
 Roofline compute_roofline(const Plan& plan);
 
-// The step a run reported, to compare with: train.reported_step_s, or for DeepSeek-V3 its published
-// 180K H800 GPU-hours per trillion tokens at this batch; 0 when neither applies.
+// The step a run reported, to compare with: train.reported_step_s, or the step that the logged
+// train.reported_tflops_per_gpu implies in the release's Megatron FLOP count, or for DeepSeek-V3 its
+// published 180K H800 GPU-hours per trillion tokens at this batch; 0 when none applies.
 double reported_step_s(const Plan& plan);
+// What that step is: "reported" (train.reported_step_s), the logged TFLOP/s it was derived from
+// (train.reported_tflops_per_gpu), or "DeepSeek reported".
+std::string reported_step_label(const Plan& plan);
 
 // Megatron-LM's count of a step's FLOPs (megatron/training/training.py num_floating_point_operations),
 // what its logs turn into "TFLOP/s per GPU". Standard attention as Megatron-Core r0.8 counts it (the

@@ -1,7 +1,8 @@
 // Switching the software profile changes only what the profile owns: two `simulate --json` runs of
 // one plan under two releases that differ in their per-kernel cost alone (megatron-core-r0.8's
 // 44.8 us, deepseek-v3's 6.142 us; neither has a host cost, a CUDA graph or a fused kernel; their
-// pipeline splits, Megatron-Core's even one and stepsim's balance, are pinned to the same) agree
+// pipeline splits, Megatron-Core's even one and stepsim's balance, and their Megatron FLOP counts,
+// r0.8's and v0.12's, are pinned to the same) agree
 // on every figure but the software object and the times the launches move; the launch seconds
 // scale by exactly 6.142 / 44.8. Every report names the release.
 #include <gtest/gtest.h>
@@ -28,7 +29,8 @@ json simulate(const std::string& sets) {
 
 TEST(SoftwareProfileCli, SwitchingTheReleaseChangesOnlyWhatItOwns) {
   const json a = simulate("--set software.profile=megatron-core-r0.8");
-  const json b = simulate("--set software.profile=deepseek-v3 --set software.pipeline_split=megatron");
+  const json b = simulate("--set software.profile=deepseek-v3 --set software.pipeline_split=megatron "
+                          "--set software.megatron_flops=r0.8");
   // What the profile owns: its own object, the launch time and what it moves.
   EXPECT_EQ(a["software"]["profile"], "megatron-core-r0.8");
   EXPECT_EQ(b["software"]["profile"], "deepseek-v3");
@@ -58,7 +60,7 @@ TEST(SoftwareProfileCli, SwitchingTheReleaseChangesOnlyWhatItOwns) {
                        key == "stats" || key == "compute_breakdown" || key == "explanation" || key == "exposed_by_kind" ||
                        key == "sim" || key == "sets" || key == "critical_rank" || key == "memory" ||
                        key == "pp_comm_s" || key == "stragglers" ||  // memory: above; these two: waits, in seconds
-                       key == "notes";  // the --set that pins b's pipeline split says it overrides the profile
+                       key == "notes";  // the --sets that pin b's split and count say they override the profile
     if (!owned) EXPECT_EQ(value, b[key]) << key;
   }
 }

@@ -674,6 +674,19 @@ TEST(MegatronImport, MoeRouterDtype) {
   EXPECT_TRUE(mentions(megatron(launch("--moe-router-dtype fp32")).imported.not_imported, "--moe-router-dtype"));
 }
 
+// --moe-router-force-load-balancing (the benchmarks' flag: random logits give every expert its mean
+// load) is stepsim's balanced routing, written so; without experts it is listed as not imported.
+TEST(MegatronImport, ForcedLoadBalancingIsBalancedRouting) {
+  const std::string moe = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --ffn-hidden-size 4096 ";
+  const Loaded forced = megatron(launch(moe + "--moe-router-force-load-balancing"));
+  EXPECT_EQ(forced.plan.scenario.routing, Routing::Balanced);
+  EXPECT_NE(forced.yaml.find("routing: balanced"), std::string::npos) << forced.yaml;
+  EXPECT_FALSE(mentions(forced.imported.not_imported, "--moe-router-force-load-balancing"));
+  EXPECT_EQ(megatron(launch(moe)).yaml.find("routing:"), std::string::npos);
+  EXPECT_TRUE(mentions(megatron(launch("--moe-router-force-load-balancing")).imported.not_imported,
+                       "--moe-router-force-load-balancing"));
+}
+
 TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;

@@ -1,6 +1,6 @@
 // Megatron-LM's own FLOP count of a step (megatron/training/training.py num_floating_point_operations
-// at core_r0.8.0, and at core_v0.12.0 for MLA), which its published TFLOP/s per GPU use: against the
-// formula written out here.
+// at core_r0.8.0, and at core_v0.12.0 for MLA and under software.megatron_flops v0.12), which its
+// published TFLOP/s per GPU use: against the formula written out here and a published step.
 #include <gtest/gtest.h>
 
 #include "simulator/config/config_loader.hpp"
@@ -44,6 +44,30 @@ TEST(MegatronFlops, MlaAsMegatronCoreV012CountsIt) {
   const double dense = 12 * h * 18432 * 1.5, moe = 12 * h * (8 * 2048 + 2048) * 1.5;
   const double expected = b * s * (61 * attention + 3 * dense + 58 * moe + 6 * h * 129280);
   EXPECT_NEAR(megatron_flops(load_plan(default_config_path())), expected, 1e-12 * expected);
+}
+
+TEST(MegatronFlops, CausalScoresSinceMegatronCoreV012) {
+  // Megatron-Core 0.12 on counts half the attention scores (the causal half). Qwen3-235B-A22B: h 4096,
+  // 94 layers, 64 heads of 128 over 4 query groups, 128 experts of 1536, top 8, SwiGLU, vocab
+  // 151936; 2048 sequences of 4096 tokens.
+  Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/QW-H-003.yaml");
+  p.train.global_batch = 2048;
+  p.software.megatron_flops = MegatronFlops::V012;
+  const double b = 2048, s = 4096, h = 4096, l = 94, v = 151936;
+  const double q_ratio = 64.0 * 128 / h;
+  const double attention = 12 * h * h * (1 + 4.0 / 64 + s / h / 2) * q_ratio;
+  const double moe = 12 * h * 8 * 1536 * 1.5;
+  const double expected = b * s * (l * (attention + moe) + 6 * h * v);
+  EXPECT_NEAR(megatron_flops(p), expected, 1e-12 * expected);
+  // Against the step: the Megatron-MoE-ModelZoo's four Qwen3-235B rows on 256 H100
+  // (best_practice/Qwen3/readme.md at c1ad0b5c: 2048 x 4096 tokens a step, step time and TFLOP/s per
+  // GPU both printed, 3 digits each) imply 1.2356 / 1.2436 / 1.2390 / 1.2398 e18 FLOPs a step; their
+  // mean, within the printed digits' 0.5 %.
+  const double published = (245 * 19.7 + 276 * 17.6 + 200 * 24.2 + 167 * 29.0) / 4 * 256 * 1e12;
+  EXPECT_NEAR(megatron_flops(p) / published, 1.0, 0.005);
+  // r0.8's count of the same step holds the other half of the scores: 6 b s^2 x heads x d x layers.
+  p.software.megatron_flops = MegatronFlops::R08;
+  EXPECT_NEAR(megatron_flops(p) - expected, 6 * b * s * s * 64 * 128 * l, 1e-9 * expected);
 }
 
 }  // namespace
