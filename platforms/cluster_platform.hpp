@@ -22,6 +22,9 @@ struct PlatformSpec {
   int64_t gpus_per_node = 0;
   double gpu_flops = 0;          // host speed = achievable FP8 FLOP/s (BF16 work is scaled by the caller)
   double comm_speed_factor = 1;  // second pstate while comm kernels hold SMs: (sms - comm_sms) / sms
+  // Which communication classes' kernels hold those SMs (bit c = 1 << CommClass c): every class for
+  // the GPU's hardware.comm_sms, the EP all-to-all alone for a release's DeepEP SMs.
+  uint32_t taxed_comm_classes = ~0u;
   double ib_Bps = 0;             // per NIC, per direction
   double nvlink_Bps = 0;         // per GPU, per direction
   // End-to-end latency of one GPU-to-GPU transfer over that network. A route crosses two link

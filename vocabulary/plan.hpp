@@ -487,6 +487,10 @@ struct SoftwareConfig {
   AttentionKernel attention_kernel = AttentionKernel::Fused;
   PipelineSplit pipeline_split = PipelineSplit::Balanced;
   MegatronFlops megatron_flops = MegatronFlops::R08;
+  // SMs the framework gives DeepEP's kernels (Megatron-Core's --moe-deepep-num-sms, DeepEP's own
+  // Buffer.num_sms): a flex-dispatcher plan with the DeepEP backend pays them as the SM tax while its
+  // transfers are in flight (Plan::taxed_comm_sms); 0 = the GPU preset's hardware.comm_sms alone.
+  int64_t deepep_sms = 0;
   // Host-device synchronisations per MoE layer and microbatch in the forward (a dispatcher copying
   // its token counts to the host before the all-to-all); each drains the host's lead over the GPU.
   // Charged by the MoE dispatcher (parallel.moe_dispatcher), not by the per-op cost model.
@@ -660,9 +664,12 @@ struct Plan {
   // hardware.comm_sms while in flight, so only a model plan that runs an EP all-to-all pays it (an
   // abstract synthetic pipeline pays what it is given).
   bool runs_ep_all_to_all() const { return model.is_moe() && parallel.ep > 1; }
+  // A release that launches DeepEP with its own SM count (software.deepep_sms) pays at least that.
   int64_t taxed_comm_sms() const {
-    const bool deepep = runs_ep_all_to_all() && parallel.moe_dispatcher == MoeDispatcher::DeepEP;
-    return workload.kind == WorkloadKind::Synthetic || deepep ? hardware.comm_sms : 0;
+    if (workload.kind == WorkloadKind::Synthetic) return hardware.comm_sms;
+    if (!runs_ep_all_to_all() || parallel.moe_dispatcher != MoeDispatcher::DeepEP) return 0;
+    const int64_t framework = parallel.moe_flex_backend == FlexBackend::DeepEP ? software.deepep_sms : 0;
+    return std::max(hardware.comm_sms, framework);
   }
   // Bytes one value of an FP8 GEMM's weight takes in the parameter all-gather. BF16 (2) unless
   // parallel.fp8_param_gather; then the format's own data, as Megatron-Core gathers it

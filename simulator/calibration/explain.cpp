@@ -17,6 +17,7 @@ Plan speed_of_light(const Plan& plan) {
   h.wgrad_gemm_efficiency = 0;
   h.a2a_latency_s = h.a2a_layout_latency_s = 0;
   h.comm_sms = 0;
+  p.software.deepep_sms = 0;
   h.nonmatmul_s_per_token_layer = 0;
   p.sim.compute = ComputeModel::SpeedOfLight;
   return p;
@@ -140,6 +141,7 @@ Explanation explain_predicted(const Plan& plan, const SimulateFn& sim, bool rout
     Plan p = full;
     p.sim.cost_classes = classes;
     p.hardware.comm_sms = 0;
+    p.software.deepep_sms = 0;
     return p;
   };
   const StepSplit s0 = sim(sol), s1 = sim(with_classes(kCostGemm | kCostAttention)),

@@ -218,6 +218,7 @@ void apply_bounds(std::map<std::string, Field>& f) {
        "0 is dropless; below 1 % of the mean load drops nearly every token, over 1024 times it is dropless anyway"},
       {"hardware.sms", 0, 65536, size},
       {"hardware.comm_sms", 0, 65536, size},
+      {"software.deepep_sms", 0, 65536, size},
       {"cluster.nodes", 0, 1 << 24, size},
       {"cluster.gpus_per_node", 0, 4096, size},
       {"cluster.leaf_nics", 0, 65536, size},
@@ -703,6 +704,7 @@ const std::map<std::string, Field>& schema() {
         choice<AttentionKernel>(kAttentionKernels, [](Plan& p, AttentionKernel v) { p.software.attention_kernel = v; });
     f["software.pipeline_split"] =
         choice<PipelineSplit>(kPipelineSplits, [](Plan& p, PipelineSplit v) { p.software.pipeline_split = v; });
+    f["software.deepep_sms"] = {Kind::NonNegativeInt, into(&Plan::software, &SoftwareConfig::deepep_sms)};
     f["software.megatron_flops"] =
         choice<MegatronFlops>(kMegatronFlops, [](Plan& p, MegatronFlops v) { p.software.megatron_flops = v; });
     f["software.cudnn_version"] = {Kind::NonNegativeInt, into(&Plan::software, &SoftwareConfig::cudnn_version)};

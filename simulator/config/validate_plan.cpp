@@ -477,6 +477,8 @@ void validate_plan(const Plan& p) {
   }
   if (p.hardware.comm_sms >= p.hardware.sms)
     fail("hardware.comm_sms", "communication cannot take all " + str(p.hardware.sms) + " SMs; use fewer");
+  if (p.taxed_comm_sms() >= p.hardware.sms)
+    fail("software.deepep_sms", "DeepEP cannot take all " + str(p.hardware.sms) + " SMs; use fewer");
   if (p.parallel.tp_comm_overlap && p.parallel.tp > 1 && p.hardware.sms <= kUbCommSms)
     fail("parallel.tp_comm_overlap", "userbuffers' reduce-scatter takes " + str(kUbCommSms) + " of the GPU's " +
                                          str(p.hardware.sms) + " SMs (hardware.sms), leaving its GEMM none; "

@@ -160,6 +160,7 @@ SimResult run(const PlatformSpec& spec, const Workload& workload, const SimOptio
   e.fp8_flops = spec.gpu_flops;
   e.bf16_flops = workload.bf16_flops() > 0 ? workload.bf16_flops() : spec.gpu_flops;
   e.sm_tax = spec.comm_speed_factor < 1;
+  e.sm_taxed_classes = spec.taxed_comm_classes;
   e.perturb.init(spec, options.jitter_sigma, options.seed);
   e.t_start = sg4::Engine::get_clock();
   e.clock = e.t_start;

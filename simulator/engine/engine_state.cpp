@@ -116,15 +116,15 @@ void EngineState::switch_pstate(GpuState& g, int pstate) {
 
 // The SM tax: while any comm kernel of a GPU runs, its compute runs on the remaining SMs (pstate 1);
 // SimGrid re-rates the running Exec when the pstate changes.
-void EngineState::comm_started(GpuState& g, int stream) {
-  if (g.comm_in_flight++ == 0 && sm_tax) switch_pstate(g, 1);
+void EngineState::comm_started(GpuState& g, int stream, CommClass c) {
+  if (taxes(c) && g.comm_in_flight++ == 0) switch_pstate(g, 1);
   StreamState& st = g.streams[size_t(stream)];
   st.comm_active = true;
   st.comm_start = clock;
 }
 
 void EngineState::comm_finished(GpuState& g, int stream, CommClass c, const std::vector<Interval>& moving) {
-  if (--g.comm_in_flight == 0 && sm_tax) switch_pstate(g, 0);
+  if (taxes(c) && --g.comm_in_flight == 0) switch_pstate(g, 0);
   g.streams[size_t(stream)].comm_active = false;
   copy_finished(g, c, moving);
 }

@@ -117,7 +117,7 @@ class EngineState {
 
   // Sets g's host to `pstate` (0: full speed, 1: the SM tax) and refreshes g.speed.
   void switch_pstate(GpuState& g, int pstate);
-  void comm_started(GpuState& g, int stream);
+  void comm_started(GpuState& g, int stream, ops::CommClass c);
   // `moving`: the op's flow intervals, merged.
   void comm_finished(GpuState& g, int stream, ops::CommClass c, const std::vector<Interval>& moving);
   // A copy-engine op's end (no SMs were taken): its time joins the class's busy time.
@@ -133,6 +133,8 @@ class EngineState {
   SimOptions options;
   double fp8_flops = 0, bf16_flops = 0;
   bool sm_tax = false;
+  uint32_t sm_taxed_classes = ~0u;  // PlatformSpec::taxed_comm_classes
+  bool taxes(ops::CommClass c) const { return sm_tax && (sm_taxed_classes >> unsigned(c) & 1u); }
   double t_start = 0;
   // SimGrid's clock, kept by its time-advance signal: read on every event, and Engine::get_clock()
   // was 4-5 % of the replay's instructions.

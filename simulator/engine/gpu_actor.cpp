@@ -352,7 +352,7 @@ class GpuDriver {
     }
     r.stage = Stage::Setup;
     r.setup_until = r.start + r.cur.op.setup_s;  // handshake before the data moves
-    e_.comm_started(g_, s);
+    e_.comm_started(g_, s, r.cur.op.tag.comm_class);
     rerate();
     if (r.cur.op.setup_s <= 0) post_flows(s);
   }

@@ -112,6 +112,8 @@ constexpr ArgSpec kArgs[] = {
     {"moe-router-pre-softmax", Arity::Flag, Role::NoCost},
     {"moe-router-dtype", Arity::One, Role::Use},
     {"moe-router-force-load-balancing", Arity::Flag, Role::Use},
+    {"moe-deepep-num-sms", Arity::One, Role::Use},
+    {"moe-hybridep-num-sms", Arity::One, Role::NoCost},
     {"moe-input-jitter-eps", Arity::One, Role::NoCost},
     {"moe-per-layer-logging", Arity::Flag, Role::NoCost},
     {"moe-token-drop-policy", Arity::One, Role::NoCost},
@@ -1168,7 +1170,8 @@ class MegatronImport {
                             "moe-router-num-groups", "moe-router-group-topk", "moe-token-dispatcher-type",
                             "moe-shared-expert-overlap", "expert-tensor-parallel-size", "moe-grouped-gemm",
                             "moe-enable-deepep", "moe-flex-dispatcher-backend", "moe-expert-capacity-factor",
-                            "moe-pad-expert-input-to-capacity", "moe-router-dtype", "moe-router-force-load-balancing"})
+                            "moe-pad-expert-input-to-capacity", "moe-router-dtype", "moe-router-force-load-balancing",
+                            "moe-deepep-num-sms"})
         if (const Given* g = given(n)) plan_.not_imported.push_back(g->written + " (without --num-experts the model has no experts)");
       if (const Given* g = given("overlap-moe-expert-parallel-comm"))
         problem_arg(*g, "Megatron-LM runs it only with expert parallelism (--num-experts, --expert-model-parallel-size); "
@@ -1204,6 +1207,9 @@ class MegatronImport {
     // ones), which is stepsim's balanced routing.
     if (const Given* g = given("moe-router-force-load-balancing"))
       plan_.set("scenario.routing", "balanced", shown(*g) + ": every expert its mean load", g->option.line);
+    // DeepEP's SMs (the profile's software.deepep_sms, Megatron-LM's default 20, unless given).
+    if (const Given* g = given("moe-deepep-num-sms"))
+      plan_.set("software.deepep_sms", integer("moe-deepep-num-sms").value_or(20), shown(*g), g->option.line);
     if (const Given* g = given("moe-shared-expert-overlap")) plan_.set("parallel.overlap_shared_expert", true, shown(*g), g->option.line);
   }
 

@@ -114,6 +114,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.attention_kernel", to_string(s.attention_kernel)},
       {"software.pipeline_split", to_string(s.pipeline_split)},
       {"software.megatron_flops", to_string(s.megatron_flops)},
+      {"software.deepep_sms", s.deepep_sms},
       {"software.host_syncs_per_moe_layer", s.host_syncs_per_moe_layer},
       {"software.moe_wgrad_before_dispatch", s.moe_wgrad_before_dispatch},
       {"software.fused.cross_entropy", s.fused_cross_entropy},

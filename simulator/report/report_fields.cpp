@@ -237,6 +237,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.attention_kernel", Kind::Text},
       {"software.pipeline_split", Kind::Text},
       {"software.megatron_flops", Kind::Text},
+      {"software.deepep_sms", Kind::Number},
       {"software.fp8_efficiency", Kind::Number},
       {"software.fused.activation_cast", Kind::Flag},
       {"software.fused.clamped_glu", Kind::Flag},

@@ -33,6 +33,7 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                    {"attention_kernel", to_string(sw.attention_kernel)},
                    {"pipeline_split", to_string(sw.pipeline_split)},
                    {"megatron_flops", to_string(sw.megatron_flops)},
+                   {"deepep_sms", sw.deepep_sms},
                    {"host_syncs_per_moe_layer", sw.host_syncs_per_moe_layer},
                    {"cudnn_version", sw.cudnn_version},
                    {"moe_wgrad_before_dispatch", sw.moe_wgrad_before_dispatch},
@@ -357,7 +358,7 @@ std::string roofline_text(const Plan& plan, const Roofline& r) {
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s per GPU per "
                      "direction; NVLink {} GB/s; {} of {} SMs for communication\n",
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
-                     plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms);
+                     plan.hardware.nvlink_GBps, plan.taxed_comm_sms(), plan.hardware.sms);
   out += fmt::format("params: {:.4g} total, N = {:.6g} activated (matmul) per token; {} GEMMs, recompute {}\n\n",
                      double(r.total_params), double(r.activated_params), precision_text(plan.train),
                      to_string(plan.parallel.recompute));

@@ -373,7 +373,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   out += fmt::format("assumed: FP8 {} TFLOP/s, BF16 {} TFLOP/s achievable per GPU; IB {} GB/s, NVLink {} GB/s per GPU "
                      "per direction; {} of {} SMs for communication; non-matmul {} s per token-layer\n",
                      plan.hardware.fp8_tflops, plan.hardware.bf16_tflops, plan.hardware.ib_GBps,
-                     plan.hardware.nvlink_GBps, plan.hardware.comm_sms, plan.hardware.sms,
+                     plan.hardware.nvlink_GBps, plan.taxed_comm_sms(), plan.hardware.sms,
                      plan.hardware.nonmatmul_s_per_token_layer);
   out += "software: " + software_text(plan) + "\n";
   out += fmt::format("replay: {} GPUs simulated, {} SimGrid activities, {:.2f} s wall; mode {}; fidelity {}\n",

@@ -687,6 +687,19 @@ TEST(MegatronImport, ForcedLoadBalancingIsBalancedRouting) {
                        "--moe-router-force-load-balancing"));
 }
 
+// --moe-deepep-num-sms: the SMs DeepEP's kernels hold (software.deepep_sms, the SM tax while its
+// transfers fly); --moe-hybridep-num-sms is listed as costing nothing (HybridEP's kernels are charged none).
+TEST(MegatronImport, DeepEpSms) {
+  const std::string moe = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --ffn-hidden-size 4096 "
+                          "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep ";
+  const Loaded given = megatron(launch(moe + "--moe-deepep-num-sms 24"));
+  EXPECT_EQ(given.plan.software.deepep_sms, 24);
+  EXPECT_NE(given.yaml.find("deepep_sms: 24"), std::string::npos) << given.yaml;
+  EXPECT_EQ(megatron(launch(moe)).plan.software.deepep_sms, 20);  // the megatron-bridge profile's default
+  const Loaded hybrid = megatron(launch(moe + "--moe-hybridep-num-sms 32"));
+  EXPECT_TRUE(mentions(hybrid.imported.not_imported, "--moe-hybridep-num-sms"));
+}
+
 TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;

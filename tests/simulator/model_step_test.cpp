@@ -129,6 +129,30 @@ TEST(ModelStep, CommKernelsTakeSmsFromCompute) {
   EXPECT_LE(ratio, 132.0 / 112.0 + 1e-9);
 }
 
+// A release's DeepEP SMs (software.deepep_sms: Megatron-Core launches DeepEP on 20) are held by
+// DeepEP's kernels alone: compute runs on the other SMs only while an expert all-to-all is in flight,
+// so it stretches, but less than when every transfer (the pipeline's sends too) holds the same SMs;
+// HybridEP's kernels are charged none.
+TEST(ModelStep, DeepEpSmsTaxComputeOnlyWhileExpertTransfersFly) {
+  const SimResult sol = simulate_plan(model_plan());
+  const SimResult deepep = simulate_plan(model_plan({"software.deepep_sms=20"}));
+  const SimResult every = simulate_plan(model_plan({"hardware.comm_sms=20"}));
+  const double ratio = mean(deepep, &RankResult::compute_s) / mean(sol, &RankResult::compute_s);
+  EXPECT_GT(ratio, 1.02);
+  EXPECT_LT(ratio, mean(every, &RankResult::compute_s) / mean(sol, &RankResult::compute_s));
+  EXPECT_EQ(model_plan({"software.deepep_sms=20"}).taxed_comm_sms(), 20);
+  const Plan hybrid = model_plan({"software.deepep_sms=20", "parallel.moe_flex_backend=hybridep"});
+  EXPECT_EQ(hybrid.taxed_comm_sms(), 0);
+  EXPECT_NEAR(mean(simulate_plan(hybrid), &RankResult::compute_s), mean(sol, &RankResult::compute_s),
+              1e-9 * mean(sol, &RankResult::compute_s));
+  // The Megatron profiles carry DeepEP's 20 (QW-H-008 runs DeepEP, QW-H-002 HybridEP); the seed's
+  // DeepSeek profile none (its own DeepEP SMs are the preset's hardware.comm_sms, 0 in the seed).
+  const std::string published = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/";
+  EXPECT_EQ(load_plan(published + "QW-H-008.yaml", {}).taxed_comm_sms(), 20);
+  EXPECT_EQ(load_plan(published + "QW-H-002.yaml", {}).taxed_comm_sms(), 0);
+  EXPECT_EQ(model_plan().taxed_comm_sms(), 0);
+}
+
 TEST(ModelStep, DenseModelRunsWithoutExpertTraffic) {
   const Plan plan = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml",
                               {"sim.compute=speed-of-light"});
