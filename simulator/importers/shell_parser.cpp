@@ -207,6 +207,10 @@ class Parser {
           ++i_;
           continue;
         }
+        // bash: "syntax error near unexpected token `('" (a value such as ([0]*3+[1]*58) left bare).
+        if (t.op == "(" && !n.tokens.empty())
+          fail(t.line, "an unquoted ( among a command's arguments is a shell syntax error; quote that argument "
+                       "(e.g. \"([0]*3+[1]*58)\")");
         break;
       }
       n.tokens.push_back(t);

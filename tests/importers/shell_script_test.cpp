@@ -209,6 +209,11 @@ TEST(ShellScript, MalformedTextIsOneLineNamingWhere) {
   // looped to its 100000-word bound on it).
   EXPECT_NE(message("A=(--x ; --y)\n").find("bad.sh:1: unexpected \";\" inside the array A=( ... )"), std::string::npos);
   EXPECT_NE(message("A=(--x\n 2>x)\n").find("unexpected \">\" inside the array"), std::string::npos);
+  // A bare ( among a command's arguments (NVIDIA's DeepSeek-V3 GB200 guide writes --moe-layer-freq
+  // ([0]*3+[1]*58) so) is bash's syntax error too; a function definition's "name ()" is not.
+  EXPECT_NE(message("run --moe-layer-freq ([0]*3+[1]*58) \\\n  --x 1\n").find("bad.sh:1: an unquoted ( among a command's arguments"),
+            std::string::npos);
+  EXPECT_EQ(message("f () { run; }\nrun --a 1\n"), "accepted");
 }
 
 TEST(ShellScript, ExpansionIsBounded) {
