@@ -401,9 +401,14 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
   const bool model = p.workload.kind == WorkloadKind::Model;
   if (model) {
     std::string shape = fmt::format("{} layers, hidden {}", p.model.num_hidden_layers, p.model.hidden_size);
-    if (p.model.is_moe())
-      shape += fmt::format(", {} routed experts (top {}), {} shared", p.model.n_routed_experts,
-                           p.model.num_experts_per_tok, p.model.n_shared_experts);
+    if (p.model.is_moe()) {
+      // A shared expert given by its width (Megatron's --moe-shared-expert-intermediate-size, Qwen2's
+      // config) rather than counted in units of a routed expert.
+      const std::string shared = p.model.n_shared_experts == 0 && p.model.shared_expert_intermediate_size > 0
+                                     ? fmt::format("a shared expert {} wide", p.model.shared_expert_intermediate_size)
+                                     : fmt::format("{} shared", p.model.n_shared_experts);
+      shape += fmt::format(", {} routed experts (top {}), {}", p.model.n_routed_experts, p.model.num_experts_per_tok, shared);
+    }
     if (roof)
       shape += fmt::format("; {:.4g} B parameters, {:.4g} B activated per token", double(roof->total_params) / 1e9,
                            double(roof->activated_params) / 1e9);

@@ -227,6 +227,23 @@ TEST(HtmlReport, ThePrecisionRowNamesTheGradientAndWeightFormatsTheCollectivesMo
   EXPECT_EQ(r08.find("gathered"), std::string::npos) << r08;
 }
 
+// The model row names the shared expert as the config gives it: DeepSeek-V3's one shared expert
+// (n_shared_experts 1, the routed experts' width) as a count, a launch's
+// --moe-shared-expert-intermediate-size as a width, where "0 shared" used to hide it.
+TEST(HtmlReport, TheModelRowNamesASharedExpertByItsWidthOrCount) {
+  const auto model_row = [](const std::string& config) {
+    const Plan plan = load_plan(config, {});
+    const std::string html = html_page(plan, one_gpu_result(1, "moe"));
+    const size_t at = html.find(">model<");
+    return at == std::string::npos ? std::string() : html.substr(at, html.find("</tr>", at) - at);
+  };
+  const std::string seed = model_row(default_config_path());
+  EXPECT_NE(seed.find("256 routed experts (top 8), 1 shared"), std::string::npos) << seed;
+  const std::string launch =
+      model_row(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/checks/DSV3-GB200-256-MXFP8-MLM.yaml");
+  EXPECT_NE(launch.find("256 routed experts (top 8), a shared expert 2048 wide"), std::string::npos) << launch;
+}
+
 TEST(HtmlReport, EscapesMarkupAndKeepsUtf8Printable) {
   EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
   EXPECT_EQ(html_escape("caf\xc3\xa9"), "caf\xc3\xa9");
