@@ -20,8 +20,7 @@ PlatformSpec platform_spec(const Plan& plan) {
   spec.gpus_per_node = plan.cluster.gpus_per_node;
   spec.gpu_flops = hw.fp8_tflops * 1e12;
   spec.comm_speed_factor = double(hw.sms - plan.taxed_comm_sms()) / double(hw.sms);
-  // A release's DeepEP SMs (software.deepep_sms) are held by DeepEP's kernels alone.
-  if (hw.comm_sms == 0 && plan.taxed_comm_sms() > 0) spec.taxed_comm_classes = 1u << unsigned(ops::CommClass::Ep);
+  if (plan.sm_tax_ep_only()) spec.taxed_comm_classes = 1u << unsigned(ops::CommClass::Ep);
   spec.ib_Bps = hw.ib_GBps * 1e9;
   spec.nvlink_Bps = hw.nvlink_GBps * 1e9;
   spec.ib_latency_s = hw.ib_latency_s;

@@ -671,6 +671,9 @@ struct Plan {
     const int64_t framework = parallel.moe_flex_backend == FlexBackend::DeepEP ? software.deepep_sms : 0;
     return std::max(hardware.comm_sms, framework);
   }
+  // Whether only the EP all-to-all holds the taxed SMs: a release's DeepEP SMs alone (no
+  // hardware.comm_sms, which every transfer holds).
+  bool sm_tax_ep_only() const { return hardware.comm_sms == 0 && taxed_comm_sms() > 0; }
   // Bytes one value of an FP8 GEMM's weight takes in the parameter all-gather. BF16 (2) unless
   // parallel.fp8_param_gather; then the format's own data, as Megatron-Core gathers it
   // (distributed/param_and_grad_buffer.py): per-tensor FP8 1 byte (one scale per tensor, left

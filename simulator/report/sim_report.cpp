@@ -18,6 +18,12 @@
 namespace stepsim {
 namespace {
 
+// The step's FLOPs as Megatron-LM counts them (its release's count: software.megatron_flops), per
+// GPU per second: what its logs report, to compare with published Megatron throughputs like with like.
+double megatron_tflops_per_gpu(const Plan& plan, const Roofline& roof, double step_s) {
+  return roof.terms.megatron_flops / step_s / double(plan.gpus()) / 1e12;
+}
+
 using ops::CommClass;
 
 // Min, mean and max over the ranks of what `value` reads from each.
@@ -156,10 +162,8 @@ nlohmann::json sim_json(const Plan& plan, const SimResult& r, const Roofline& ro
   const bool model = plan.workload.kind == WorkloadKind::Model && r.step_time_s > 0;
   j["mfu"] = model ? mfu(plan, roof, r.step_time_s) : 0.0;
   j["achieved_tflops_per_gpu"] = model ? roof.terms.model_flops / r.step_time_s / double(plan.gpus()) / 1e12 : 0.0;
-  // The step's FLOPs as Megatron-LM counts them (its release's count: software.megatron_flops), per
-  // GPU per second: what its logs report, to compare with published Megatron throughputs like with like.
   j["megatron_tflops_per_gpu"] = model && roof.terms.megatron_flops > 0
-                                     ? nlohmann::json(roof.terms.megatron_flops / r.step_time_s / double(plan.gpus()) / 1e12)
+                                     ? nlohmann::json(megatron_tflops_per_gpu(plan, roof, r.step_time_s))
                                      : nlohmann::json();
   j["exposed_by_kind"] = {{"outside_fb_pairs_s", spread(r, &RankResult::exposed_unpaired_s).mean}};
   for (size_t c = 0; c < ops::kCommClasses; ++c)
@@ -411,7 +415,7 @@ std::string sim_text(const Plan& plan, const SimResult& r, const Roofline& roof)
   const std::string megatron =
       roof.terms.megatron_flops > 0
           ? fmt::format(", {:.0f} in Megatron-Core {}'s count (software.megatron_flops)",
-                        roof.terms.megatron_flops / r.step_time_s / double(plan.gpus()) / 1e12, to_string(plan.software.megatron_flops))
+                        megatron_tflops_per_gpu(plan, roof, r.step_time_s), to_string(plan.software.megatron_flops))
           : "";
   out += fmt::format("MFU {} of the {:g} TFLOP/s dense {} peak ({:.0f} TFLOP/s of model FLOPs per GPU{}; roofline {})\n",
                      pct(mfu(plan, roof, r.step_time_s)), roof.peak_tflops, precision_name(plan.train),

@@ -407,8 +407,9 @@ Roofline compute_roofline(const Plan& plan) {
 double reported_step_s(const Plan& plan) {
   if (plan.train.reported_step_s > 0) return plan.train.reported_step_s;
   // A logged TFLOP/s per GPU is the release's FLOP count over the step: invert it.
-  if (plan.train.reported_tflops_per_gpu > 0 && megatron_flops(plan) > 0)
-    return megatron_flops(plan) / (plan.train.reported_tflops_per_gpu * 1e12 * double(plan.gpus()));
+  if (plan.train.reported_tflops_per_gpu > 0)
+    if (const double flops = megatron_flops(plan); flops > 0)
+      return flops / (plan.train.reported_tflops_per_gpu * 1e12 * double(plan.gpus()));
   if (!is_deepseek_v3(plan.model)) return 0;
   return kDeepSeekGpuHoursPerTrillionTokens * 3600.0 / 1e12 * double(plan.train.tokens_per_step()) / double(plan.gpus());
 }
