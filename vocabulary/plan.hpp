@@ -289,6 +289,12 @@ struct ParallelConfig {
   // so each microbatch's all-to-alls hide behind the other's compute, and the experts' weight
   // gradient waits until the dispatch-gradient is posted.
   bool moe_overlap_ep_comm = false;
+  // Megatron's --moe-paged-stash (the full-iteration CUDA-graph recipes: the experts' buffers have
+  // a fixed capacity): after an MoE layer's forward, each tensor Transformer Engine's fused grouped
+  // MLP saves for the backward (its two GEMM inputs column-wise, the activation's BF16 input, the
+  // routing probabilities) is copied by a Triton kernel into pages sized to the rows received, and
+  // copied back before the layer's backward (megatron/core/transformer/moe/paged_stash.py).
+  bool moe_paged_stash = false;
   // Megatron-LM's communication overlap options, with its names and defaults (all off):
   // --tp-comm-overlap: Transformer Engine's userbuffers split each TP all-gather / reduce-scatter of
   // sequence parallelism into chunks pipelined with the GEMM beside it (workloads/traffic/

@@ -387,6 +387,23 @@ void declare_needs(std::map<std::string, Field>& f) {
   with_plan("parallel.moe_grouped_gemm", "an MoE model (routed experts)", moe, dense, "", json(true));
   with_plan("parallel.moe_router_dtype", "an MoE model (routed experts)", moe, dense, "", json("bf16"));
   with_plan("parallel.moe_capacity_factor", "an MoE model (routed experts)", moe, dense, "", json(0));
+  // Megatron-Core requires --moe-expert-rank-capacity-factor with the stash, and that factor the
+  // flex dispatcher's HybridEP backend with grouped experts (TransformerConfig's checks).
+  with_plan(
+      "parallel.moe_paged_stash",
+      "an MoE model on the deepep dispatcher's hybridep backend (parallel.moe_flex_backend) with grouped expert GEMMs",
+      [](const Plan& p) {
+        return p.model.is_moe() && p.parallel.moe_dispatcher == MoeDispatcher::DeepEP &&
+               p.parallel.moe_flex_backend == FlexBackend::HybridEP && p.parallel.moe_grouped_gemm;
+      },
+      [](const Plan& p) {
+        if (!p.model.is_moe()) return std::string("a dense model");
+        if (p.parallel.moe_dispatcher != MoeDispatcher::DeepEP)
+          return "parallel.moe_dispatcher is " + std::string(to_string(p.parallel.moe_dispatcher));
+        if (p.parallel.moe_flex_backend != FlexBackend::HybridEP) return std::string("parallel.moe_flex_backend is deepep");
+        return std::string("parallel.moe_grouped_gemm is false");
+      },
+      "", json(false));
   with_plan(
       "parallel.moe_pad_to_capacity", "a capacity (parallel.moe_capacity_factor > 0)",
       [](const Plan& p) { return p.model.is_moe() && p.parallel.moe_capacity_factor > 0; },
@@ -592,6 +609,7 @@ const std::map<std::string, Field>& schema() {
         choice<CpCommType>(kCpCommTypes, [](Plan& p, CpCommType v) { p.parallel.cp_comm_type = v; });
     f["parallel.moe_pad_to_capacity"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_pad_to_capacity)};
     f["parallel.moe_overlap_ep_comm"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_overlap_ep_comm)};
+    f["parallel.moe_paged_stash"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::moe_paged_stash)};
     f["parallel.tp_comm_overlap"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::tp_comm_overlap)};
     f["parallel.overlap_grad_reduce"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_grad_reduce)};
     f["parallel.overlap_param_gather"] = {Kind::Bool, into(&Plan::parallel, &ParallelConfig::overlap_param_gather)};

@@ -56,6 +56,7 @@ constexpr KeyAlias kAliases[] = {
     {"moe_expert_capacity_factor", "parallel.moe_capacity_factor", kMegatron, ""},
     {"moe_pad_expert_input_to_capacity", "parallel.moe_pad_to_capacity", kMegatron, ""},
     {"overlap_moe_expert_parallel_comm", "parallel.moe_overlap_ep_comm", kMegatron, ""},
+    {"moe_paged_stash", "parallel.moe_paged_stash", kMegatron, ""},
     {"delay_wgrad_compute", "parallel.split_backward", kMegatron, ""},
     {"cpu_offloading_num_layers", "parallel.cpu_offload_layers", kMegatron, "with cpu_offloading: true"},
     {"cp_comm_type", "parallel.cp_comm_type", kMegatron, "p2p, allgather or a2a"},

@@ -214,6 +214,9 @@ void validate_parallel(const Plan& p, const auto& fail) {
   if (par.moe_overlap_ep_comm && par.overlap_shared_expert)
     fail("parallel.moe_overlap_ep_comm", "Megatron refuses it with the shared-expert overlap; set "
                                          "parallel.overlap_shared_expert=false");
+  if (par.moe_paged_stash && par.cpu_offload_layers > 0)
+    fail("parallel.moe_paged_stash", "Megatron refuses the paged stash with CPU offloading; set "
+                                     "parallel.cpu_offload_layers=0 or the stash to false");
   // An EP group's members lie among ep x expert_tp consecutive GPUs: whole nodes, or inside one.
   const int64_t span = par.ep * par.expert_tp;
   const std::string spanned = par.expert_tp > 1 ? " x parallel.expert_tp = " + str(span) : "";

@@ -205,6 +205,12 @@ class MegatronExport {
     if (x.moe_capacity_factor > 0) arg(moe_, "moe-expert-capacity-factor", number_text(x.moe_capacity_factor));
     if (x.moe_pad_to_capacity) arg(moe_, "moe-pad-expert-input-to-capacity");
     if (x.overlap_shared_expert) arg(moe_, "moe-shared-expert-overlap");
+    // Megatron-Core requires a receive budget with the stash; 1.5 is NVIDIA's recipes' (a budget stepsim
+    // does not model: no row is dropped).
+    if (x.moe_paged_stash) {
+      arg(moe_, "moe-paged-stash");
+      arg(moe_, "moe-expert-rank-capacity-factor", "1.5");
+    }
     if (x.moe_overlap_ep_comm) {
       arg(moe_, "overlap-moe-expert-parallel-comm");
       if (x.split_backward) arg(moe_, "delay-wgrad-compute");

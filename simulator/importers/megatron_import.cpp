@@ -121,6 +121,11 @@ constexpr ArgSpec kArgs[] = {
     {"moe-pad-expert-input-to-capacity", Arity::Flag, Role::Use},
     {"moe-layer-recompute", Arity::Flag, Role::Use},
     {"overlap-moe-expert-parallel-comm", Arity::Flag, Role::Use},
+    {"moe-paged-stash", Arity::Flag, Role::Use},
+    {"moe-paged-stash-page-size", Arity::One, Role::NoCost},
+    {"moe-paged-stash-buffer-size-factor-cuda", Arity::One, Role::NoCost},
+    {"moe-paged-stash-buffer-size-factor-cpu", Arity::One, Role::NoCost},
+    {"moe-expert-rank-capacity-factor", Arity::One, Role::Use},
     // Parallelism.
     {"tensor-model-parallel-size", Arity::One, Role::Key},
     {"pipeline-model-parallel-size", Arity::One, Role::Key},
@@ -1171,7 +1176,7 @@ class MegatronImport {
                             "moe-shared-expert-overlap", "expert-tensor-parallel-size", "moe-grouped-gemm",
                             "moe-enable-deepep", "moe-flex-dispatcher-backend", "moe-expert-capacity-factor",
                             "moe-pad-expert-input-to-capacity", "moe-router-dtype", "moe-router-force-load-balancing",
-                            "moe-deepep-num-sms"})
+                            "moe-deepep-num-sms", "moe-paged-stash", "moe-expert-rank-capacity-factor"})
         if (const Given* g = given(n)) plan_.not_imported.push_back(g->written + " (without --num-experts the model has no experts)");
       if (const Given* g = given("overlap-moe-expert-parallel-comm"))
         problem_arg(*g, "Megatron-LM runs it only with expert parallelism (--num-experts, --expert-model-parallel-size); "
@@ -1211,6 +1216,31 @@ class MegatronImport {
     if (const Given* g = given("moe-deepep-num-sms"))
       plan_.set("software.deepep_sms", integer("moe-deepep-num-sms").value_or(20), shown(*g), g->option.line);
     if (const Given* g = given("moe-shared-expert-overlap")) plan_.set("parallel.overlap_shared_expert", true, shown(*g), g->option.line);
+    rank_capacity_and_stash();
+  }
+
+  // --moe-expert-rank-capacity-factor: each EP rank's receive budget (a fixed buffer HybridEP drops
+  // beyond); --moe-paged-stash: the experts' saved tensors copied to pages and back, which Megatron-Core
+  // runs only with that budget (TransformerConfig's checks). The budget itself costs nothing here:
+  // stepsim drops no row.
+  void rank_capacity_and_stash() {
+    const Given* budget = given("moe-expert-rank-capacity-factor");
+    if (budget) {
+      const std::optional<double> v = real_number(known_value(*budget).text);
+      if (!v || !(*v > 0))
+        fail_arg(*budget, "expected a positive number (the receive budget in units of a rank's mean rows, e.g. 1.5)");
+      if (text("moe-token-dispatcher-type", "allgather") != "flex" || text("moe-flex-dispatcher-backend", "deepep") != "hybridep")
+        problem_arg(*budget, "Megatron-LM runs it only with --moe-token-dispatcher-type flex and "
+                             "--moe-flex-dispatcher-backend hybridep; add them or remove it");
+      plan_.not_imported.push_back(budget->written + " (a receive budget: stepsim drops no row)");
+    }
+    const Given* stash = given("moe-paged-stash");
+    if (!stash) return;
+    if (!budget)
+      problem_arg(*stash, "Megatron-LM requires --moe-expert-rank-capacity-factor with it; add it (NVIDIA's recipes "
+                          "use 1.5) or remove --moe-paged-stash");
+    plan_.set("parallel.moe_paged_stash", true, shown(*stash) + ": the experts' saved tensors copied to pages and back",
+              stash->option.line);
   }
 
   // --moe-router-dtype (arguments.py: fp32 or fp64; left out, the router runs in the parameters'

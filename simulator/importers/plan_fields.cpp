@@ -88,6 +88,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
         {"parallel.moe_capacity_factor", x.moe_capacity_factor},
         {"parallel.moe_pad_to_capacity", x.moe_pad_to_capacity},
         {"parallel.moe_overlap_ep_comm", x.moe_overlap_ep_comm},
+        {"parallel.moe_paged_stash", x.moe_paged_stash},
     };
     f.insert(f.end(), moe.begin(), moe.end());
   }

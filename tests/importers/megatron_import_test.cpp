@@ -700,6 +700,32 @@ TEST(MegatronImport, DeepEpSms) {
   EXPECT_TRUE(mentions(hybrid.imported.not_imported, "--moe-hybridep-num-sms"));
 }
 
+// --moe-paged-stash (NVIDIA's full-iteration recipes) with the receive budget Megatron-Core requires
+// beside it, which needs HybridEP; the export writes both back.
+TEST(MegatronImport, PagedStashWithItsReceiveBudget) {
+  const std::string moe = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --ffn-hidden-size 4096 "
+                          "--moe-grouped-gemm --moe-token-dispatcher-type flex ";
+  const std::string hybrid = moe + "--moe-flex-dispatcher-backend hybridep --moe-expert-rank-capacity-factor 1.5 ";
+  const Loaded stashed = megatron(launch(hybrid + "--moe-paged-stash --moe-paged-stash-buffer-size-factor-cuda 1.2"));
+  EXPECT_TRUE(stashed.plan.parallel.moe_paged_stash);
+  EXPECT_NE(stashed.yaml.find("moe_paged_stash: true"), std::string::npos) << stashed.yaml;
+  EXPECT_TRUE(mentions(stashed.imported.not_imported, "--moe-expert-rank-capacity-factor"));
+  EXPECT_TRUE(mentions(stashed.imported.not_imported, "--moe-paged-stash-buffer-size-factor-cuda"));
+  const std::string exported = importers::export_plan("megatron", stashed.plan);
+  EXPECT_NE(exported.find("--moe-paged-stash"), std::string::npos) << exported;
+  EXPECT_NE(exported.find("--moe-expert-rank-capacity-factor 1.5"), std::string::npos) << exported;
+  EXPECT_FALSE(megatron(launch(hybrid)).plan.parallel.moe_paged_stash);
+  const auto refused = [&](const std::string& args, std::initializer_list<std::string> pieces) {
+    expect_import_rejects([&] { importers::import_megatron(launch(args), "launch.sh", {}); }, pieces);
+  };
+  refused(moe + "--moe-flex-dispatcher-backend hybridep --moe-paged-stash",
+          {"--moe-paged-stash", "requires --moe-expert-rank-capacity-factor"});
+  refused(moe + "--moe-flex-dispatcher-backend deepep --moe-expert-rank-capacity-factor 1.5",
+          {"--moe-expert-rank-capacity-factor", "--moe-flex-dispatcher-backend hybridep"});
+  refused(moe + "--moe-flex-dispatcher-backend hybridep --moe-expert-rank-capacity-factor -1",
+          {"--moe-expert-rank-capacity-factor", "positive number"});
+}
+
 TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;

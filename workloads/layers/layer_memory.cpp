@@ -112,6 +112,13 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   const int launches = int(plan.software.alltoall_dispatch_launches);
   s.alltoall_launches = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll
                             ? (s.sort_rows ? launches : std::max(0, launches - kChunkSortMaps)) : 0;
+  if (moe && plan.parallel.moe_paged_stash) {
+    // One copy: written holds a block format's row-wise and column-wise copies (block_scaled_bytes).
+    const bool two_copies = plan.train.low_precision == LowPrecision::Mxfp8 || plan.train.low_precision == LowPrecision::Nvfp4;
+    const double operand = !s.fp8 ? kAct : two_copies ? s.written / 2 : s.written;
+    s.paged_stash = operand * (s.h + s.fe) + kAct * (s.gated ? 2 : 1) * s.fe + 4;
+    s.paged_stash_tensors = s.fp8 ? 6 : 4;
+  }
   return s;
 }
 
@@ -274,6 +281,8 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
           normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
     }
     dispatcher_memory(w, s, false);
+    // The stash's copy reads each saved byte and writes it once (MemoryShape::paged_stash).
+    add(w, "paged_stash", 0, 2 * s.paged_stash, s.paged_stash_tensors);
     add(w, "shared_activation", (act.bytes + act_out) * s.fs, 0, act.kernels, true);
     if (s.fp8) add(w, "shared_quantise", s.quantise * cast_f * s.fs, 0, s.cast_kernels, true);
   }
@@ -344,6 +353,7 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
       add(w, "quantise_grads", s.grad_quantise * s.h, s.grad_quantise * s.fe, 2 * s.grad_cast_kernels);
     }
     dispatcher_memory(w, s, true);
+    add(w, "paged_stash_reload", 0, 2 * s.paged_stash, s.paged_stash_tensors);
     add(w, "shared_activation_bwd", act.bytes * s.fs, 0, act.kernels, true);
     if (s.fp8) add(w, "shared_quantise_grads", s.grad_quantise * s.fs, 0, s.grad_cast_kernels, true);
   }

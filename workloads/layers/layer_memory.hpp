@@ -87,6 +87,15 @@ struct MemoryShape {
   bool sort_rows;
   // Its host-issued launches per layer forward beyond those (software.alltoall_dispatch_launches).
   int alltoall_launches;
+  // parallel.moe_paged_stash: bytes per routed row of the tensors Transformer Engine's fused grouped
+  // MLP saves for the backward (transformer_engine/pytorch/ops/fused/grouped_mlp.py marks them for the
+  // stash: mark_grouped_tensor): both GEMMs' inputs as the GEMMs read them (column-wise only: an
+  // MXFP8 byte and its E8M0 scale per 32 rows, BF16 2), the activation's input (the first GEMM's
+  // BF16 output: gate and up when gated) and the routing probability (FP32: 4). Each is copied into
+  // the stash after the forward and back before the backward, one Triton kernel per tensor (a block
+  // format's data and scales are two): 0 without the stash.
+  double paged_stash;
+  int paged_stash_tensors;
   // Megatron's allgather dispatcher: the experts' outputs are scattered into a buffer of the whole
   // group's tokens (zeroed, then accumulated) before its reduce-scatter: tokens of the group per
   // token of this GPU (the EP size).
