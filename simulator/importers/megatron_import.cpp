@@ -555,10 +555,11 @@ class MegatronImport {
     const Given* g = given(name);
     if (!g) return std::nullopt;
     const std::string& t = known_value(*g).text;
-    const size_t start = !t.empty() && t[0] == '+' ? 1 : 0;
+    // A sign, then at most 15 digits (no overflow); a negative one is out of range, said as such.
+    const size_t start = !t.empty() && (t[0] == '+' || t[0] == '-') ? 1 : 0;
     if (t.size() <= start || t.size() - start > 15 || t.find_first_not_of("0123456789", start) != std::string::npos)
       fail_arg(*g, "expected an integer");
-    const int64_t v = std::stoll(t.substr(start));
+    const int64_t v = (t[0] == '-' ? -1 : 1) * std::stoll(t.substr(start));
     if (v < min) fail_arg(*g, "must be at least " + std::to_string(min));
     return v;
   }

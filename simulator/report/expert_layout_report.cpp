@@ -41,9 +41,10 @@ std::string expert_layout_text(const Plan& plan) {
                            : "";
   const bool hybrid = plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP &&
                       plan.parallel.moe_flex_backend == FlexBackend::HybridEP;
-  return fmt::format("experts: EP {} ({} dispatcher{}), expert TP {}, {}{}{}: each EP group on {} node{} (GPU 0's: {})\n",
+  const char* stash = plan.parallel.moe_paged_stash ? ", paged stash (saved tensors copied out and back)" : "";
+  return fmt::format("experts: EP {} ({} dispatcher{}), expert TP {}, {}{}{}{}: each EP group on {} node{} (GPU 0's: {})\n",
                      layout.ep(), to_string(plan.parallel.moe_dispatcher), hybrid ? " run by HybridEP" : "", layout.etp(),
-                     plan.parallel.moe_grouped_gemm ? "grouped GEMMs" : "one GEMM per expert", capacity, router,
+                     plan.parallel.moe_grouped_gemm ? "grouped GEMMs" : "one GEMM per expert", capacity, router, stash,
                      nodes.size(), nodes.size() == 1 ? "" : "s", node_range(nodes));
 }
 
@@ -59,6 +60,7 @@ nlohmann::json expert_layout_json(const Plan& plan) {
   j["router_dtype"] = to_string(plan.parallel.moe_router_dtype);
   j["capacity_factor"] = plan.parallel.moe_capacity_factor;
   j["pad_to_capacity"] = plan.parallel.moe_pad_to_capacity;
+  j["paged_stash"] = plan.parallel.moe_paged_stash;
   j["nodes_per_group"] = group_nodes(plan, layout.ep_group(0)).size();
   j["groups"] = nlohmann::json::array();
   // Every EP group once: the lowest GPU of each, rank by rank.

@@ -119,6 +119,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"roofline.experts.router_dtype", Kind::Text},
       {"roofline.experts.capacity_factor", Kind::Number},
       {"roofline.experts.pad_to_capacity", Kind::Flag},
+      {"roofline.experts.paged_stash", Kind::Flag},
       {"roofline.experts.nodes_per_group", Kind::Number},
       {"roofline.ep.ib_copies_per_token", Kind::Number},
       {"roofline.ep.etp_bytes_per_gpu", Kind::Number},

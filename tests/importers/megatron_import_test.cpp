@@ -698,6 +698,9 @@ TEST(MegatronImport, DeepEpSms) {
   EXPECT_EQ(megatron(launch(moe)).plan.software.deepep_sms, 20);  // the megatron-bridge profile's default
   const Loaded hybrid = megatron(launch(moe + "--moe-hybridep-num-sms 32"));
   EXPECT_TRUE(mentions(hybrid.imported.not_imported, "--moe-hybridep-num-sms"));
+  // A negative count is out of range, not a malformed integer.
+  expect_import_rejects([&] { importers::import_megatron(launch(moe + "--moe-deepep-num-sms -3"), "launch.sh", {}); },
+                        {"--moe-deepep-num-sms -3", "must be at least 1"});
 }
 
 // --moe-paged-stash (NVIDIA's full-iteration recipes) with the receive budget Megatron-Core requires
