@@ -114,6 +114,20 @@ TEST(ExplainCli, ADenseModelGetsTheModelNeutralWaterfall) {
   EXPECT_NEAR(predicted, json::parse(sim.out)["step_time_s"].get<double>(), 1e-9);
 }
 
+TEST(ExplainCli, TheMemoryBoundBarNamesThePagedStashWhereThePlanRunsIt) {
+  const std::string config = test::source_path("workloads/published/QW-X-039.yaml");
+  const auto how = [&](const std::string& stash) {
+    const auto r = run_stepsim("explain " + config + " --json --quiet --set parallel.moe_paged_stash=" + stash);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const json j = json::parse(r.out);
+    for (const auto& s : j["steps"])
+      if (s["effect"] == "memory-bound kernels") return std::string(s["how"]);
+    return std::string();
+  };
+  EXPECT_NE(how("true").find("the paged stash's copies"), std::string::npos) << how("true");
+  EXPECT_EQ(how("false").find("paged stash"), std::string::npos) << how("false");
+}
+
 TEST(CalibrationCli, BadInputIsOneLineAndExitCode2) {
   const auto missing = run_stepsim("compare /no/such/trace.json --quiet");
   EXPECT_EQ(missing.code, 2);
