@@ -244,6 +244,23 @@ TEST(HtmlReport, TheModelRowNamesASharedExpertByItsWidthOrCount) {
   EXPECT_NE(launch.find("256 routed experts (top 8), a shared expert 2048 wide"), std::string::npos) << launch;
 }
 
+// The text reports' experts: line is a row of the plan table too, the paged stash named where it runs.
+TEST(HtmlReport, ThePlanTableHasTheExpertsRow) {
+  const auto experts_row = [](const std::string& config, std::vector<std::string> sets) {
+    const Plan plan = load_plan(config, sets);
+    const std::string html = html_page(plan, one_gpu_result(1, "moe"));
+    const size_t at = html.find(">experts<");
+    return at == std::string::npos ? std::string() : html.substr(at, html.find("</tr>", at) - at);
+  };
+  const std::string qwen = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/QW-X-039.yaml";
+  const std::string stashed = experts_row(qwen, {});
+  EXPECT_NE(stashed.find("EP 8 (deepep dispatcher run by HybridEP)"), std::string::npos) << stashed;
+  EXPECT_NE(stashed.find("paged stash"), std::string::npos) << stashed;
+  EXPECT_EQ(experts_row(qwen, {"parallel.moe_paged_stash=false"}).find("paged stash"), std::string::npos);
+  const std::string dense = experts_row(std::string(STEPSIM_SOURCE_DIR) + "/workloads/llama-3.1-8b.yaml", {});
+  EXPECT_TRUE(dense.empty()) << dense;
+}
+
 TEST(HtmlReport, EscapesMarkupAndKeepsUtf8Printable) {
   EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
   EXPECT_EQ(html_escape("caf\xc3\xa9"), "caf\xc3\xa9");

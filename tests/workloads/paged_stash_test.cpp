@@ -84,7 +84,8 @@ TEST(PagedStash, TheCopiesCostTheirBytesOverHbmAndALaunchPerTensor) {
 
 TEST(PagedStash, InBf16TheGemmInputsAreSavedAsTheyAre) {
   const Plan p = plan(true, {"train.precision=bf16", "train.fp8_attention=false"});
-  const MemoryOp* out = op(work(p).part(LayerPart::MlpF), "paged_stash");
+  const LayerWork w = work(p);
+  const MemoryOp* out = op(w.part(LayerPart::MlpF), "paged_stash");
   ASSERT_NE(out, nullptr);
   EXPECT_DOUBLE_EQ(out->bytes_per_row, 2 * (2 * (kHidden + kExpertWidth) + 2 * 2 * kExpertWidth + 4));
   EXPECT_EQ(out->kernels, 4);
