@@ -998,6 +998,10 @@ void flatten(const std::string& where, const std::string& prefix, const json& no
     const std::string key = prefix.empty() ? k : prefix + "." + k;
     const auto& fields = schema();
     if (fields.count(key)) {
+      // One key spelled two ways in one map tree (`fused.cross_entropy:` inside `software:` and a
+      // nested `fused: {cross_entropy:}`): neither may silently win.
+      if (out.count(key))
+        throw ConfigError(where + ": " + key + ": given twice (once with dots inside a section, once nested); keep one");
       out[key] = v;
       continue;
     }
@@ -1034,16 +1038,60 @@ void merge_into(json& target, const json& value) {
   for (const auto& [k, v] : value.items()) merge_into(target[k], v);
 }
 
-// Removes a dotted key from a config tree, if it is there.
-void erase_dotted(json& root, const std::string& key) {
-  json* cur = &root;
-  const auto parts = split_dots(key);
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (!cur->is_object() || !cur->contains(parts[i])) return;
-    cur = &(*cur)[parts[i]];
+// A config tree with every key written with dots inside a section (`software: {fused.cross_entropy:
+// true}`, or `parallel.pp: 8` at the top) spelled nested instead, so the layers that fill and
+// override keys (--set, presets, profiles) see one spelling of each. Leaves (schema keys) keep their
+// values as they are; a key given both ways is refused, naming `where`.
+json nest_dotted(const json& node, const std::string& where, const std::string& prefix = "") {
+  if (!node.is_object()) return node;
+  json out = json::object();
+  // Puts `v` at the dotted `path` under `into`; `at` is the dotted key of `into` (for messages).
+  const std::function<void(json&, const std::string&, const std::string&, const json&)> put =
+      [&](json& into, const std::string& at, const std::string& path, const json& v) {
+        const size_t dot = path.find('.');
+        const std::string head = dot == std::string::npos ? path : path.substr(0, dot);
+        const std::string key = at.empty() ? head : at + "." + head;
+        const auto twice = [&] {
+          return ConfigError(where + ": " + key + ": given twice (once with dots inside a section, once nested); keep one");
+        };
+        if (dot == std::string::npos) {
+          if (!into.contains(head)) {
+            into[head] = v;
+            return;
+          }
+          if (!into[head].is_object() || !v.is_object()) throw twice();
+          for (const auto& [k, sub] : v.items()) put(into[head], key, k, sub);
+          return;
+        }
+        json& next = into[head];
+        if (next.is_null()) next = json::object();
+        if (!next.is_object()) throw twice();
+        put(next, key, path.substr(dot + 1), v);
+      };
+  for (const auto& [k, v] : node.items()) {
+    const std::string full = prefix.empty() ? k : prefix + "." + k;
+    // A leaf's value (a schema key's: a list, a map of its own) is data, not keys to nest.
+    put(out, prefix, k, schema().count(full) ? v : nest_dotted(v, where, full));
   }
-  if (cur->is_object()) cur->erase(parts.back());
+  return out;
 }
+
+// Removes a dotted key from a config tree however it is spelled there: nested (`software: {fused:
+// {cross_entropy:}}`), with dots inside a section (`software: {fused.cross_entropy:}`) or whole at
+// the top, so a --set of it is the only spelling left.
+void erase_dotted(json& node, const std::vector<std::string>& parts, size_t from) {
+  if (!node.is_object()) return;
+  std::string name;
+  for (size_t i = from; i < parts.size(); ++i) {
+    name += (i == from ? "" : ".") + parts[i];
+    if (!node.contains(name)) continue;
+    if (i + 1 == parts.size())
+      node.erase(name);
+    else
+      erase_dotted(node[name], parts, i + 1);
+  }
+}
+void erase_dotted(json& root, const std::string& key) { erase_dotted(root, split_dots(key), 0); }
 
 // Applies one --set; adds the dotted keys it sets to `set_keys`. Returns whether it gives
 // model.config_json (see apply_overrides).
@@ -1073,6 +1121,8 @@ bool apply_override(json& root, const std::string& text, std::map<std::string, s
       throw ConfigError("--set " + key + ": value " + io::shortened(value_text, 60) + " is not valid YAML (" + why + "); quote it or fix it");
     }
   }
+  // A map given whole (--set software={fused.cross_entropy: true}) nests its dotted keys as a file's.
+  if (value.is_object() && !(field != schema().end())) value = nest_dotted(value, "--set " + key, key);
   json* cur = &root;
   const auto parts = split_dots(key);
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
@@ -1122,6 +1172,8 @@ bool apply_override(json& root, const std::string& text, std::map<std::string, s
     }
   if (set_keys)
     for (const auto& [k, v] : leaves) (*set_keys)[k] = text;
+  // The file's own spelling of each key set here gives way (it may sit outside `cur`'s path).
+  for (const auto& [k, v] : leaves) erase_dotted(root, k);
   merge_into(*cur, json{{parts.back(), value}});
   return leaves.count("model.config_json") > 0;
 }
@@ -1173,7 +1225,7 @@ void check_section_keys(const std::filesystem::path& p, const std::string& secti
 // `software` when given), every key known and valid. `what` names it in messages.
 json read_hardware_file(const std::filesystem::path& p, const std::string& what, const std::string& key_name,
                         json* software = nullptr) {
-  const json file = yaml_text_to_json(io::read_input_file(p.string(), key_name, io::kMiB), p.string());
+  const json file = nest_dotted(yaml_text_to_json(io::read_input_file(p.string(), key_name, io::kMiB), p.string()), p.string());
   if (!file.is_object() || !file.contains("hardware") || !file["hardware"].is_object())
     throw ConfigError(p.string() + ": expected a hardware: map (" + what + ")");
   for (const auto& [k, v] : file.items()) {
@@ -1292,7 +1344,8 @@ void apply_hardware_layers(json& root, const std::string& source, const std::fil
 
 // Reads a software profile: a YAML map holding only `software:` (no software.profile in it).
 json read_software_file(const std::filesystem::path& p) {
-  const json file = yaml_text_to_json(io::read_input_file(p.string(), "software.profile", io::kMiB), p.string());
+  const json file =
+      nest_dotted(yaml_text_to_json(io::read_input_file(p.string(), "software.profile", io::kMiB), p.string()), p.string());
   if (!file.is_object() || !file.contains("software") || !file["software"].is_object())
     throw ConfigError(p.string() + ": expected a software: map (a software profile)");
   for (const auto& [k, v] : file.items())
@@ -1434,6 +1487,7 @@ Plan build_plan(json root, const std::string& source, const std::filesystem::pat
                 const std::vector<std::string>& overrides) {
   if (!root.is_object())
     throw ConfigError(source + ": expected a map of sections (model, train, parallel, hardware, cluster)");
+  root = nest_dotted(root, source);
   const json file_root = overrides.empty() ? json() : root;
   std::map<std::string, std::string> set_keys;  // key -> the --set that gave it
   std::vector<std::string> notes;
@@ -1822,6 +1876,7 @@ nlohmann::json config_tree(const std::string& path, const std::string& text, con
   json root = yaml_text_to_json(text, path);
   if (!root.is_object())
     throw ConfigError(path + ": expected a map of sections (model, train, parallel, hardware, cluster)");
+  root = nest_dotted(root, path);
   const json file_root = root;
   std::map<std::string, std::string> set_keys;
   apply_overrides(root, overrides, path, set_keys);

@@ -30,6 +30,25 @@ TEST(SetSource, AnErrorASetCausesNamesTheSet) {
   EXPECT_TRUE(starts_with(second, "--set schedule=interleaved ")) << second;
 }
 
+// A key the file spells with dots inside its section (`software: {fused.cross_entropy: ...}`, as
+// the imported configs write them) is still overridden by a --set of it; and a file that spells one
+// key both ways is refused, not read as whichever spelling sorts last.
+TEST(SetSource, ASetWinsOverTheFilesDottedSpellingOfItsKey) {
+  const std::string dotted = replaced(default_text(), "software:\n", "software:\n  fused.cross_entropy: false\n");
+  TempFile f("dotted.yaml", dotted);
+  EXPECT_FALSE(load_plan(f.path()).software.fused_cross_entropy);
+  EXPECT_TRUE(load_plan(f.path(), {"software.fused.cross_entropy=true"}).software.fused_cross_entropy);
+  EXPECT_TRUE(load_plan(f.path(), {"software={fused: {cross_entropy: true}}"}).software.fused_cross_entropy);
+  // The same the other way round: a nested key in the file, a --set written whole.
+  const std::string nested =
+      replaced(default_text(), "software:\n", "software:\n  fused:\n    cross_entropy: false\n");
+  TempFile g("nested.yaml", nested);
+  EXPECT_TRUE(load_plan(g.path(), {"software.fused.cross_entropy=true"}).software.fused_cross_entropy);
+  const std::string both =
+      replaced(default_text(), "software:\n", "software:\n  fused.cross_entropy: false\n  fused:\n    cross_entropy: true\n");
+  expect_text_rejects(both, "both.yaml", {"both.yaml", "software.fused.cross_entropy", "given twice", "keep one"});
+}
+
 TEST(SetSource, AnErrorTheFileCausesStillNamesTheFile) {
   std::string text = default_text();
   const auto at = text.find("schedule: dualpipev");
