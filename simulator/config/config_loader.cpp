@@ -1122,7 +1122,7 @@ bool apply_override(json& root, const std::string& text, std::map<std::string, s
     }
   }
   // A map given whole (--set software={fused.cross_entropy: true}) nests its dotted keys as a file's.
-  if (value.is_object() && !(field != schema().end())) value = nest_dotted(value, "--set " + key, key);
+  if (value.is_object() && field == schema().end()) value = nest_dotted(value, "--set " + key, key);
   json* cur = &root;
   const auto parts = split_dots(key);
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
