@@ -1070,6 +1070,14 @@ json nest_dotted(const json& node, const std::string& where, const std::string& 
       };
   for (const auto& [k, v] : node.items()) {
     const std::string full = prefix.empty() ? k : prefix + "." + k;
+    const auto section = schema().lower_bound(full + ".");
+    const bool is_section = section != schema().end() && section->first.rfind(full + ".", 0) == 0;
+    // An unknown key stays as written, for flatten to name it (with its "did you mean").
+    if (!schema().count(full) && !is_section) {
+      if (out.contains(k)) throw ConfigError(where + ": " + full + ": given twice; keep one");
+      out[k] = v;
+      continue;
+    }
     // A leaf's value (a schema key's: a list, a map of its own) is data, not keys to nest.
     put(out, prefix, k, schema().count(full) ? v : nest_dotted(v, where, full));
   }

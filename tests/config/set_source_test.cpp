@@ -47,6 +47,8 @@ TEST(SetSource, ASetWinsOverTheFilesDottedSpellingOfItsKey) {
   const std::string both =
       replaced(default_text(), "software:\n", "software:\n  fused.cross_entropy: false\n  fused:\n    cross_entropy: true\n");
   expect_text_rejects(both, "both.yaml", {"both.yaml", "software.fused.cross_entropy", "given twice", "keep one"});
+  // A dotted key past a leaf is unknown, not a second spelling of the leaf.
+  expect_text_rejects(default_text() + "\nparallel.pp.x: 1\n", "past.yaml", {"past.yaml", "parallel.pp.x", "unknown key"});
 }
 
 TEST(SetSource, AnErrorTheFileCausesStillNamesTheFile) {
