@@ -21,13 +21,13 @@ enum class Precision : uint8_t { FP8, BF16 };
 // per-tensor or DeepSeek's 1x128 / 128x128 FP8 (`fp8`), Blackwell's MXFP8 (FP8 values, one E8M0
 // scale per 32) or NVFP4 (FP4 values, one E4M3 scale per 16 and a per-tensor FP32 scale).
 enum class LowPrecision : uint8_t { Fp8, Mxfp8, Nvfp4 };
-// Bytes one value of a block-scaled format takes once Transformer Engine has quantised it for
-// Blackwell: a row-wise and a column-wise copy (the backward's GEMMs read the transpose, whose
-// blocks run the other way), each with its block scales: MXFP8 an E8M0 per 32 values, NVFP4 an E4M3
-// per 16. The one home of these bytes for activations (layer_work's casts) and held weights.
-inline double block_scaled_bytes(LowPrecision f) {
-  return f == LowPrecision::Nvfp4 ? 2 * (0.5 + 1.0 / 16) : 2 * (1 + 1.0 / 32);
-}
+// Bytes one value of a block-scaled format takes in one layout, with its block scales: MXFP8 an
+// E8M0 per 32 values, NVFP4 an E4M3 per 16 (what a GEMM reads, a gather moves, a stash copies).
+inline double block_scaled_copy_bytes(LowPrecision f) { return f == LowPrecision::Nvfp4 ? 0.5 + 1.0 / 16 : 1 + 1.0 / 32; }
+// The same once Transformer Engine has quantised it for Blackwell: a row-wise and a column-wise copy
+// (the backward's GEMMs read the transpose, whose blocks run the other way). The one home of these
+// bytes for activations (layer_work's casts) and held weights.
+inline double block_scaled_bytes(LowPrecision f) { return 2 * block_scaled_copy_bytes(f); }
 // How per-tensor-or-block FP8 (train.precision fp8) finds its scales (train.fp8_recipe; Megatron-LM's
 // --fp8-recipe): DeepSeek's 1x128 tiles, each scaled as it is cast; Transformer Engine's delayed
 // scaling (the scale from earlier steps' amax history, this cast's amax recorded as it casts); its
@@ -692,7 +692,7 @@ struct Plan {
     switch (train.low_precision) {
       case LowPrecision::Fp8: return train.fp8_recipe == Fp8Recipe::Blockwise ? 1 + 4.0 / (128 * 128) : 1.0;
       case LowPrecision::Mxfp8: return 2;
-      case LowPrecision::Nvfp4: return 0.5 + 1.0 / 16;
+      case LowPrecision::Nvfp4: return block_scaled_copy_bytes(LowPrecision::Nvfp4);
     }
     return 2;
   }

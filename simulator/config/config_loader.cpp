@@ -1084,22 +1084,16 @@ json nest_dotted(const json& node, const std::string& where, const std::string& 
   return out;
 }
 
-// Removes a dotted key from a config tree however it is spelled there: nested (`software: {fused:
-// {cross_entropy:}}`), with dots inside a section (`software: {fused.cross_entropy:}`) or whole at
-// the top, so a --set of it is the only spelling left.
-void erase_dotted(json& node, const std::vector<std::string>& parts, size_t from) {
-  if (!node.is_object()) return;
-  std::string name;
-  for (size_t i = from; i < parts.size(); ++i) {
-    name += (i == from ? "" : ".") + parts[i];
-    if (!node.contains(name)) continue;
-    if (i + 1 == parts.size())
-      node.erase(name);
-    else
-      erase_dotted(node[name], parts, i + 1);
+// Removes a dotted key from a (nested: nest_dotted) config tree, if it is there.
+void erase_dotted(json& root, const std::string& key) {
+  json* cur = &root;
+  const auto parts = split_dots(key);
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!cur->is_object() || !cur->contains(parts[i])) return;
+    cur = &(*cur)[parts[i]];
   }
+  if (cur->is_object()) cur->erase(parts.back());
 }
-void erase_dotted(json& root, const std::string& key) { erase_dotted(root, split_dots(key), 0); }
 
 // Applies one --set; adds the dotted keys it sets to `set_keys`. Returns whether it gives
 // model.config_json (see apply_overrides).
@@ -1180,8 +1174,6 @@ bool apply_override(json& root, const std::string& text, std::map<std::string, s
     }
   if (set_keys)
     for (const auto& [k, v] : leaves) (*set_keys)[k] = text;
-  // The file's own spelling of each key set here gives way (it may sit outside `cur`'s path).
-  for (const auto& [k, v] : leaves) erase_dotted(root, k);
   merge_into(*cur, json{{parts.back(), value}});
   return leaves.count("model.config_json") > 0;
 }

@@ -27,7 +27,7 @@ std::string node_range(const std::vector<int64_t>& nodes) {
 
 }  // namespace
 
-std::string expert_layout_text(const Plan& plan) {
+std::string expert_layout_summary(const Plan& plan) {
   if (!plan.model.is_moe()) return "";
   const RankLayout layout(plan);
   const std::vector<int64_t> nodes = group_nodes(plan, layout.ep_group(0));
@@ -42,10 +42,14 @@ std::string expert_layout_text(const Plan& plan) {
   const bool hybrid = plan.parallel.moe_dispatcher == MoeDispatcher::DeepEP &&
                       plan.parallel.moe_flex_backend == FlexBackend::HybridEP;
   const char* stash = plan.parallel.moe_paged_stash ? ", paged stash (saved tensors copied out and back)" : "";
-  return fmt::format("experts: EP {} ({} dispatcher{}), expert TP {}, {}{}{}{}: each EP group on {} node{} (GPU 0's: {})\n",
+  return fmt::format("EP {} ({} dispatcher{}), expert TP {}, {}{}{}{}: each EP group on {} node{} (GPU 0's: {})",
                      layout.ep(), to_string(plan.parallel.moe_dispatcher), hybrid ? " run by HybridEP" : "", layout.etp(),
                      plan.parallel.moe_grouped_gemm ? "grouped GEMMs" : "one GEMM per expert", capacity, router, stash,
                      nodes.size(), nodes.size() == 1 ? "" : "s", node_range(nodes));
+}
+
+std::string expert_layout_text(const Plan& plan) {
+  return plan.model.is_moe() ? "experts: " + expert_layout_summary(plan) + "\n" : "";
 }
 
 nlohmann::json expert_layout_json(const Plan& plan) {

@@ -460,14 +460,8 @@ std::string plan_table(const Plan& p, const SimResult& r, const Roofline* roof) 
     out += row_html("recompute", to_string(p.parallel.recompute));
     out += row_html("routing", fmt::format("{} (seed {})", to_string(p.scenario.routing), p.scenario.seed));
     // The text reports' experts: line (dispatcher, expert TP, grouped GEMMs, capacity, router, paged
-    // stash, the EP group's nodes), without its label.
-    if (p.model.is_moe()) {
-      std::string experts = expert_layout_text(p);
-      constexpr std::string_view kLabel = "experts: ";
-      if (experts.starts_with(kLabel)) experts.erase(0, kLabel.size());
-      while (!experts.empty() && experts.back() == '\n') experts.pop_back();
-      out += row_html("experts", experts);
-    }
+    // stash, the EP group's nodes).
+    if (p.model.is_moe()) out += row_html("experts", expert_layout_summary(p));
   }
   if (p.scenario.perturbed())
     out += row_html("stragglers", fmt::format("{} item(s), jitter sigma {}", p.scenario.stragglers.size(),

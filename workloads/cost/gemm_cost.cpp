@@ -23,8 +23,8 @@ double gemm_operand_bytes(const GemmCall& g) {
   if (g.precision == Precision::BF16) return 2;
   switch (g.format) {
     case LowPrecision::Fp8: return 1;
-    case LowPrecision::Mxfp8: return 1 + 1.0 / 32;   // an E8M0 scale per 32 values
-    case LowPrecision::Nvfp4: return 0.5 + 1.0 / 16;  // an E4M3 scale per 16 values
+    case LowPrecision::Mxfp8:
+    case LowPrecision::Nvfp4: return block_scaled_copy_bytes(g.format);  // with its block scales
   }
   return 1;
 }

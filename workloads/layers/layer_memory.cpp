@@ -113,9 +113,9 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.alltoall_launches = moe && ep > 1 && dispatcher == MoeDispatcher::AllToAll
                             ? (s.sort_rows ? launches : std::max(0, launches - kChunkSortMaps)) : 0;
   if (moe && plan.parallel.moe_paged_stash) {
-    // One copy: written holds a block format's row-wise and column-wise copies (block_scaled_bytes).
-    const bool two_copies = plan.train.low_precision == LowPrecision::Mxfp8 || plan.train.low_precision == LowPrecision::Nvfp4;
-    const double operand = !s.fp8 ? kAct : two_copies ? s.written / 2 : s.written;
+    // One layout (the column-wise copy), where a block format's cast writes two.
+    const bool block = plan.train.low_precision != LowPrecision::Fp8;
+    const double operand = !s.fp8 ? kAct : block ? block_scaled_copy_bytes(plan.train.low_precision) : s.written;
     s.paged_stash = operand * (s.h + s.fe) + kAct * (s.gated ? 2 : 1) * s.fe + 4;
     s.paged_stash_tensors = s.fp8 ? 6 : 4;
   }
