@@ -546,6 +546,11 @@ struct SoftwareConfig {
   // RoPE on the rotary dims (DeepSeek's stack, as calibrated); false: as Megatron-Core's
   // MLASelfAttention runs them with Transformer Engine (layer_memory.hpp, MemoryShape::mla_apart).
   bool fused_mla_qkv = true;
+  // Transformer Engine's fused grouped MLP (its op fuser's CuTe DSL kernels, which Megatron-Core's
+  // --use-transformer-engine-op-fuser runs with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1; MXFP8 or NVFP4,
+  // SM100): the experts' gated activation runs in the first grouped GEMM's epilogue and its
+  // gradient in the second's dgrad epilogue, each writing the next GEMM's input (MXFP8: quantised).
+  bool fused_grouped_mlp = false;
 };
 
 // The fabric between NICs (platforms/topology.hpp): a non-blocking switch, a two-level leaf/spine

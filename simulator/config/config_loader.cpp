@@ -741,6 +741,7 @@ const std::map<std::string, Field>& schema() {
     f["software.fused.expert_bias"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_expert_bias)};
     f["software.fused.mla_down_proj"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_mla_down_proj)};
     f["software.fused.mla_qkv"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_mla_qkv)};
+    f["software.fused.grouped_mlp"] = {Kind::Bool, into(&Plan::software, &SoftwareConfig::fused_grouped_mlp)};
     f["hardware.gemm_tile_m"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_m)};
     f["hardware.gemm_tile_n"] = {Kind::PositiveInt, into(&Plan::hardware, &HardwareConfig::gemm_tile_n)};
     // hardware.profile is merged in before the walk (see apply_hardware_layers).

@@ -376,6 +376,28 @@ void validate_compute_model(const Plan& p, const auto& fail) {
          "false runs the norms and the activation as eager composite ops, which cannot write the next GEMM's FP8 input "
          "as software.fused.norm_cast / norm_block_cast / activation_cast say; set those false, or "
          "software.fused.elementwise=true");
+  // Transformer Engine's fused grouped MLP: what its op fuser matches and Megatron-Core lets it run
+  // (ops/fused/grouped_mlp.py fuse_grouped_mlp_ops; experts.py _is_fused_impl_supported).
+  if (p.software.fused_grouped_mlp) {
+    const std::string k = "software.fused.grouped_mlp";
+    const bool block_scaled = p.train.precision == Precision::FP8 &&
+                              (p.train.low_precision == LowPrecision::Mxfp8 || p.train.low_precision == LowPrecision::Nvfp4);
+    if (!p.model.is_moe()) fail(k, "fuses the routed experts' MLP, and this model has none; set it false");
+    if (p.model.hidden_act != HiddenAct::Silu)
+      fail(k, "Transformer Engine fuses a gated SiLU only (SwiGLU, or GPT-OSS's clamped GLU), and this model's "
+              "activation is another; set it false");
+    if (!p.parallel.moe_grouped_gemm)
+      fail(k, "runs the experts as grouped GEMMs; set parallel.moe_grouped_gemm=true or the key false");
+    if (p.software.grouped_gemm_per_expert)
+      fail(k, "runs each of the experts' GEMMs as one grouped kernel; set software.grouped_gemm_per_expert=false");
+    if (!block_scaled)
+      fail(k, "Transformer Engine fuses it under MXFP8 or NVFP4 only; set train.precision to mxfp8 or nvfp4, or the key false");
+    if (p.parallel.expert_tp > 1)
+      fail(k, "Megatron-Core runs it without expert tensor parallelism; set parallel.expert_tp=1 or the key false");
+    if (p.parallel.recompute.has(Recompute::MoeAct))
+      fail(k, "the activation that the moe_act recompute reruns runs inside the GEMM here; remove moe_act from "
+              "parallel.recompute or set the key false");
+  }
   // FlashAttention-2 at the preset's published FA2 curve (no curve: no figure); it has no FP8 kernel.
   if (p.software.attention_kernel == AttentionKernel::Flash2) {
     if (p.train.runs_fp8_attention())

@@ -201,6 +201,8 @@ class MegatronExport {
     arg(moe_, "moe-token-dispatcher-type", dispatcher);
     if (x.moe_dispatcher == MoeDispatcher::DeepEP) arg(moe_, "moe-flex-dispatcher-backend", to_string(x.moe_flex_backend));
     if (x.moe_grouped_gemm) arg(moe_, "moe-grouped-gemm");
+    // With NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, which text() exports (Megatron-Core asserts it for a gated MLP).
+    if (p_.software.fused_grouped_mlp) arg(moe_, "use-transformer-engine-op-fuser");
     if (x.moe_router_dtype == RouterDtype::FP32) arg(moe_, "moe-router-dtype", "fp32");
     if (x.moe_capacity_factor > 0) arg(moe_, "moe-expert-capacity-factor", number_text(x.moe_capacity_factor));
     if (x.moe_pad_to_capacity) arg(moe_, "moe-pad-expert-input-to-capacity");
@@ -424,6 +426,8 @@ class MegatronExport {
     array("TRAINING_ARGS", {"--train-iters ${TRAIN_ITERS:-100}", "--lr 1.0e-4", "--min-lr 1.0e-5",
                             "--lr-decay-style cosine", "--weight-decay 0.1", "--clip-grad 1.0", "--log-interval 1"});
     array("DATA_ARGS", {"--mock-data", "--split 99,1,0"});
+    if (p.software.fused_grouped_mlp)
+      out += "\n# Transformer Engine's fused grouped MLP (software.fused.grouped_mlp)\nexport NVTE_CUTEDSL_FUSED_GROUPED_MLP=1\n";
     out += "\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py";
     for (const auto& [name, g] : std::initializer_list<std::pair<const char*, const Group*>>{
              {"MODEL_ARGS", &model_}, {"TOKENIZER_ARGS", &tokenizer_}, {"MOE_ARGS", &moe_}, {"PARALLEL_ARGS", &parallel_},

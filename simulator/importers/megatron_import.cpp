@@ -122,6 +122,7 @@ constexpr ArgSpec kArgs[] = {
     {"moe-layer-recompute", Arity::Flag, Role::Use},
     {"overlap-moe-expert-parallel-comm", Arity::Flag, Role::Use},
     {"moe-paged-stash", Arity::Flag, Role::Use},
+    {"use-transformer-engine-op-fuser", Arity::Flag, Role::Use},
     {"moe-paged-stash-page-size", Arity::One, Role::NoCost},
     {"moe-paged-stash-buffer-size-factor-cuda", Arity::One, Role::NoCost},
     {"moe-paged-stash-buffer-size-factor-cpu", Arity::One, Role::NoCost},
@@ -705,6 +706,7 @@ class MegatronImport {
         {"moe-flex-dispatcher-backend", "megatron-bridge"},  // core 0.16
         {"mla-down-proj-fusion", "megatron-bridge"},         // core 0.17
         {"cuda-graph-modules", "megatron-bridge"},           // after core 0.17
+        {"use-transformer-engine-op-fuser", "megatron-bridge"},  // core 0.18
         {"delay-wgrad-compute", "nemo-25"},     {"fp8-recipe", "nemo-25"},
         {"moe-router-dtype", "nemo-25"},  // core_r0.12
         {"cross-entropy-fusion-impl", "nemo-25"}, {"moe-enable-deepep", "nemo-25"},
@@ -1179,6 +1181,9 @@ class MegatronImport {
                             "moe-pad-expert-input-to-capacity", "moe-router-dtype", "moe-router-force-load-balancing",
                             "moe-deepep-num-sms", "moe-paged-stash", "moe-expert-rank-capacity-factor"})
         if (const Given* g = given(n)) plan_.not_imported.push_back(g->written + " (without --num-experts the model has no experts)");
+      if (const Given* g = given("use-transformer-engine-op-fuser"))
+        plan_.not_imported.push_back(g->written + " (a dense MLP through Transformer Engine's op fuser: stepsim charges its "
+                                                  "linears and activation as apart)");
       if (const Given* g = given("overlap-moe-expert-parallel-comm"))
         problem_arg(*g, "Megatron-LM runs it only with expert parallelism (--num-experts, --expert-model-parallel-size); "
                         "remove it");
@@ -1278,6 +1283,7 @@ class MegatronImport {
               grouped ? shown(*grouped) : "no --moe-grouped-gemm: Megatron-LM's SequentialMLP, one GEMM per local expert",
               grouped ? grouped->option.line : 0);
     capacity(dispatcher);
+    fused_experts(grouped, expert_tp);
     if (const Given* g = given("overlap-moe-expert-parallel-comm")) {
       // TransformerConfig's checks beside the overlap (the schedule's and recompute's are the plan's).
       if (ep <= 1) problem_arg(*g, "Megatron-LM runs it only with expert parallelism; add --expert-model-parallel-size");
@@ -1295,6 +1301,25 @@ class MegatronImport {
       plan_.set("parallel.moe_overlap_ep_comm", true,
                 shown(*g) + ": a backward microbatch's all-to-alls overlap the next forward's compute", g->option.line);
     }
+  }
+
+  // --use-transformer-engine-op-fuser: Megatron-Core builds the experts as Transformer Engine's op-fuser
+  // pipeline (moe/experts.py, _is_fused_impl_supported), which for a gated MLP asserts
+  // NVTE_CUTEDSL_FUSED_GROUPED_MLP=1: the fused grouped MLP, each GEMM one grouped kernel, the
+  // activation in their epilogues. It needs grouped GEMMs and no expert TP; the precision and the
+  // activation are checked with the plan.
+  void fused_experts(const Given* grouped, int64_t expert_tp) {
+    const Given* g = given("use-transformer-engine-op-fuser");
+    if (!g) return;
+    if (!grouped) problem_arg(*g, "Megatron-LM runs the fused experts only as grouped GEMMs; add --moe-grouped-gemm");
+    if (expert_tp > 1)
+      problem_arg(*g, "Megatron-LM runs the fused experts without expert tensor parallelism; add "
+                      "--expert-tensor-parallel-size 1");
+    plan_.set("software.fused.grouped_mlp", true,
+              shown(*g) + ": Transformer Engine's fused grouped MLP (NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, which Megatron-Core "
+                          "asserts for a gated MLP)",
+              g->option.line);
+    plan_.set("software.grouped_gemm_per_expert", false, shown(*g) + ": each expert GEMM one grouped kernel", g->option.line);
   }
 
   // --moe-token-dispatcher-type (Megatron-LM's default allgather); flex runs DeepEP (its default

@@ -127,6 +127,7 @@ std::vector<PlanField> launch_fields(const Plan& p) {
       {"software.fused.expert_bias", s.fused_expert_bias},
       {"software.fused.mla_down_proj", s.fused_mla_down_proj},
       {"software.fused.mla_qkv", s.fused_mla_qkv},
+      {"software.fused.grouped_mlp", s.fused_grouped_mlp},
       {"scenario.routing", to_string(p.scenario.routing)},
       {"scenario.stragglers", p.scenario.stragglers.size()},
       {"scenario.jitter_sigma", p.scenario.jitter_sigma},

@@ -245,6 +245,7 @@ const std::vector<ReportField>& simulate_report_fields() {
       {"software.fused.cross_entropy", Kind::Flag},
       {"software.fused.elementwise", Kind::Flag},
       {"software.fused.expert_bias", Kind::Flag},
+      {"software.fused.grouped_mlp", Kind::Flag},
       {"software.fused.mla_down_proj", Kind::Flag},
       {"software.fused.mla_qkv", Kind::Flag},
       {"software.fused.norm_cast", Kind::Flag},

@@ -47,7 +47,8 @@ void add_plan_inputs(nlohmann::json& j, const Plan& plan) {
                               {"clamped_glu", sw.fused_clamped_glu},
                               {"expert_bias", sw.fused_expert_bias},
                               {"mla_down_proj", sw.fused_mla_down_proj},
-                              {"mla_qkv", sw.fused_mla_qkv}}}};
+                              {"mla_qkv", sw.fused_mla_qkv},
+                              {"grouped_mlp", sw.fused_grouped_mlp}}}};
 }
 
 namespace {
@@ -73,7 +74,8 @@ std::string software_text(const Plan& plan) {
   const SoftwareConfig& sw = plan.software;
   std::string fused;
   for (const auto& [on, what] : {std::pair{sw.fused_cross_entropy, "cross-entropy"}, std::pair{sw.fused_norm_cast, sw.norm_block_cast() ? "norm + cast" : "norm + cast (not MXFP8 / NVFP4)"},
-                                 std::pair{sw.fused_activation_cast, "activation + cast"}})
+                                 std::pair{sw.fused_activation_cast, "activation + cast"},
+                                 std::pair{sw.fused_grouped_mlp, "grouped MLP (the experts' activation in their GEMMs' epilogues)"}})
     if (on) fused += (fused.empty() ? "" : ", ") + std::string(what);
   const double low = plan.train.precision == Precision::BF16 ? 1.0 : sw.low_precision_efficiency(plan.train.low_precision);
   return fmt::format("{} (software.profile {}): GEMMs at {:g} of the preset's rate{}, {:g} us per kernel on the GPU, {:g} "

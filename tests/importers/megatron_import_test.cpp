@@ -729,6 +729,34 @@ TEST(MegatronImport, PagedStashWithItsReceiveBudget) {
           {"--moe-expert-rank-capacity-factor", "positive number"});
 }
 
+// --use-transformer-engine-op-fuser: Megatron-Core builds the experts as Transformer Engine's op-fuser
+// pipeline, which for a gated MLP asserts NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 (moe/experts.py,
+// _is_fused_impl_supported): the fused grouped MLP, each GEMM one grouped kernel. It needs grouped
+// GEMMs; on a dense model it is listed as not imported.
+TEST(MegatronImport, TheOpFusersExpertsAreTheFusedGroupedMlp) {
+  const std::string moe = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 --ffn-hidden-size 4096 "
+                          "--swiglu --fp8-format e4m3 --fp8-recipe mxfp8 --moe-token-dispatcher-type alltoall ";
+  importers::ImportOptions b200;
+  b200.preset = "b200";
+  const auto import = [&](const std::string& extra) {
+    return load_imported(importers::import_megatron(launch(moe + extra), "launch.sh", b200));
+  };
+  const Loaded fused = import("--moe-grouped-gemm --use-transformer-engine-op-fuser");
+  EXPECT_TRUE(fused.plan.software.fused_grouped_mlp);
+  EXPECT_FALSE(fused.plan.software.grouped_gemm_per_expert);
+  EXPECT_NE(fused.yaml.find("grouped_mlp: true"), std::string::npos) << fused.yaml;
+  const std::string exported = importers::export_plan("megatron", fused.plan);
+  EXPECT_NE(exported.find("--use-transformer-engine-op-fuser"), std::string::npos) << exported;
+  EXPECT_NE(exported.find("export NVTE_CUTEDSL_FUSED_GROUPED_MLP=1"), std::string::npos) << exported;
+  EXPECT_FALSE(import("--moe-grouped-gemm").plan.software.fused_grouped_mlp);
+  expect_import_rejects(
+      [&] { importers::import_megatron(launch(moe + "--use-transformer-engine-op-fuser"), "launch.sh", {}); },
+      {"--use-transformer-engine-op-fuser", "--moe-grouped-gemm"});
+  const Loaded dense = megatron(launch("--use-transformer-engine-op-fuser"));
+  EXPECT_FALSE(dense.plan.software.fused_grouped_mlp);
+  EXPECT_TRUE(mentions(dense.imported.not_imported, "--use-transformer-engine-op-fuser"));
+}
+
 TEST(MegatronImport, PrecisionFlags) {
   std::string fp8 = launch("--fp8-format hybrid --fp8-recipe delayed --fp8-amax-history-len 1024");
   const Plan p = megatron(fp8).plan;

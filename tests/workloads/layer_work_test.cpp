@@ -75,8 +75,10 @@ TEST(LayerWork, BfloatTokensAreQuantisedPerRoutedRowAfterTheDispatch) {
   EXPECT_EQ(op(mf, "quantise"), nullptr);
   EXPECT_DOUBLE_EQ(op(mf, "mlp_norm")->bytes_per_token, 4 * h);  // BF16 in, BF16 out: no cast to fuse
   const PartWork& mb = w.part(LayerPart::MlpB);
-  EXPECT_DOUBLE_EQ(op(mb, "expert_quantise_grads")->bytes_per_row, 2 * quantise * h);
-  EXPECT_DOUBLE_EQ(op(mb, "expert_quantise_grads_fc1")->bytes_per_row, 2 * quantise * 2 * f);  // SwiGLU: gate and up
+  // A gradient too is cast once for the two GEMMs that read it (the dgrad row-wise, the wgrad
+  // column-wise): one read, both copies written.
+  EXPECT_DOUBLE_EQ(op(mb, "expert_quantise_grads")->bytes_per_row, quantise * h);
+  EXPECT_DOUBLE_EQ(op(mb, "expert_quantise_grads_fc1")->bytes_per_row, quantise * 2 * f);  // SwiGLU: gate and up
   EXPECT_EQ(op(mb, "quantise_grads"), nullptr);
 
   // Qwen3's QK RMSNorm (model.qk_norm): 32 query and 4 key heads of 128, BF16 read and written forward;
@@ -160,13 +162,18 @@ TEST(LayerWork, CurrentScalingReadsEachTensorForItsAmaxFirst) {
   EXPECT_NEAR(g->bytes_per_token, (amax + cast) * (h + f), 1e-6);
   EXPECT_EQ(g->kernels, 2 * (1 + 3));
   EXPECT_EQ(op(dw.part(LayerPart::MlpB), "quantise_grads")->kernels, 2 * 1);
-  // On an H100 (Hopper takes FP8 operands only as A x B^T) the wgrad's transposed copy is written too.
+  // On an H100 (Hopper takes FP8 operands only as A x B^T) the wgrad's transposed copy is written too,
+  // by the same kernel (Transformer Engine's cast-transpose: one read, two FP8 copies written), for
+  // a gradient as for an activation.
   const Plan hopper = load_plan(row, {"train.fp8_recipe=tensorwise", "hardware.preset=h100-sxm"});
   const auto hw = layer_work(hopper, 0, 1.0, 0);
+  const double cast_transpose = 2 + 1 + 1;
   const MemoryOp* hg = op(hw.part(LayerPart::MlpB), "quantise_grads");
   ASSERT_NE(hg, nullptr);
-  EXPECT_NEAR(hg->bytes_per_token, (amax + 2 * cast) * (h + f), 1e-6);
-  EXPECT_EQ(hg->kernels, 2 * (2 + 3));
+  EXPECT_NEAR(hg->bytes_per_token, (amax + cast_transpose) * (h + f), 1e-6);
+  EXPECT_EQ(hg->kernels, 2 * (1 + 3));
+  EXPECT_NEAR(op(hw.part(LayerPart::AttnF), "quantise")->bytes_per_token,
+              cast_transpose * h + (amax + cast_transpose) * attn_out, 1e-6);  // the norm took its amax
 }
 
 // Transformer Engine's split_quantize (extensions/cast.cpp, multi_tensor_quantize_impl) casts every

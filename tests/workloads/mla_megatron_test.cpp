@@ -21,12 +21,13 @@ namespace {
 // DeepSeek-V3's config.json.
 constexpr double kHidden = 7168, kHeads = 128, kNope = 128, kRope = 64, kV = 128, kQLatent = 1536, kKvLatent = 512;
 constexpr double kQk = kNope + kRope, kAttnOut = kHeads * kV;
-// Bytes per value on H100 under current scaling (Transformer Engine 2.7): a cast reads BF16 (2) and
-// writes FP8 (1) after an amax pass (2 more); a gradient writes two copies (dgrad, wgrad transpose).
-// Kernels: the amax's zeroing, the amax, the scale, the cast; a gradient's two copies are charged as
-// two casts (stepsim's convention for every gradient; Transformer Engine's cast_transpose is one).
-constexpr double kCast = 2 + 1 + 2, kNormFedCast = 2 + 1, kGradCast = 2 * (2 + 1) + 2;
-constexpr int kCastKernels = 4, kNormFedCastKernels = 3, kGradCastKernels = 5;
+// Bytes per value on H100 under current scaling (Transformer Engine 2.7): a cast reads BF16 (2) after
+// an amax pass (2 more) and writes two FP8 copies (1 + 1): the row-wise one its forward or dgrad GEMM
+// reads and the transpose the wgrad reads (Hopper takes FP8 operands only as A x B^T), both from
+// Transformer Engine's cast_transpose, for an activation as for a gradient. A norm-fed cast skips the
+// amax pass (the norm took it). Kernels: the amax's zeroing, the amax, the scale, the cast.
+constexpr double kCast = 2 + 2 + 1 + 1, kNormFedCast = 2 + 1 + 1, kGradCast = kCast;
+constexpr int kCastKernels = 4, kNormFedCastKernels = 3, kGradCastKernels = kCastKernels;
 
 const std::string kDsv3 = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/checks/DSV3-H100-1024-FP8.yaml";
 

@@ -83,7 +83,7 @@ TEST(PagedStash, TheCopiesCostTheirBytesOverHbmAndALaunchPerTensor) {
 }
 
 TEST(PagedStash, InBf16TheGemmInputsAreSavedAsTheyAre) {
-  const Plan p = plan(true, {"train.precision=bf16", "train.fp8_attention=false"});
+  const Plan p = plan(true, {"train.precision=bf16", "train.fp8_attention=false", "software.fused.grouped_mlp=false"});
   const LayerWork w = work(p);
   const MemoryOp* out = op(w.part(LayerPart::MlpF), "paged_stash");
   ASSERT_NE(out, nullptr);

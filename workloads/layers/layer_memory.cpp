@@ -39,42 +39,51 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   s.router_fp32 = plan.parallel.moe_router_dtype == RouterDtype::FP32;
   s.gated = m.gated_mlp();
   s.fp8 = plan.train.precision == Precision::FP8;
-  s.written = quantised_bytes(plan.train.low_precision, plan.train.fp8_recipe);
   // NVFP4 as Transformer Engine 2.12 quantises an activation or a gradient (NVFP4Quantizer, pytorch/
   // csrc/quantizer.cpp): the random Hadamard transform's amax pass (the two-level scale needs the
   // tensor's amax first), the row-wise cast, then the Hadamard-transformed column-wise cast: three
-  // passes, each reading the BF16 tensor, that write both copies. FP8 and MXFP8: one read; a gradient
-  // is charged twice (its dgrad cast and its wgrad transpose), as two kernels.
+  // passes, each reading the BF16 tensor, that write both copies. FP8 and MXFP8: one read.
   const bool nvfp4 = s.fp8 && plan.train.low_precision == LowPrecision::Nvfp4;
   // FP8 current scaling as Transformer Engine 2.12 runs it (Float8CurrentScalingQuantizer::
   // quantize_impl, pytorch/csrc/quantizer.cpp): nvte_compute_amax zeroes the amax and reads the tensor
   // (common/recipe/current_scaling.cu: zero_amax_kernel, then the amax kernel), then
   // nvte_compute_scale_from_amax, then nvte_quantize_v2 casts it: one more read and three more
-  // kernels per cast, a gradient's included (its amax is taken once for both copies). Its norms
-  // (extensions/normalization.cpp, FUSED_NORM_AMAX_FP8) write BF16 and the amax, and the cast follows.
+  // kernels per cast. Its norms (extensions/normalization.cpp, FUSED_NORM_AMAX_FP8) write BF16 and
+  // the amax, and the cast follows.
   const bool per_tensor_fp8 = plan.train.fp8_recipe_applies();
   const bool current = per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Tensorwise;
   s.amax_read = current ? kAct : 0.0;
   s.amax_kernels = current ? 3 : 0;
-  const double cast = (nvfp4 ? 3 : 1) * kAct + s.written;
-  s.quantise = cast + s.amax_read;
-  // A gradient feeds its dgrad and, transposed, its wgrad: two copies, except per-tensor FP8 on GPUs
-  // whose FP8 GEMMs read either layout (one copy serves both; quantizer.cpp: no transpose when
-  // nvte_is_non_tn_fp8_gemm_supported) and NVFP4, whose three passes write both.
-  const bool one_copy = nvfp4 || (per_tensor_fp8 && plan.hardware.fp8_gemm_any_layout());
-  s.grad_quantise = (one_copy ? 1 : 2) * cast + s.amax_read;
+  // Every GEMM input, an activation or a gradient, feeds two GEMMs: the forward (or dgrad) reads it
+  // row-wise, the wgrad column-wise. Transformer Engine quantises it once for both usages (the
+  // quantizer's set_usage(rowwise, columnwise)): one kernel (NVFP4: its three passes) that reads the
+  // BF16 tensor once and writes both copies. A block format's bytes hold both layouts
+  // (block_scaled_bytes); per-tensor FP8 writes the transpose as a second copy only on GPUs whose FP8
+  // GEMMs read one layout (Hopper: the cast-transpose kernel; quantizer.cpp skips the transpose when
+  // nvte_is_non_tn_fp8_gemm_supported), and so does the blockwise recipe's 1x128 column-wise copy.
+  const bool transpose_copy = per_tensor_fp8 && !plan.hardware.fp8_gemm_any_layout();
+  s.written = quantised_bytes(plan.train.low_precision, plan.train.fp8_recipe) * (transpose_copy ? 2 : 1);
+  s.quantise = (nvfp4 ? 3 : 1) * kAct + s.written + s.amax_read;
   s.cast_kernels = (nvfp4 ? 3 : 1) + s.amax_kernels;
-  s.grad_cast_kernels = (nvfp4 ? 3 : one_copy ? 1 : 2) + s.amax_kernels;
   const bool block_format = s.fp8 && !per_tensor_fp8;
   s.norm_cast = s.fp8 && (block_format ? plan.software.norm_block_cast() : plan.software.fused_norm_cast) && !current;
   s.norm_amax = current && plan.software.fused_norm_cast;
   s.one_split_cast = per_tensor_fp8 && plan.train.fp8_recipe == Fp8Recipe::Delayed;
   s.activation_cast = s.fp8 && plan.software.fused_activation_cast;
+  s.grouped_mlp = moe && plan.software.fused_grouped_mlp;
+  s.grouped_mlp_quantised = s.grouped_mlp && plan.train.low_precision == LowPrecision::Mxfp8;
+  s.glu_epilogue_forward = s.glu_epilogue_backward = 0;
+  if (s.grouped_mlp) {
+    const double glu = (s.gated ? 2 : 1) * s.fe;  // the first GEMM's output: gate and up
+    s.glu_epilogue_forward = (s.grouped_mlp_quantised ? s.written : kAct) * s.fe;
+    s.glu_epilogue_backward = kAct * glu + (s.grouped_mlp_quantised ? s.written : kAct) * glu;
+  }
   s.moe = moe;
   s.first = layer == 0;
   s.eager = !plan.software.fused_elementwise;
   s.clamp_apart = m.swiglu_limit > 0 && s.gated && !plan.software.fused_clamped_glu;
-  s.expert_bias_apart = moe && m.mlp_bias && !plan.software.fused_expert_bias && plan.parallel.moe_grouped_gemm;
+  s.expert_bias_apart = moe && m.mlp_bias && !plan.software.fused_expert_bias && plan.parallel.moe_grouped_gemm &&
+                        !plan.software.fused_grouped_mlp;  // the fused MLP's GEMM adds it
   const RankLayout layout(plan);
   s.mla_down_apart = m.is_mla() && !plan.software.fused_mla_down_proj;
   s.mla_apart = m.is_mla() && !plan.software.fused_mla_qkv;
@@ -115,7 +124,9 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
   if (moe && plan.parallel.moe_paged_stash) {
     // One layout (the column-wise copy), where a block format's cast writes two.
     const bool block = plan.train.low_precision != LowPrecision::Fp8;
-    const double operand = !s.fp8 ? kAct : block ? block_scaled_copy_bytes(plan.train.low_precision) : s.written;
+    const double operand = !s.fp8                ? kAct
+                           : block               ? block_scaled_copy_bytes(plan.train.low_precision)
+                                                 : quantised_bytes(plan.train.low_precision, plan.train.fp8_recipe);
     s.paged_stash = operand * (s.h + s.fe) + kAct * (s.gated ? 2 : 1) * s.fe + 4;
     s.paged_stash_tensors = s.fp8 ? 6 : 4;
   }
@@ -270,15 +281,17 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
   } else {
     add(w, "permute", 0, 2 * kAct * s.h);                      // each row gathered from its token
     add(w, "unpermute", kAct * s.h, kAct * s.h);               // rows weighted and summed into tokens
-    add_per_expert(w, "expert_activation", (act.bytes + act_out) * s.fe, act.kernels);
+    if (s.grouped_mlp) add(w, "expert_glu_epilogue", 0, s.glu_epilogue_forward, 0);
+    else add_per_expert(w, "expert_activation", (act.bytes + act_out) * s.fe, act.kernels);
     if (s.expert_bias_apart) add_expert_bias(w, "expert_bias", kExpertBiasForward, s.h);
+    // The second GEMM's input is cast unless its producer writes it quantised.
+    const bool fc2_cast = s.grouped_mlp ? !s.grouped_mlp_quantised : !s.activation_cast;
     if (s.row_cast) {
       add_row_cast(w, s, "expert_quantise", s.quantise * s.h, s.cast_kernels);
-      add_row_cast(w, s, "expert_quantise_fc2", s.quantise * cast_f * s.fe, (1 - int(s.activation_cast)) * s.cast_kernels);
+      add_row_cast(w, s, "expert_quantise_fc2", s.quantise * fc2_cast * s.fe, int(fc2_cast) * s.cast_kernels);
     } else if (s.fp8) {
       const Cast normed = norm_fed_cast(s);
-      add(w, "quantise", normed.bytes * s.h, s.quantise * cast_f * s.fe,
-          normed.kernels + (1 - int(s.activation_cast)) * s.cast_kernels);
+      add(w, "quantise", normed.bytes * s.h, s.quantise * fc2_cast * s.fe, normed.kernels + int(fc2_cast) * s.cast_kernels);
     }
     dispatcher_memory(w, s, false);
     // The stash's copy reads each saved byte and writes it once (MemoryShape::paged_stash).
@@ -303,8 +316,8 @@ void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   if (s.mla_down_apart) add(w, "down_proj_grad_sum", 3 * kAct * s.h);
   if (s.fp8) {
     // Each projection's output gradient, for its dgrad and its wgrad.
-    add(w, "quantise_grads", s.grad_quantise * s.attn_grads, 0, s.attn_grad_tensors * s.grad_cast_kernels);
-    if (s.requantise_attn_out) add(w, "attn_out_requantise", s.grad_quantise * s.attn_out, 0, s.grad_cast_kernels);
+    add(w, "quantise_grads", s.quantise * s.attn_grads, 0, s.attn_grad_tensors * s.cast_kernels);
+    if (s.requantise_attn_out) add(w, "attn_out_requantise", s.quantise * s.attn_out, 0, s.cast_kernels);
   }
   if (s.moe) {
     add(w, "router_bwd", 2 * 4 * s.experts);
@@ -338,24 +351,29 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
   if (s.moe) in_graph(w, "mlp_norm_bwd", GraphGroup::MoeRouter);
   if (!s.moe) {
     add(w, "activation_bwd", act.bytes * s.f, 0, act.kernels);
-    if (s.fp8) add(w, "quantise_grads", s.grad_quantise * (s.h + s.f), 0, 2 * s.grad_cast_kernels);
+    if (s.fp8) add(w, "quantise_grads", s.quantise * (s.h + s.f), 0, 2 * s.cast_kernels);
   } else {
     add(w, "permute_bwd", kAct * s.h, kAct * s.h);
     add(w, "unpermute_bwd", kAct * s.h, kAct * s.h);
     if (s.expert_bias_apart) add_expert_bias(w, "expert_bias_bwd", kExpertBiasBackward, s.h);
-    add_per_expert(w, "expert_activation_bwd", act.bytes * s.fe, act.kernels);
+    if (s.grouped_mlp) add(w, "expert_glu_epilogue_bwd", 0, s.glu_epilogue_backward, 0);
+    else add_per_expert(w, "expert_activation_bwd", act.bytes * s.fe, act.kernels);
+    // The first GEMM's output gradient is cast unless the dgrad epilogue writes it quantised.
+    const bool fc1_grad_cast = !s.grouped_mlp_quantised;
     if (s.row_cast) {
       // The experts' output gradients arrive per routed row, h wide (the second GEMM's), then the
       // first GEMM's, twice the width when gated; each quantised for the dgrad and the wgrad.
-      add_row_cast(w, s, "expert_quantise_grads", s.grad_quantise * s.h, s.grad_cast_kernels);
-      add_row_cast(w, s, "expert_quantise_grads_fc1", s.grad_quantise * (s.gated ? 2 : 1) * s.fe, s.grad_cast_kernels);
+      add_row_cast(w, s, "expert_quantise_grads", s.quantise * s.h, s.cast_kernels);
+      add_row_cast(w, s, "expert_quantise_grads_fc1", s.quantise * fc1_grad_cast * (s.gated ? 2 : 1) * s.fe,
+                   int(fc1_grad_cast) * s.cast_kernels);
     } else if (s.fp8) {
-      add(w, "quantise_grads", s.grad_quantise * s.h, s.grad_quantise * s.fe, 2 * s.grad_cast_kernels);
+      add(w, "quantise_grads", s.quantise * s.h, s.quantise * fc1_grad_cast * s.fe,
+          (1 + int(fc1_grad_cast)) * s.cast_kernels);
     }
     dispatcher_memory(w, s, true);
     add(w, "paged_stash_reload", 0, 2 * s.paged_stash, s.paged_stash_tensors);
     add(w, "shared_activation_bwd", act.bytes * s.fs, 0, act.kernels, true);
-    if (s.fp8) add(w, "shared_quantise_grads", s.grad_quantise * s.fs, 0, s.grad_cast_kernels, true);
+    if (s.fp8) add(w, "shared_quantise_grads", s.quantise * s.fs, 0, s.cast_kernels, true);
   }
   add(w, "residual_grad", 3 * kAct * s.h);
 }

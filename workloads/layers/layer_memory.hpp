@@ -24,13 +24,13 @@ struct MemoryShape {
   double attn_out;        // heads x v
   double experts;         // routed experts (router scores)
   bool router_fp32;       // parallel.moe_router_dtype fp32: the router's backward casts
-  double quantise;        // bytes of one quantisation, per value: BF16 read, the format's written
-  double grad_quantise;   // of a gradient's, for its dgrad and its wgrad copies
-  int cast_kernels;       // kernels per quantised tensor in the forward
-  int grad_cast_kernels;  // and per gradient
+  // One quantisation of a GEMM input, an activation or a gradient, for both GEMMs that read it (row-
+  // and column-wise), per value: BF16 read, both copies written (the amax pass's read too).
+  double quantise;
+  int cast_kernels;       // its kernels
   double written;         // of which written (what a fused producer writes instead of BF16)
   // FP8 current scaling (train.fp8_recipe tensorwise): each cast first reads its tensor for the amax
-  // (these bytes, in quantise and grad_quantise), zeroing it first and turning it into the scale
+  // (these bytes, in quantise), zeroing it first and turning it into the scale
   // after (amax_kernels more launches).
   double amax_read;
   int amax_kernels;
@@ -71,6 +71,19 @@ struct MemoryShape {
   int attn_grad_tensors;   // and how many
   bool requantise_attn_out;
   bool norm_cast, activation_cast;  // software.fused: the producer writes the quantised input
+  // software.fused.grouped_mlp (Transformer Engine's fused grouped MLP, ops/fused/grouped_mlp.py):
+  // the experts' activation runs in the first grouped GEMM's epilogue, which writes the activation's
+  // input (saved for the backward) and its output; the activation's gradient runs in the second
+  // GEMM's dgrad epilogue, reading that saved input. No activation kernel either way. In MXFP8 the
+  // epilogues also write the next GEMM's quantised input, both layouts (grouped_mlp_quantised), so
+  // the fc2 input's and the fc1 gradient's casts go too; in NVFP4 they write BF16 and the casts stay.
+  // What the epilogues still move, per routed row, charged as memory-bound bytes beside the GEMMs
+  // (an upper bound: a persistent kernel overlaps part of it with its next tile's main loop), with
+  // no kernel of their own. Forward: the activation's output as the second GEMM reads it (the
+  // activation's input the first GEMM wrote anyway). Backward: the saved input read, its gradient
+  // written (MXFP8: the dgrad and wgrad copies).
+  bool grouped_mlp, grouped_mlp_quantised;
+  double glu_epilogue_forward, glu_epilogue_backward;
   // Current scaling's fused norm: the norm writes BF16 and the amax, so its cast skips the amax pass.
   bool norm_amax;
   // Delayed scaling quantises every expert's rows in one kernel (Transformer Engine's split_quantize:
