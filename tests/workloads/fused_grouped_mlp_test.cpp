@@ -14,6 +14,7 @@
 #include "simulator/config/config_loader.hpp"
 #include "vocabulary/config_error.hpp"
 #include "workloads/layers/layer_work.hpp"
+#include "tests/workloads/layer_work_sums.hpp"
 
 namespace stepsim {
 namespace {
@@ -32,11 +33,7 @@ Plan plan(bool fused, std::vector<std::string> more = {}) {
   return load_plan(kQwen, s);
 }
 
-const MemoryOp* op(const PartWork& part, std::string_view name) {
-  for (const MemoryOp& m : part.memory)
-    if (m.name == name) return &m;
-  return nullptr;
-}
+constexpr auto op = test::memory_op;
 
 double row_bytes(const PartWork& part) {
   double b = 0;

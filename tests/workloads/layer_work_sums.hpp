@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "workloads/layers/layer_work.hpp"
 
@@ -13,6 +14,13 @@ inline double memory_bytes(const PartWork& part, const std::string& name) {
   for (const MemoryOp& op : part.memory)
     if (op.name == name) sum += op.bytes_per_token;
   return sum;
+}
+
+// A part's memory-bound op named `name`, or nullptr.
+inline const MemoryOp* memory_op(const PartWork& part, std::string_view name) {
+  for (const MemoryOp& op : part.memory)
+    if (op.name == name) return &op;
+  return nullptr;
 }
 
 // The same for a layer's part, for one sequence.

@@ -9,6 +9,7 @@
 #include "workloads/cost/part_cost.hpp"
 #include "workloads/layers/layer_partition.hpp"
 #include "workloads/layers/layer_work.hpp"
+#include "tests/workloads/layer_work_sums.hpp"
 
 namespace stepsim {
 namespace {
@@ -61,11 +62,7 @@ TEST(LayerWork, BfloatTokensAreQuantisedPerRoutedRowAfterTheDispatch) {
   const auto w = layer_work(p, 0, 4.0, 4.0 * 4096 * 8 / 8);
   // MXFP8: a row-wise and a column-wise copy, each a byte per value and an E8M0 scale per 32.
   const double h = 2048, f = 768, quantise = 2 + 2 * (1 + 1.0 / 32);
-  auto op = [](const PartWork& part, std::string_view name) -> const MemoryOp* {
-    for (const MemoryOp& m : part.memory)
-      if (m.name == name) return &m;
-    return nullptr;
-  };
+  const auto op = test::memory_op;
   const PartWork& mf = w.part(LayerPart::MlpF);
   ASSERT_NE(op(mf, "expert_quantise"), nullptr);
   EXPECT_DOUBLE_EQ(op(mf, "expert_quantise")->bytes_per_row, quantise * h);
@@ -93,6 +90,10 @@ TEST(LayerWork, BfloatTokensAreQuantisedPerRoutedRowAfterTheDispatch) {
   // MXFP8 tokens: Transformer Engine 2.12's norm writes BF16 (no cuDNN norm in the recipe:
   // software.fused.norm_block_cast false) and the cast follows it, h values at `quantise` bytes each.
   EXPECT_DOUBLE_EQ(op(fp8_tokens.part(LayerPart::MlpF), "quantise")->bytes_per_token, quantise * h);
+  // Backward: the output gradient cast per token before it travels, the first GEMM's (gate and up)
+  // per routed row, as with BF16 tokens.
+  EXPECT_DOUBLE_EQ(op(fp8_tokens.part(LayerPart::MlpB), "quantise_grads")->bytes_per_token, quantise * h);
+  EXPECT_DOUBLE_EQ(op(fp8_tokens.part(LayerPart::MlpB), "quantise_grads")->bytes_per_row, quantise * 2 * f);
   const auto fused = layer_work(load_plan(qwen, {"parallel.moe_fp8_dispatch=true", "software.fused.norm_block_cast=true"}),
                                 0, 4.0, 4.0 * 4096);
   EXPECT_DOUBLE_EQ(op(fused.part(LayerPart::MlpF), "quantise")->bytes_per_token, 0);  // the fused norm writes it
@@ -108,11 +109,7 @@ TEST(LayerWork, Nvfp4CastsReadTheirInputThreeTimes) {
   const Plan p = load_plan(std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/L3-X-037.yaml", {});
   const auto w = layer_work(p, 0, 1.0, 0);
   const double q = 3 * 2 + 2 * (0.5 + 1.0 / 16), h = 8192, attn_out = 64 * 128;
-  auto op = [](const PartWork& part, std::string_view name) -> const MemoryOp* {
-    for (const MemoryOp& m : part.memory)
-      if (m.name == name) return &m;
-    return nullptr;
-  };
+  const auto op = test::memory_op;
   const MemoryOp* fwd = op(w.part(LayerPart::AttnF), "quantise");
   ASSERT_NE(fwd, nullptr);
   EXPECT_DOUBLE_EQ(fwd->bytes_per_token, q * (h + attn_out));  // the QKV and output projections' inputs
@@ -136,11 +133,7 @@ TEST(LayerWork, CurrentScalingReadsEachTensorForItsAmaxFirst) {
   const std::string row = std::string(STEPSIM_SOURCE_DIR) + "/workloads/published/L3-X-003.yaml";
   const Plan current = load_plan(row, {"train.fp8_recipe=tensorwise"});
   const Plan delayed = load_plan(row, {"train.fp8_recipe=delayed"});
-  auto op = [](const PartWork& part, std::string_view name) -> const MemoryOp* {
-    for (const MemoryOp& m : part.memory)
-      if (m.name == name) return &m;
-    return nullptr;
-  };
+  const auto op = test::memory_op;
   const double h = 4096, attn_out = 32 * 128, f = 14336;
   const double cast = 2 + 1, amax = 2;
   const auto cw = layer_work(current, 0, 1.0, 0), dw = layer_work(delayed, 0, 1.0, 0);

@@ -15,6 +15,7 @@
 #include "vocabulary/config_error.hpp"
 #include "workloads/cost/part_cost.hpp"
 #include "workloads/layers/layer_work.hpp"
+#include "tests/workloads/layer_work_sums.hpp"
 #include "tests/workloads/host_bound_parts.hpp"
 
 namespace stepsim {
@@ -33,11 +34,7 @@ Plan plan(bool stash, std::vector<std::string> more = {}) {
   return load_plan(kQwen, s);
 }
 
-const MemoryOp* op(const PartWork& part, std::string_view name) {
-  for (const MemoryOp& m : part.memory)
-    if (m.name == name) return &m;
-  return nullptr;
-}
+constexpr auto op = test::memory_op;
 
 double routed_rows(const Plan& p) { return cost::mean_microbatch_shape(p).routed_rows; }
 

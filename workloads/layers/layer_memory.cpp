@@ -367,7 +367,9 @@ void mlp_backward_memory(PartWork& w, const MemoryShape& s) {
       add_row_cast(w, s, "expert_quantise_grads_fc1", s.quantise * fc1_grad_cast * (s.gated ? 2 : 1) * s.fe,
                    int(fc1_grad_cast) * s.cast_kernels);
     } else if (s.fp8) {
-      add(w, "quantise_grads", s.quantise * s.h, s.quantise * fc1_grad_cast * s.fe,
+      // FP8 tokens: the output gradient is cast per token before it travels (h), the first GEMM's
+      // per routed row, twice the width when gated.
+      add(w, "quantise_grads", s.quantise * s.h, s.quantise * fc1_grad_cast * (s.gated ? 2 : 1) * s.fe,
           (1 + int(fc1_grad_cast)) * s.cast_kernels);
     }
     dispatcher_memory(w, s, true);
