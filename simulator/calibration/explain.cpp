@@ -159,9 +159,11 @@ Explanation explain_predicted(const Plan& plan, const SimulateFn& sim, bool rout
        fmt::format("simulation, GEMMs by shape at {:.3f} / {:.3f} of the BF16 / FP8 peak, attention {}: mean compute",
                    hw.gemm_bf16_peak_share, hw.gemm_fp8_peak_share, attention_rates_text(plan)));
   w.step("memory-bound kernels", s2.compute_s,
-       fmt::format("simulation + norms, activations, RoPE, residuals, casts, softmax / cross-entropy, optimizer{} at "
+       fmt::format("simulation + norms, activations, RoPE, residuals, casts, softmax / cross-entropy, optimizer{}{} at "
                    "{:g} x {:g} GB/s: mean compute",
-                   plan.parallel.moe_paged_stash ? ", the paged stash's copies" : "", hw.hbm_efficiency, hw.hbm_GBps));
+                   plan.parallel.moe_paged_stash ? ", the paged stash's copies" : "",
+                   plan.software.fused_grouped_mlp ? ", the fused grouped MLP's epilogues (software.fused.grouped_mlp)" : "",
+                   hw.hbm_efficiency, hw.hbm_GBps));
   w.step("kernel launches", s3.compute_s,
        fmt::format("simulation + {:g} us per kernel on the GPU{}: mean compute ({})", plan.software.kernel_launch_s * 1e6,
                    plan.software.host_launch_s > 0

@@ -128,6 +128,21 @@ TEST(ExplainCli, TheMemoryBoundBarNamesThePagedStashWhereThePlanRunsIt) {
   EXPECT_EQ(how("false").find("paged stash"), std::string::npos) << how("false");
 }
 
+// The same bar names the fused grouped MLP's epilogue bytes where the plan runs it (QW-X-039 does).
+TEST(ExplainCli, TheMemoryBoundBarNamesTheFusedGroupedMlpsEpilogues) {
+  const std::string config = test::source_path("workloads/published/QW-X-039.yaml");
+  const auto how = [&](const std::string& fused) {
+    const auto r = run_stepsim("explain " + config + " --json --quiet --set software.fused.grouped_mlp=" + fused);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const json j = json::parse(r.out);
+    for (const auto& s : j["steps"])
+      if (s["effect"] == "memory-bound kernels") return std::string(s["how"]);
+    return std::string();
+  };
+  EXPECT_NE(how("true").find("the fused grouped MLP's epilogues"), std::string::npos) << how("true");
+  EXPECT_EQ(how("false").find("grouped MLP"), std::string::npos) << how("false");
+}
+
 TEST(CalibrationCli, BadInputIsOneLineAndExitCode2) {
   const auto missing = run_stepsim("compare /no/such/trace.json --quiet");
   EXPECT_EQ(missing.code, 2);
