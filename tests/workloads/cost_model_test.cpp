@@ -418,8 +418,9 @@ TEST(AttentionCost, Gb300FollowsCuDnnsPublishedGb300Figures) {
   }
 }
 
-// train.fp8_attention in a plan: the attention parts run on the format's curve, the GEMMs and the
-// memory-bound kernels are untouched, and a windowed layer's backward pays the causal triangle.
+// train.fp8_attention in a plan: the attention parts run on the format's curve, the GEMMs are
+// untouched, the memory-bound kernels add the casts of the attention's inputs (MXFP8: q and k both
+// ways, v one way), and a windowed layer's backward pays the causal triangle.
 TEST(PartCost, Fp8AttentionRunsTheCoreOnTheFormatsCurve) {
   const std::vector<std::string> base = {"parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=8", "train.global_batch=8",
                                          "parallel.microbatches=1", "hardware.preset=gb200", "train.precision=mxfp8",
@@ -436,7 +437,11 @@ TEST(PartCost, Fp8AttentionRunsTheCoreOnTheFormatsCurve) {
   EXPECT_NEAR(part(q, 4, LayerPart::AttnF).attention,
               t * t * 32 * 256 / cost::attention_flops_per_s(t, 128, false, hw, cost::AttentionFormat::Mxfp8), 1e-12);
   EXPECT_DOUBLE_EQ(part(q, 4, LayerPart::AttnF).gemm, part(p, 4, LayerPart::AttnF).gemm);
-  EXPECT_DOUBLE_EQ(part(q, 4, LayerPart::AttnF).memory, part(p, 4, LayerPart::AttnF).memory);
+  const double heads = double(q.model.num_attention_heads), kv_heads = double(q.model.kv_heads());
+  const double both = 2 + 2 * (1 + 1.0 / 32), one = 2 + (1 + 1.0 / 32);
+  const double cast_bytes = ((heads + kv_heads) * 128 * both + kv_heads * 128 * one) * t;
+  EXPECT_NEAR(part(q, 4, LayerPart::AttnF).memory - part(p, 4, LayerPart::AttnF).memory,
+              cast_bytes / (hw.hbm_GBps * 1e9 * hw.hbm_efficiency), 1e-12);
   // Windowed layer 3: the forward reads its window; the backward computes the causal triangle.
   const double pairs = t * w - w * w / 2;
   EXPECT_NEAR(part(q, 3, LayerPart::AttnF).attention,

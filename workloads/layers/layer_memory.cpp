@@ -111,6 +111,27 @@ MemoryShape memory_shape(const Plan& plan, int64_t layer, bool moe) {
     s.attn_grads = s.h + s.attn_out;  // the output projection's and the attention input's
     s.attn_grad_tensors = 2;
   }
+  s.attention_cast_forward = s.attention_cast_backward = 0;
+  s.attention_cast_kernels_forward = s.attention_cast_kernels_backward = 0;
+  if (plan.train.runs_fp8_attention()) {
+    const double qk = double(qk_head_dim(m)), vd = double(v_head_dim(m));
+    const double kv = m.is_mla() ? heads : kv_heads;  // MLA's keys and values, one per query head
+    const double q = heads * qk, k = kv * qk, v = kv * vd, out = heads * vd;
+    if (plan.train.low_precision == LowPrecision::Mxfp8) {
+      const double both = kAct + block_scaled_bytes(LowPrecision::Mxfp8);
+      const double one = kAct + block_scaled_copy_bytes(LowPrecision::Mxfp8);
+      s.attention_cast_forward = (q + k) * both + v * one;
+      s.attention_cast_backward = out * both;
+      s.attention_cast_kernels_forward = 3;
+      s.attention_cast_kernels_backward = 1;
+    } else {
+      const double cast = kAct + 1 + s.amax_read;
+      s.attention_cast_forward = (q + k + v) * (2 * kAct + cast);
+      s.attention_cast_backward = out * cast;
+      s.attention_cast_kernels_forward = 2 + s.amax_kernels;
+      s.attention_cast_kernels_backward = 1 + s.amax_kernels;
+    }
+  }
   s.row_cast = moe && s.fp8 && !plan.parallel.moe_fp8_dispatch;
   const int64_t ep = layout.ep();
   const MoeDispatcher dispatcher = plan.parallel.moe_dispatcher;
@@ -252,6 +273,7 @@ void attention_forward_memory(PartWork& w, const MemoryShape& s) {
     add(w, "quantise", normed.bytes * s.h + latents.bytes + s.quantise * s.attn_out, 0,
         normed.kernels + latents.kernels + s.cast_kernels);
   }
+  add(w, "attention_quantise", s.attention_cast_forward, 0, s.attention_cast_kernels_forward);
   if (s.moe) {
     add(w, "router_topk", 2 * 4 * s.experts, 0, 2);  // FP32 scores: read, then the top-k's writes
     in_graph(w, "router_topk", GraphGroup::MoeRouter);
@@ -304,6 +326,7 @@ void mlp_forward_memory(PartWork& w, const MemoryShape& s) {
 
 void attention_backward_memory(PartWork& w, const MemoryShape& s) {
   add(w, "attn_norm_bwd", norm_backward(s.eager).bytes * s.h, 0, norm_backward(s.eager).kernels);  // dy and x read, dx written; dw reduced
+  add(w, "attention_quantise_bwd", s.attention_cast_backward, 0, s.attention_cast_kernels_backward);
   add(w, "latent_norms_bwd", norm_backward(s.eager).bytes * s.latent, 0, 2 * norm_backward(s.eager).kernels / (s.eager ? 1 : 2));
   add(w, "qk_norms_bwd", norm_backward(s.eager).bytes * s.qk_normed, 0, 2 * norm_backward(s.eager).kernels / (s.eager ? 1 : 2));
   if (s.mla_apart) {

@@ -109,6 +109,14 @@ struct MemoryShape {
   // format's data and scales are two): 0 without the stash.
   double paged_stash;
   int paged_stash_tensors;
+  // train.fp8_attention: Transformer Engine quantises the attention's inputs before the FP8 kernel,
+  // whose curve (hardware.attention_mxfp8 / _fp8) times it on inputs already quantised
+  // (attention/dot_product_attention/utils.py combine_and_quantize; backends.py FusedAttnFunc).
+  // MXFP8: q and k in both layouts, v in one, and in the backward dO in both, each cast reading its
+  // BF16 tensor once. Per-tensor FP8: q, k and v concatenated (a copy) and cast as one, dO cast in
+  // the backward. Bytes per token, and kernels; 0 without FP8 attention.
+  double attention_cast_forward, attention_cast_backward;
+  int attention_cast_kernels_forward, attention_cast_kernels_backward;
   // Megatron's allgather dispatcher: the experts' outputs are scattered into a buffer of the whole
   // group's tokens (zeroed, then accumulated) before its reduce-scatter: tokens of the group per
   // token of this GPU (the EP size).
