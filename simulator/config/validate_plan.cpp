@@ -380,8 +380,7 @@ void validate_compute_model(const Plan& p, const auto& fail) {
   // (ops/fused/grouped_mlp.py fuse_grouped_mlp_ops; experts.py _is_fused_impl_supported).
   if (p.software.fused_grouped_mlp) {
     const std::string k = "software.fused.grouped_mlp";
-    const bool block_scaled = p.train.precision == Precision::FP8 &&
-                              (p.train.low_precision == LowPrecision::Mxfp8 || p.train.low_precision == LowPrecision::Nvfp4);
+    const bool block_scaled = p.train.precision == Precision::FP8 && !p.train.fp8_recipe_applies();  // MXFP8, NVFP4
     if (!p.model.is_moe()) fail(k, "fuses the routed experts' MLP, and this model has none; set it false");
     if (p.model.hidden_act != HiddenAct::Silu)
       fail(k, "Transformer Engine fuses a gated SiLU only (SwiGLU, or GPT-OSS's clamped GLU), and this model's "

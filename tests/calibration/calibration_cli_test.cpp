@@ -114,31 +114,26 @@ TEST(ExplainCli, ADenseModelGetsTheModelNeutralWaterfall) {
   EXPECT_NEAR(predicted, json::parse(sim.out)["step_time_s"].get<double>(), 1e-9);
 }
 
+// What explain's memory-bound bar says for QW-X-039 with one --set.
+std::string memory_bound_how(const std::string& set) {
+  const auto r = run_stepsim("explain " + test::source_path("workloads/published/QW-X-039.yaml") +
+                             " --json --quiet --set " + set);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  for (const auto& s : j["steps"])
+    if (s["effect"] == "memory-bound kernels") return std::string(s["how"]);
+  return std::string();
+}
+
 TEST(ExplainCli, TheMemoryBoundBarNamesThePagedStashWhereThePlanRunsIt) {
-  const std::string config = test::source_path("workloads/published/QW-X-039.yaml");
-  const auto how = [&](const std::string& stash) {
-    const auto r = run_stepsim("explain " + config + " --json --quiet --set parallel.moe_paged_stash=" + stash);
-    EXPECT_EQ(r.code, 0) << r.err;
-    const json j = json::parse(r.out);
-    for (const auto& s : j["steps"])
-      if (s["effect"] == "memory-bound kernels") return std::string(s["how"]);
-    return std::string();
-  };
+  const auto how = [](const std::string& stash) { return memory_bound_how("parallel.moe_paged_stash=" + stash); };
   EXPECT_NE(how("true").find("the paged stash's copies"), std::string::npos) << how("true");
   EXPECT_EQ(how("false").find("paged stash"), std::string::npos) << how("false");
 }
 
 // The same bar names the fused grouped MLP's epilogue bytes where the plan runs it (QW-X-039 does).
 TEST(ExplainCli, TheMemoryBoundBarNamesTheFusedGroupedMlpsEpilogues) {
-  const std::string config = test::source_path("workloads/published/QW-X-039.yaml");
-  const auto how = [&](const std::string& fused) {
-    const auto r = run_stepsim("explain " + config + " --json --quiet --set software.fused.grouped_mlp=" + fused);
-    EXPECT_EQ(r.code, 0) << r.err;
-    const json j = json::parse(r.out);
-    for (const auto& s : j["steps"])
-      if (s["effect"] == "memory-bound kernels") return std::string(s["how"]);
-    return std::string();
-  };
+  const auto how = [](const std::string& fused) { return memory_bound_how("software.fused.grouped_mlp=" + fused); };
   EXPECT_NE(how("true").find("the fused grouped MLP's epilogues"), std::string::npos) << how("true");
   EXPECT_EQ(how("false").find("grouped MLP"), std::string::npos) << how("false");
 }
